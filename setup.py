@@ -1,0 +1,26 @@
+"""ament_python build of kinematics_py (also a plain pip-installable package)."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "kinematics_py"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
+    package_data={PACKAGE: ["robots/*"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*")),
+    ],
+    install_requires=["setuptools", "numpy", "numba", "urdfdom-py", "xacro", "pyyaml"],
+    zip_safe=True,
+    maintainer="kinematics_py maintainers",
+    description="Inverse and forward kinematics for robot arms, MoveIt-compatible.",
+    license="BSD-3-Clause",
+    python_requires=">=3.10",
+    entry_points={"console_scripts": []},
+)
