@@ -1,0 +1,30 @@
+"""kinematics_py: forward and inverse kinematics for robot arms, MoveIt-compatible.
+
+The core (this package minus ``node`` and ``ros_conversions``) needs only numpy, numba and
+urdf_parser_py; it never imports rclpy.
+"""
+from .chain import Chain
+from .exceptions import (
+    ChainError,
+    JointValueError,
+    KinematicsError,
+    SrdfError,
+    UnknownGroupError,
+    UnknownJointError,
+    UnknownLinkError,
+    UrdfError,
+)
+from .robot_model import RobotModel
+
+__all__ = [
+    "Chain",
+    "ChainError",
+    "JointValueError",
+    "KinematicsError",
+    "RobotModel",
+    "SrdfError",
+    "UnknownGroupError",
+    "UnknownJointError",
+    "UnknownLinkError",
+    "UrdfError",
+]

@@ -1,0 +1,174 @@
+"""Compiled (numba) forward kinematics and geometric Jacobians of serial chains.
+
+A chain is flattened once into two arrays (see ``Chain``):
+
+``segments``: float64, shape (m + 1, SEGMENT_WIDTH). Row i < m describes movable joint i from base to
+tip: the fixed transform from the previous joint frame to this joint's frame (rotation row-major in
+columns 0-8, translation in 9-11), the joint axis in its own frame (12-14), and the mimic factors
+(15: multiplier, 16: offset) so that the joint value is ``multiplier * q[variable] + offset``.
+Row m holds the fixed transform from the last joint frame to the tip (columns 0-11).
+
+``joint_info``: int64, shape (m, 2): column 0 the motion type (REVOLUTE or PRISMATIC), column 1 the
+index of the chain variable that drives the joint.
+
+Every kernel returns False, leaving its outputs partly written, when a joint value is not finite.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+REVOLUTE = 1
+PRISMATIC = 2
+SEGMENT_WIDTH = 17
+
+
+@njit(cache=True, inline="always")
+def _rotation_about_axis(ax, ay, az, angle, out):
+    c = np.cos(angle)
+    s = np.sin(angle)
+    v = 1.0 - c
+    out[0, 0] = c + ax * ax * v
+    out[0, 1] = ax * ay * v - az * s
+    out[0, 2] = ax * az * v + ay * s
+    out[1, 0] = ay * ax * v + az * s
+    out[1, 1] = c + ay * ay * v
+    out[1, 2] = ay * az * v - ax * s
+    out[2, 0] = az * ax * v - ay * s
+    out[2, 1] = az * ay * v + ax * s
+    out[2, 2] = c + az * az * v
+
+
+@njit(cache=True, inline="always")
+def _apply_fixed(R, p, row, scratch):
+    """R, p <- (R, p) composed with the fixed transform stored in ``row``."""
+    for i in range(3):
+        p[i] += R[i, 0] * row[9] + R[i, 1] * row[10] + R[i, 2] * row[11]
+    for i in range(3):
+        a0 = R[i, 0]
+        a1 = R[i, 1]
+        a2 = R[i, 2]
+        for j in range(3):
+            scratch[i, j] = a0 * row[j] + a1 * row[3 + j] + a2 * row[6 + j]
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = scratch[i, j]
+
+
+@njit(cache=True, inline="always")
+def _apply_rotation(R, local, scratch):
+    for i in range(3):
+        a0 = R[i, 0]
+        a1 = R[i, 1]
+        a2 = R[i, 2]
+        for j in range(3):
+            scratch[i, j] = a0 * local[0, j] + a1 * local[1, j] + a2 * local[2, j]
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = scratch[i, j]
+
+
+@njit(cache=True)
+def chain_pose(q, segments, joint_info, R, p, axes_world, origins_world):
+    """Pose of the tip (R, p written in place) and, per joint, its world axis and origin.
+
+    Returns False if a joint value is not finite.
+    """
+    scratch = np.empty((3, 3))
+    local = np.empty((3, 3))
+    for i in range(3):
+        p[i] = 0.0
+        for j in range(3):
+            R[i, j] = 1.0 if i == j else 0.0
+    m = joint_info.shape[0]
+    for k in range(m):
+        row = segments[k]
+        _apply_fixed(R, p, row, scratch)
+        value = q[joint_info[k, 1]]
+        if not np.isfinite(value):
+            return False
+        value = row[15] * value + row[16]
+        ax = row[12]
+        ay = row[13]
+        az = row[14]
+        for i in range(3):
+            axes_world[k, i] = R[i, 0] * ax + R[i, 1] * ay + R[i, 2] * az
+            origins_world[k, i] = p[i]
+        if joint_info[k, 0] == REVOLUTE:
+            _rotation_about_axis(ax, ay, az, value, local)
+            _apply_rotation(R, local, scratch)
+        else:
+            for i in range(3):
+                p[i] += axes_world[k, i] * value
+    _apply_fixed(R, p, segments[m], scratch)
+    return True
+
+
+@njit(cache=True)
+def chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_world, J):
+    """Geometric Jacobian (6, n), rows (v, w), reference point ``p`` (the tip), base frame."""
+    J[:, :] = 0.0
+    for k in range(joint_info.shape[0]):
+        col = joint_info[k, 1]
+        s = multipliers[k]
+        wx = axes_world[k, 0]
+        wy = axes_world[k, 1]
+        wz = axes_world[k, 2]
+        if joint_info[k, 0] == REVOLUTE:
+            rx = p[0] - origins_world[k, 0]
+            ry = p[1] - origins_world[k, 1]
+            rz = p[2] - origins_world[k, 2]
+            J[0, col] += s * (wy * rz - wz * ry)
+            J[1, col] += s * (wz * rx - wx * rz)
+            J[2, col] += s * (wx * ry - wy * rx)
+            J[3, col] += s * wx
+            J[4, col] += s * wy
+            J[5, col] += s * wz
+        else:
+            J[0, col] += s * wx
+            J[1, col] += s * wy
+            J[2, col] += s * wz
+
+
+@njit(cache=True)
+def forward_kinematics_batch(Q, segments, joint_info, T_out):
+    """T_out[b] = T_base_tip(Q[b]) for every row of Q (shape (B, n)); False if any value is not finite."""
+    m = joint_info.shape[0]
+    axes_world = np.empty((m, 3))
+    origins_world = np.empty((m, 3))
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    for b in range(Q.shape[0]):
+        if not chain_pose(Q[b], segments, joint_info, R, p, axes_world, origins_world):
+            return False
+        T = T_out[b]
+        for i in range(3):
+            for j in range(3):
+                T[i, j] = R[i, j]
+            T[i, 3] = p[i]
+            T[3, i] = 0.0
+        T[3, 3] = 1.0
+    return True
+
+
+@njit(cache=True)
+def forward_kinematics_and_jacobian_batch(Q, segments, joint_info, T_out, J_out):
+    """As forward_kinematics_batch, and J_out[b] (6, n) the geometric Jacobian at Q[b]."""
+    m = joint_info.shape[0]
+    axes_world = np.empty((m, 3))
+    origins_world = np.empty((m, 3))
+    multipliers = segments[:m, 15].copy()
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    for b in range(Q.shape[0]):
+        if not chain_pose(Q[b], segments, joint_info, R, p, axes_world, origins_world):
+            return False
+        T = T_out[b]
+        for i in range(3):
+            for j in range(3):
+                T[i, j] = R[i, j]
+            T[i, 3] = p[i]
+            T[3, i] = 0.0
+        T[3, 3] = 1.0
+        chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_world, J_out[b])
+    return True

@@ -1,0 +1,125 @@
+"""Rigid transforms as 4x4 numpy arrays.
+
+Conventions used everywhere in kinematics_py:
+- ``T_a_b`` is the pose of frame b expressed in frame a (maps points from b to a).
+- Quaternions are ordered (x, y, z, w), as in geometry_msgs.
+- Roll-pitch-yaw follows URDF: fixed axes, R = Rz(yaw) @ Ry(pitch) @ Rx(roll).
+- Lengths in [m], angles in [rad].
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def rotation_from_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """3x3 rotation from URDF roll-pitch-yaw [rad]."""
+    cr, sr = np.cos(roll), np.sin(roll)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def rotation_about_axis(axis: np.ndarray, angle: float) -> np.ndarray:
+    """3x3 rotation of ``angle`` [rad] about the unit vector ``axis`` (Rodrigues)."""
+    x, y, z = axis
+    c, s = np.cos(angle), np.sin(angle)
+    v = 1.0 - c
+    return np.array([
+        [c + x * x * v, x * y * v - z * s, x * z * v + y * s],
+        [y * x * v + z * s, c + y * y * v, y * z * v - x * s],
+        [z * x * v - y * s, z * y * v + x * s, c + z * z * v],
+    ])
+
+
+def make_transform(rotation: np.ndarray | None = None, translation=(0.0, 0.0, 0.0)) -> np.ndarray:
+    """4x4 homogeneous transform from a 3x3 rotation (identity if None) and a translation [m]."""
+    T = np.eye(4)
+    if rotation is not None:
+        T[:3, :3] = rotation
+    T[:3, 3] = translation
+    return T
+
+
+def transform_from_xyz_rpy(xyz, rpy) -> np.ndarray:
+    """4x4 transform from a URDF ``<origin xyz rpy>``."""
+    return make_transform(rotation_from_rpy(*rpy), xyz)
+
+
+def rotation_from_quaternion(quaternion_xyzw) -> np.ndarray:
+    """3x3 rotation from a quaternion (x, y, z, w); the quaternion is normalised first."""
+    q = np.asarray(quaternion_xyzw, dtype=float)
+    norm = np.linalg.norm(q)
+    if not np.isfinite(norm) or norm < 1e-12:
+        raise ValueError(f"quaternion {tuple(q)} has no orientation (zero or non-finite norm)")
+    x, y, z, w = q / norm
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def quaternion_from_rotation(rotation: np.ndarray) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) with w >= 0 from a 3x3 rotation matrix."""
+    R = np.asarray(rotation, dtype=float)
+    trace = R[0, 0] + R[1, 1] + R[2, 2]
+    if trace > 0.0:
+        s = 2.0 * np.sqrt(trace + 1.0)
+        q = [(R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s]
+    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q = [0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s]
+    elif R[1, 1] > R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q = [(R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q = [(R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s]
+    q = np.array(q)
+    q /= np.linalg.norm(q)
+    return -q if q[3] < 0 else q
+
+
+def transform_from_pose(position, orientation_xyzw) -> np.ndarray:
+    """4x4 transform from a position [m] and a quaternion (x, y, z, w)."""
+    return make_transform(rotation_from_quaternion(orientation_xyzw), position)
+
+
+def pose_from_transform(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position [m], quaternion (x, y, z, w)) of a 4x4 transform."""
+    return T[:3, 3].copy(), quaternion_from_rotation(T[:3, :3])
+
+
+def invert_transform(T: np.ndarray) -> np.ndarray:
+    """Inverse of a rigid 4x4 transform."""
+    R = T[:3, :3]
+    return make_transform(R.T, -R.T @ T[:3, 3])
+
+
+def rotation_log(rotation: np.ndarray) -> np.ndarray:
+    """Rotation vector (axis * angle [rad], angle in [0, pi]) of a 3x3 rotation matrix."""
+    R = np.asarray(rotation, dtype=float)
+    cos_angle = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
+    angle = np.arccos(cos_angle)
+    skew = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if angle < 1e-7:
+        return 0.5 * skew
+    if np.pi - angle < 1e-4:
+        # Near pi the skew part vanishes: recover the axis from the symmetric part.
+        k = int(np.argmax(np.diag(R)))
+        axis = (R[:, k] + np.eye(3)[:, k]) / np.sqrt(2.0 * (1.0 + R[k, k]))
+        if axis @ skew < 0.0:
+            axis = -axis
+        return angle * axis / np.linalg.norm(axis)
+    return angle / (2.0 * np.sin(angle)) * skew
+
+
+def pose_error(T_target: np.ndarray, T_actual: np.ndarray) -> tuple[float, float]:
+    """(position error [m], rotation error [rad]) between two 4x4 poses in the same frame."""
+    position_error = float(np.linalg.norm(T_target[:3, 3] - T_actual[:3, 3]))
+    rotation_error = float(np.linalg.norm(rotation_log(T_target[:3, :3].T @ T_actual[:3, :3])))
+    return position_error, rotation_error
