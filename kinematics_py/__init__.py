@@ -15,9 +15,13 @@ from .exceptions import (
     UrdfError,
 )
 from .robot_model import RobotModel
+from .srdf import EndEffector, Group, SemanticModel
 
 __all__ = [
     "Chain",
+    "EndEffector",
+    "Group",
+    "SemanticModel",
     "ChainError",
     "JointValueError",
     "KinematicsError",
