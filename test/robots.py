@@ -1,0 +1,60 @@
+"""Paths of the robot descriptions the tests use.
+
+Real robots come from the ``example-robot-data`` wheel (a test requirement: it has no importable
+module; its files live under ``site-packages/cmeel.prefix/share/example-robot-data/robots``). If
+it is not installed, looking a robot up raises, so the tests that need it fail instead of skipping.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+TEST_DIR = Path(__file__).resolve().parent
+SMALL_URDF_DIR = TEST_DIR / "data" / "urdf"
+BUNDLED_ROBOTS_DIR = TEST_DIR.parent / "kinematics_py" / "robots"
+
+#: Robot name -> path of its URDF inside example-robot-data's ``robots`` folder.
+EXAMPLE_ROBOT_DATA_URDFS = {
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "ur10": "ur_description/urdf/ur10_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+    "kinova": "kinova_description/robots/kinova.urdf",
+    "baxter": "baxter_description/urdf/baxter.urdf",
+}
+
+#: The small edge-case URDFs written for these tests.
+SMALL_URDFS = sorted(p.name for p in SMALL_URDF_DIR.glob("*.urdf"))
+#: The robots shipped with kinematics_py.
+BUNDLED_URDFS = sorted(p.name for p in BUNDLED_ROBOTS_DIR.glob("*.urdf"))
+
+
+def example_robot_data_dir() -> Path:
+    """The ``robots`` folder of the installed example-robot-data distribution."""
+    try:
+        files = importlib.metadata.files("example-robot-data")
+    except importlib.metadata.PackageNotFoundError as error:
+        raise RuntimeError("example-robot-data is not installed (pip install example-robot-data)") from error
+    marker = "share/example-robot-data/robots/"
+    for file in files or ():
+        located = Path(file.locate()).resolve().as_posix()
+        if marker in located:
+            return Path(located[: located.index(marker) + len(marker)])
+    raise RuntimeError("example-robot-data is installed but has no share/example-robot-data/robots folder")
+
+
+def example_robot_urdf(name: str) -> Path:
+    """URDF path of one example-robot-data robot (a key of ``EXAMPLE_ROBOT_DATA_URDFS``)."""
+    path = example_robot_data_dir() / EXAMPLE_ROBOT_DATA_URDFS[name]
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} missing from example-robot-data")
+    return path
+
+
+def small_urdf(name: str) -> Path:
+    """One of the edge-case URDFs in ``test/data/urdf``."""
+    return SMALL_URDF_DIR / name
+
+
+def bundled_robot(name: str) -> Path:
+    """A file of ``kinematics_py/robots`` (URDF or SRDF)."""
+    return BUNDLED_ROBOTS_DIR / name
