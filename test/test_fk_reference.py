@@ -69,6 +69,15 @@ def chain_configurations(reference, chain, rng, count):
         yield np.array([values[name] for name in chain.joint_names]), values
 
 
+def test_every_robot_description_is_found():
+    """The parametrized tests below cover these files; a missing one must fail here, not vanish."""
+    assert set(SMALL_URDFS) >= {"prismatic.urdf", "continuous.urdf", "mimic.urdf", "tree.urdf", "fixed_between.urdf",
+                                "planar_arm_4dof.urdf", "floating_base.urdf", "planar_base.urdf"}
+    assert set(BUNDLED_URDFS) >= {"ur5.urdf", "panda.urdf"}
+    for name in EXAMPLE_ROBOT_DATA_URDFS:
+        assert example_robot_urdf(name).is_file()
+
+
 @pytest.mark.parametrize("locate, name", ROBOTS)
 def test_model_names_match_the_urdf(locate, name):
     path = locate(name)
@@ -189,3 +198,18 @@ def test_bundled_panda_flange_follows_the_published_dh_table():
         expected = np.linalg.multi_dot([modified_dh(a, d, alpha, t) for (a, d, alpha), t in zip(PANDA_DH, thetas)])
         error = np.abs(chain.forward_kinematics(q) - expected).max()
         assert error <= FK_TOLERANCE, f"off by {error:.3g} at {q}"
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="core bug: a chain without movable joints fails to reshape q of shape (0,)")
+@pytest.mark.parametrize("base_link, tip_link", [("panda_link8", "panda_hand_tcp"), ("panda_link3", "panda_link3")])
+def test_chain_of_fixed_joints_gives_the_fixed_transform(base_link, tip_link):
+    """A chain with no variables still has FK (the constant T_base_tip) and a (6, 0) Jacobian."""
+    model = RobotModel.from_urdf_file(bundled_robot("panda.urdf"))
+    chain = model.chain(base_link, tip_link)
+    assert chain.joint_names == ()
+    poses = model.link_poses({})
+    expected = np.linalg.inv(poses[base_link]) @ poses[tip_link]
+    assert np.abs(chain.forward_kinematics(np.zeros(0)) - expected).max() <= FK_TOLERANCE
+    assert chain.jacobian(np.zeros(0)).shape == (6, 0)
+    assert chain.forward_kinematics(np.zeros((5, 0))).shape == (5, 4, 4)
