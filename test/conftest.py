@@ -1,0 +1,175 @@
+"""Test-session set-up: ROS 2 isolation for every process of the run, and child-process helpers.
+
+At import, before any test module can import rclpy, the session's environment is set so that all
+DDS traffic stays on loopback (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``), the run uses its own
+``ROS_DOMAIN_ID`` (derived from the pid, 1..100) and ROS logs go to a folder of the run instead of
+``~/.ros``. Child processes inherit the same values (fixture ``ros_env``).
+
+Notes:
+    The ROS 2 wheels install a ``.pth`` hook (ros-wheels-bootstrapper) that re-executes the
+    interpreter with ``LD_LIBRARY_PATH`` set and exports ``_ROS_WHEELS_BOOTSTRAP_COMPLETE=1``.
+    Children get that guard removed so each interpreter sets its own library path; the re-exec
+    keeps the pid, so stopping a child by pid still works.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+BOOTSTRAP_GUARD = "_ROS_WHEELS_BOOTSTRAP_COMPLETE"
+STOP_GRACE_S = 5.0
+"""Time a child gets to exit after SIGTERM before it is killed [s]."""
+
+RUN_DIR = Path(tempfile.mkdtemp(prefix="kinematics_py-tests-"))
+ROS_ENV = {
+    "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+    "ROS_DOMAIN_ID": str(1 + os.getpid() % 100),
+    "ROS_LOG_DIR": str(RUN_DIR / "ros_log"),
+    "ROS_HOME": str(RUN_DIR / "ros_home"),
+}
+os.environ.update(ROS_ENV)
+for _name in ("ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+    os.environ.pop(_name, None)
+os.environ.setdefault("AMENT_PREFIX_PATH", sys.prefix)
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for a child process: this session's ROS isolation plus ``extra``."""
+    env = dict(os.environ)
+    env.pop(BOOTSTRAP_GUARD, None)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class ChildProcess:
+    """A started child; its output goes to ``<log_dir>/<name>.{out,err}``."""
+
+    name: str
+    popen: subprocess.Popen
+    stdout_path: Path
+    stderr_path: Path
+
+    def output(self) -> str:
+        """Everything the child wrote so far, for assertion messages."""
+        return (
+            f"--- {self.name} stdout ---\n{self.stdout_path.read_text(errors='replace')}"
+            f"--- {self.name} stderr ---\n{self.stderr_path.read_text(errors='replace')}"
+        )
+
+    def stdout(self) -> str:
+        return self.stdout_path.read_text(errors="replace")
+
+
+class PythonProcesses:
+    """Runs Python scripts with this session's interpreter (``sys.executable``) and ROS environment.
+
+    Each child leads its own process group; ``stop_all`` sends SIGTERM to every group, then SIGKILL
+    to any still alive after ``STOP_GRACE_S``, so no child or grandchild outlives the test.
+    """
+
+    def __init__(self, log_dir: Path):
+        self._log_dir = log_dir
+        self._children: list[ChildProcess] = []
+
+    def start(self, script: Path | str, *args: str, name: str,
+              env: dict[str, str] | None = None) -> ChildProcess:
+        """Start ``python script args...`` in the background."""
+        stdout_path = self._log_dir / f"{name}.out"
+        stderr_path = self._log_dir / f"{name}.err"
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            popen = subprocess.Popen(
+                [sys.executable, str(script), *args],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                env=child_env(env), start_new_session=True,
+            )
+        child = ChildProcess(name, popen, stdout_path, stderr_path)
+        self._children.append(child)
+        return child
+
+    def run(self, script: Path | str, *args: str, name: str, timeout: float,
+            env: dict[str, str] | None = None) -> ChildProcess:
+        """Run ``python script args...`` to completion; fail the test if it exceeds ``timeout`` [s]."""
+        child = self.start(script, *args, name=name, env=env)
+        try:
+            child.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop(child)
+            pytest.fail(f"{name} did not finish within {timeout} s\n{child.output()}")
+        return child
+
+    def stop(self, child: ChildProcess) -> None:
+        """Terminate the child's process group, then kill it if it does not exit in time."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            _signal_group(child.popen.pid, sig)
+            if _wait_group_gone(child.popen, STOP_GRACE_S):
+                return
+
+    def stop_all(self) -> None:
+        for child in reversed(self._children):
+            self.stop(child)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_group_gone(leader: subprocess.Popen, timeout: float) -> bool:
+    """Reap the group leader and wait until no process of its group is left (True if none)."""
+    deadline = time.monotonic() + timeout
+    try:
+        leader.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    while True:
+        try:
+            os.killpg(leader.pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+def ros_env() -> dict[str, str]:
+    """The ROS isolation variables of this run (also set in ``os.environ``)."""
+    return dict(ROS_ENV)
+
+
+@pytest.fixture
+def python_processes(tmp_path: Path):
+    """A ``PythonProcesses`` whose children are all stopped when the test ends."""
+    processes = PythonProcesses(tmp_path)
+    try:
+        yield processes
+    finally:
+        processes.stop_all()
+
+
+def pytest_report_header(config):
+    return (f"ROS isolation: ROS_DOMAIN_ID={ROS_ENV['ROS_DOMAIN_ID']}, discovery LOCALHOST, "
+            f"logs in {RUN_DIR}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == 0:
+        shutil.rmtree(RUN_DIR, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if exitstatus != 0 and RUN_DIR.exists():
+        terminalreporter.write_line(f"ROS logs of this run kept in {RUN_DIR}")
