@@ -14,11 +14,24 @@ from .exceptions import (
     UnknownLinkError,
     UrdfError,
 )
+from .error_codes import DiscretizationMethod, ErrorCode, KinematicError
+from .parameters import ParameterError, SolverParameters
+from .plugin import IKResult, KinematicsPlugin, KinematicsQueryOptions
+from .poses import Pose
 from .robot_model import RobotModel
 from .srdf import EndEffector, Group, SemanticModel
 
 __all__ = [
     "Chain",
+    "DiscretizationMethod",
+    "ErrorCode",
+    "IKResult",
+    "KinematicError",
+    "KinematicsPlugin",
+    "KinematicsQueryOptions",
+    "ParameterError",
+    "Pose",
+    "SolverParameters",
     "EndEffector",
     "Group",
     "SemanticModel",

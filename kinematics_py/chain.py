@@ -39,6 +39,8 @@ class Chain:
         self.lower = _read_only([joint.lower for joint in variables])
         self.upper = _read_only([joint.upper for joint in variables])
         self.is_continuous = _read_only([joint.type == "continuous" for joint in variables])
+        #: True for revolute and continuous joints (values that wrap every 2 pi).
+        self.is_revolute = _read_only([joint.type in ("revolute", "continuous") for joint in variables])
         self._segments, self._joint_info = _flatten(path, self.joint_names)
         self._movable_joints = tuple(movable)
 
@@ -91,7 +93,7 @@ class Chain:
                 f"{list(self.joint_names)}; got an array of shape {Q.shape}"
             )
         batch_shape = Q.shape[:-1]
-        return np.ascontiguousarray(Q.reshape(-1, self.dof)), batch_shape
+        return np.ascontiguousarray(Q.reshape(int(np.prod(batch_shape)), self.dof)), batch_shape
 
     def _non_finite(self, Q: np.ndarray) -> JointValueError:
         bad = sorted({self.joint_names[j] for j in np.argwhere(~np.isfinite(Q))[:, 1]})

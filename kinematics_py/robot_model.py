@@ -109,7 +109,11 @@ class RobotModel:
         return np.zeros(JOINT_VALUE_COUNT[spec.type])
 
     def resolve_joint_values(self, joint_positions: Mapping[str, object] | None = None) -> dict[str, object]:
-        """Every movable joint's value: given ones checked, missing ones defaulted, mimic joints derived."""
+        """Every movable joint's value: given ones checked, missing ones defaulted, mimic joints derived.
+
+        Mimic joints always follow their master: a value given for one is checked, then replaced (a
+        joint_states message from a real robot lists them too).
+        """
         values = {name: self.default_joint_value(name) for name in self.joint_names}
         for name, value in (joint_positions or {}).items():
             self.check_joint(name)

@@ -200,8 +200,6 @@ def test_bundled_panda_flange_follows_the_published_dh_table():
         assert error <= FK_TOLERANCE, f"off by {error:.3g} at {q}"
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="core bug: a chain without movable joints fails to reshape q of shape (0,)")
 @pytest.mark.parametrize("base_link, tip_link", [("panda_link8", "panda_hand_tcp"), ("panda_link3", "panda_link3")])
 def test_chain_of_fixed_joints_gives_the_fixed_transform(base_link, tip_link):
     """A chain with no variables still has FK (the constant T_base_tip) and a (6, 0) Jacobian."""

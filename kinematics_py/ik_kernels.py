@@ -1,0 +1,354 @@
+"""Compiled IK searches: whole local searches from many starts, one call, no Python per iteration.
+
+A problem has t tips sharing one joint vector q (n,). Tip k's chain is rows
+``tip_table[k] = (segment_start, joint_start, joint_count)`` of the concatenated ``segments`` /
+``joint_info`` arrays (layout in ``compiled_kinematics``; joint_info column 1 indexes q).
+
+Task error of tip k (6,): position error ``p_target - p`` [m] in the base frame, then the rotation
+vector [rad] taking the current orientation to the target, expressed in the *target* frame so that
+weights on rotation rows mean "about the target's x, y, z axes". ``weights`` (t, 6) multiply the
+squared errors; a zero weight frees that axis.
+
+Step methods (``method``): 0 Levenberg-Marquardt with error-dependent damping (Sugihara: lambda =
+E + damping, E = half the weighted squared error), 1 SVD pseudo-inverse (+ optional null-space
+motion toward a preferred posture), 2 Jacobian transpose (Buss' step length).
+Per-joint weights ``joint_weights`` (n,): larger moves a joint more readily.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .compiled_kinematics import chain_jacobian_from_pose, chain_pose
+
+METHOD_LEVENBERG_MARQUARDT = 0
+METHOD_PSEUDO_INVERSE = 1
+METHOD_JACOBIAN_TRANSPOSE = 2
+
+# Layout of the float ``settings`` vector.
+S_MAX_ITERATIONS = 0
+S_POSITION_TOLERANCE = 1
+S_ORIENTATION_TOLERANCE = 2
+S_DAMPING = 3
+S_MAX_STEP = 4
+S_NULLSPACE_GAIN = 5
+S_METHOD = 6
+SETTINGS_SIZE = 7
+
+#: Result codes of a single local search.
+CONVERGED = 1
+NOT_CONVERGED = 0
+NON_FINITE = -1
+
+
+@njit(cache=True, inline="always")
+def _rotation_vector(R, out):
+    """out <- log(R) as a rotation vector (axis * angle)."""
+    cos_angle = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) * 0.5
+    cos_angle = min(1.0, max(-1.0, cos_angle))
+    angle = np.arccos(cos_angle)
+    sx = R[2, 1] - R[1, 2]
+    sy = R[0, 2] - R[2, 0]
+    sz = R[1, 0] - R[0, 1]
+    if angle < 1e-7:
+        out[0] = 0.5 * sx
+        out[1] = 0.5 * sy
+        out[2] = 0.5 * sz
+    elif np.pi - angle < 1e-4:
+        k = 0
+        if R[1, 1] > R[k, k]:
+            k = 1
+        if R[2, 2] > R[k, k]:
+            k = 2
+        scale = 1.0 / np.sqrt(2.0 * (1.0 + R[k, k]))
+        ax = R[0, k] * scale
+        ay = R[1, k] * scale
+        az = R[2, k] * scale
+        if k == 0:
+            ax += scale
+        elif k == 1:
+            ay += scale
+        else:
+            az += scale
+        if ax * sx + ay * sy + az * sz < 0.0:
+            ax, ay, az = -ax, -ay, -az
+        norm = np.sqrt(ax * ax + ay * ay + az * az)
+        out[0] = angle * ax / norm
+        out[1] = angle * ay / norm
+        out[2] = angle * az / norm
+    else:
+        f = angle / (2.0 * np.sin(angle))
+        out[0] = f * sx
+        out[1] = f * sy
+        out[2] = f * sz
+
+
+
+@njit(cache=True)
+def task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R, p, axes_world, origins_world,
+                            rot_error, want_jacobian):
+    """Fill e (6t,) and, if asked, J (6t, n). Returns False if q has a non-finite value."""
+    n_tips = tip_table.shape[0]
+    for k in range(n_tips):
+        s0 = tip_table[k, 0]
+        j0 = tip_table[k, 1]
+        m = tip_table[k, 2]
+        segs = segments[s0:s0 + m + 1]
+        info = joint_info[j0:j0 + m]
+        if not chain_pose(q, segs, info, R, p, axes_world, origins_world):
+            return False
+        T = targets[k]
+        r = 6 * k
+        for i in range(3):
+            e[r + i] = T[i, 3] - p[i]
+        # R_err = R_target @ R^T (base frame); its log, then expressed in the target frame.
+        Rerr = np.empty((3, 3))
+        for i in range(3):
+            for j in range(3):
+                Rerr[i, j] = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
+        _rotation_vector(Rerr, rot_error)
+        for i in range(3):
+            e[r + 3 + i] = T[0, i] * rot_error[0] + T[1, i] * rot_error[1] + T[2, i] * rot_error[2]
+        if want_jacobian:
+            Jk = J[r:r + 6]
+            chain_jacobian_from_pose(p, info, segs[:m, 15], axes_world, origins_world, Jk)
+            for c in range(J.shape[1]):
+                wx = Jk[3, c]
+                wy = Jk[4, c]
+                wz = Jk[5, c]
+                Jk[3, c] = T[0, 0] * wx + T[1, 0] * wy + T[2, 0] * wz
+                Jk[4, c] = T[0, 1] * wx + T[1, 1] * wy + T[2, 1] * wz
+                Jk[5, c] = T[0, 2] * wx + T[1, 2] * wy + T[2, 2] * wz
+    return True
+
+
+@njit(cache=True, inline="always")
+def _within_tolerance(e, weights, position_tolerance, orientation_tolerance):
+    """Every tip's weighted position and rotation errors (norms over the weighted axes) are within tolerance."""
+    for k in range(weights.shape[0]):
+        r = 6 * k
+        position = 0.0
+        rotation = 0.0
+        for i in range(3):
+            if weights[k, i] > 0.0:
+                position += e[r + i] * e[r + i]
+            if weights[k, 3 + i] > 0.0:
+                rotation += e[r + 3 + i] * e[r + 3 + i]
+        if position > position_tolerance * position_tolerance or rotation > orientation_tolerance * orientation_tolerance:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _cost(e, weights):
+    total = 0.0
+    for k in range(weights.shape[0]):
+        for i in range(6):
+            total += weights[k, i] * e[6 * k + i] * e[6 * k + i]
+    return 0.5 * total
+
+
+@njit(cache=True)
+def _cholesky_solve(A, b, out):
+    """Solve A x = b for symmetric positive definite A (n, n), overwriting A; False if not SPD."""
+    n = A.shape[0]
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= A[j, k] * A[j, k]
+        if s <= 0.0:
+            return False
+        d = np.sqrt(s)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            A[i, j] = s / d
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s -= A[i, k] * out[k]
+        out[i] = s / A[i, i]
+    for i in range(n - 1, -1, -1):
+        s = out[i]
+        for k in range(i + 1, n):
+            s -= A[k, i] * out[k]
+        out[i] = s / A[i, i]
+    return True
+
+
+@njit(cache=True)
+def local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper, joint_weights,
+                 preferred, settings):
+    """Iterate from ``q`` (modified in place, kept within [lower, upper]) until the pose is reached.
+
+    Returns (status, cost, iterations); status is CONVERGED, NOT_CONVERGED or NON_FINITE.
+    """
+    n = q.shape[0]
+    rows = 6 * tip_table.shape[0]
+    m_max = 0
+    for k in range(tip_table.shape[0]):
+        m_max = max(m_max, tip_table[k, 2])
+    e = np.empty(rows)
+    J = np.zeros((rows, n))
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    axes_world = np.empty((max(m_max, 1), 3))
+    origins_world = np.empty((max(m_max, 1), 3))
+    rot_error = np.empty(3)
+    A = np.empty((n, n))
+    g = np.empty(n)
+    dq = np.empty(n)
+    sqrt_w = np.empty(rows)
+    for k in range(tip_table.shape[0]):
+        for i in range(6):
+            sqrt_w[6 * k + i] = np.sqrt(weights[k, i])
+
+    max_iterations = int(settings[S_MAX_ITERATIONS])
+    position_tolerance = settings[S_POSITION_TOLERANCE]
+    orientation_tolerance = settings[S_ORIENTATION_TOLERANCE]
+    damping = settings[S_DAMPING]
+    max_step = settings[S_MAX_STEP]
+    nullspace_gain = settings[S_NULLSPACE_GAIN]
+    method = int(settings[S_METHOD])
+
+    cost = np.inf
+    for iteration in range(max_iterations + 1):
+        if not task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R, p, axes_world,
+                                       origins_world, rot_error, True):
+            return NON_FINITE, np.inf, iteration
+        cost = _cost(e, weights)
+        if _within_tolerance(e, weights, position_tolerance, orientation_tolerance):
+            return CONVERGED, cost, iteration
+        if iteration == max_iterations:
+            break
+        # Weighted residual and Jacobian: Jw = W^1/2 J, ew = W^1/2 e.
+        for r in range(rows):
+            e[r] *= sqrt_w[r]
+            for c in range(n):
+                J[r, c] *= sqrt_w[r]
+        if method == METHOD_LEVENBERG_MARQUARDT:
+            lam = cost + damping
+            for i in range(n):
+                s = 0.0
+                for r in range(rows):
+                    s += J[r, i] * e[r]
+                g[i] = s
+                for j in range(i + 1):
+                    s = 0.0
+                    for r in range(rows):
+                        s += J[r, i] * J[r, j]
+                    A[i, j] = s
+                    A[j, i] = s
+                A[i, i] += lam / joint_weights[i]
+            if not _cholesky_solve(A, g, dq):
+                return NON_FINITE, cost, iteration
+        elif method == METHOD_PSEUDO_INVERSE:
+            Js = J.copy()
+            for c in range(n):
+                s = np.sqrt(joint_weights[c])
+                for r in range(rows):
+                    Js[r, c] *= s
+            pinv = np.linalg.pinv(Js, 1e-10)
+            for i in range(n):
+                s = 0.0
+                for r in range(rows):
+                    s += pinv[i, r] * e[r]
+                dq[i] = s
+            if nullspace_gain > 0.0:
+                # (I - Js^+ Js) applied to the scaled pull toward the preferred posture.
+                pull = np.empty(n)
+                for i in range(n):
+                    pull[i] = nullspace_gain * (preferred[i] - q[i]) / np.sqrt(joint_weights[i])
+                proj = Js @ pull
+                back = pinv @ proj
+                for i in range(n):
+                    dq[i] += pull[i] - back[i]
+            for i in range(n):
+                dq[i] *= np.sqrt(joint_weights[i])
+        else:
+            # Jacobian transpose with Buss' step length alpha = <e, J J^T e> / |J J^T e|^2.
+            for i in range(n):
+                s = 0.0
+                for r in range(rows):
+                    s += J[r, i] * e[r]
+                g[i] = s * joint_weights[i]
+            numerator = 0.0
+            denominator = 0.0
+            for r in range(rows):
+                s = 0.0
+                for c in range(n):
+                    s += J[r, c] * g[c]
+                numerator += e[r] * s
+                denominator += s * s
+            alpha = numerator / denominator if denominator > 0.0 else 0.0
+            for i in range(n):
+                dq[i] = alpha * g[i]
+        largest = 0.0
+        for i in range(n):
+            largest = max(largest, abs(dq[i]))
+        scale = max_step / largest if largest > max_step else 1.0
+        for i in range(n):
+            value = q[i] + scale * dq[i]
+            q[i] = min(upper[i], max(lower[i], value))
+    return NOT_CONVERGED, cost, max_iterations
+
+
+@njit(cache=True)
+def multi_start_search(starts, segments, joint_info, tip_table, targets, weights, lower, upper, joint_weights,
+                       preferred, settings, q_out):
+    """Local searches from each row of ``starts`` in turn until one converges.
+
+    Returns (index of the converging start or -1, cost, total iterations); q_out holds the converged
+    configuration, or the lowest-cost one found when none converged.
+    """
+    n = starts.shape[1]
+    q = np.empty(n)
+    best_cost = np.inf
+    total_iterations = 0
+    for s in range(starts.shape[0]):
+        for i in range(n):
+            q[i] = min(upper[i], max(lower[i], starts[s, i]))
+        status, cost, iterations = local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper,
+                                                joint_weights, preferred, settings)
+        total_iterations += iterations
+        if status == CONVERGED:
+            q_out[:] = q
+            return s, cost, total_iterations
+        if status == NOT_CONVERGED and cost < best_cost:
+            best_cost = cost
+            q_out[:] = q
+    return -1, best_cost, total_iterations
+
+
+@njit(cache=True, parallel=True)
+def batch_search(all_targets, seeds, restart_pool, segments, joint_info, tip_table, weights, lower, upper,
+                 joint_weights, settings, max_starts, q_out, found, costs):
+    """One multi-start search per target set (all_targets (B, t, 4, 4)), spread over the CPU cores.
+
+    Each search starts from seeds[b] and then from restart_pool rows taken from a pose-dependent offset,
+    at most ``max_starts`` starts in all.
+    """
+    pool_size = restart_pool.shape[0]
+    n = seeds.shape[1]
+    for b in prange(all_targets.shape[0]):
+        starts = np.empty((max_starts, n))
+        starts[0] = seeds[b]
+        for s in range(1, max_starts):
+            starts[s] = restart_pool[(b * 7919 + s) % pool_size]
+        index, cost, _ = multi_start_search(starts, segments, joint_info, tip_table, all_targets[b], weights, lower,
+                                            upper, joint_weights, seeds[b], settings, q_out[b])
+        found[b] = index >= 0
+        costs[b] = cost
+
+
+@njit(cache=True)
+def task_error(q, segments, joint_info, tip_table, targets, e):
+    """Fill e (6t,) with the task error at q (no Jacobian). Returns False if q is not finite."""
+    m_max = 1
+    for k in range(tip_table.shape[0]):
+        m_max = max(m_max, tip_table[k, 2])
+    J = np.empty((0, q.shape[0]))
+    return task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, np.empty((3, 3)), np.empty(3),
+                                   np.empty((m_max, 3)), np.empty((m_max, 3)), np.empty(3), False)

@@ -1,0 +1,295 @@
+"""Global IK search: compiled multi-start local searches, wrapped with time budget, verification,
+validity callbacks and solution preferences. ROS-free; poses are 4x4 ``T_base_tip`` arrays.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import ik_kernels as kernels
+from .chain import Chain
+from .error_codes import ErrorCode
+from .parameters import METHODS, SolverParameters
+from .robot_model import RobotModel
+
+#: Two solutions closer than this in every joint [rad or m] count as the same solution.
+DISTINCT_SOLUTION_TOLERANCE = 1e-3
+#: Random starts tried per compiled call between two clock checks.
+STARTS_PER_CALL = 8
+#: Slack on joint limits when verifying a solution [rad or m].
+LIMIT_TOLERANCE = 1e-9
+
+#: validity callback: q -> True/False or an ErrorCode (SUCCESS accepts).
+ValidityCallback = Callable[[np.ndarray], "bool | ErrorCode"]
+
+
+@dataclass(frozen=True, eq=False)
+class IkProblem:
+    """The chains from one base link to one or more tips, sharing the joint vector ``variable_names``."""
+
+    base_link: str
+    tip_links: tuple[str, ...]
+    chains: tuple[Chain, ...]
+    variable_names: tuple[str, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+    is_continuous: np.ndarray
+    is_revolute: np.ndarray
+    segments: np.ndarray
+    joint_info: np.ndarray
+    tip_table: np.ndarray
+
+    @classmethod
+    def build(cls, model: RobotModel, base_link: str, tip_links: Sequence[str]) -> IkProblem:
+        chains = tuple(model.chain(base_link, tip) for tip in tip_links)
+        on_chains = {name for chain in chains for name in chain.joint_names}
+        names = tuple(name for name in model.joint_names if name in on_chains)
+        index = {name: i for i, name in enumerate(names)}
+        segments, joint_info, table = [], [], []
+        segment_row = joint_row = 0
+        for chain in chains:
+            chain_segments, chain_info = chain.compiled
+            info = chain_info.copy()
+            info[:, 1] = [index[chain.joint_names[v]] for v in chain_info[:, 1]]
+            segments.append(chain_segments)
+            joint_info.append(info)
+            table.append((segment_row, joint_row, len(info)))
+            segment_row += len(chain_segments)
+            joint_row += len(info)
+        per_variable = {}
+        for chain in chains:
+            for i, name in enumerate(chain.joint_names):
+                per_variable[name] = (chain.lower[i], chain.upper[i], chain.is_continuous[i], chain.is_revolute[i])
+        columns = np.array([per_variable[name] for name in names], dtype=float).reshape(-1, 4)
+        return cls(base_link, tuple(tip_links), chains, names, columns[:, 0].copy(), columns[:, 1].copy(),
+                   columns[:, 2].astype(bool), columns[:, 3].astype(bool),
+                   np.ascontiguousarray(np.concatenate(segments)),
+                   np.ascontiguousarray(np.concatenate(joint_info).reshape(-1, 2)),
+                   np.array(table, dtype=np.int64).reshape(-1, 3))
+
+    @property
+    def dof(self) -> int:
+        return len(self.variable_names)
+
+    def task_errors(self, q: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """(t, 2): per tip, (position error [m], rotation error [rad]) on every axis, unweighted."""
+        e = np.empty(6 * len(self.tip_links))
+        if not kernels.task_error(np.ascontiguousarray(q, dtype=float), self.segments, self.joint_info,
+                                  self.tip_table, targets, e):
+            return np.full((len(self.tip_links), 2), np.inf)
+        e = e.reshape(-1, 2, 3)
+        return np.linalg.norm(e, axis=2)
+
+    def weighted_errors(self, q: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """(t, 2): per tip, position and rotation error norms over the axes with non-zero weight."""
+        e = np.empty(6 * len(self.tip_links))
+        if not kernels.task_error(np.ascontiguousarray(q, dtype=float), self.segments, self.joint_info,
+                                  self.tip_table, targets, e):
+            return np.full((len(self.tip_links), 2), np.inf)
+        e = np.where(weights.reshape(-1) > 0.0, e, 0.0).reshape(-1, 2, 3)
+        return np.linalg.norm(e, axis=2)
+
+    def jacobian(self, q: np.ndarray) -> np.ndarray:
+        """Stacked geometric Jacobians (6t, n) of every tip w.r.t. the problem's variables."""
+        blocks = []
+        for chain in self.chains:
+            columns = [self.variable_names.index(name) for name in chain.joint_names]
+            J = np.zeros((6, self.dof))
+            J[:, columns] = chain.jacobian(q[columns])
+            blocks.append(J)
+        return np.vstack(blocks)
+
+
+@dataclass
+class SearchOutcome:
+    """What a search found. ``solution`` is None unless ``error_code`` is SUCCESS."""
+
+    error_code: ErrorCode
+    message: str
+    solution: np.ndarray | None = None
+    approximate: bool = False
+    solutions: list[np.ndarray] = field(default_factory=list)
+    reached: int = 0
+    rejected: int = 0
+    searches: int = 0
+    elapsed: float = 0.0
+
+
+def task_weights(params: SolverParameters, tips: int) -> np.ndarray:
+    """(t, 6) weights on the task error rows: position along base x, y, z; rotation about target x, y, z."""
+    rotation_scale = 0.0 if params.position_only_ik else params.rotation_scale
+    row = np.concatenate([np.asarray(params.position_axis_weights) * params.position_scale,
+                          np.asarray(params.orientation_axis_weights) * rotation_scale])
+    return np.tile(row, (tips, 1))
+
+
+def kernel_settings(params: SolverParameters) -> np.ndarray:
+    settings = np.zeros(kernels.SETTINGS_SIZE)
+    settings[kernels.S_MAX_ITERATIONS] = params.max_iterations
+    settings[kernels.S_POSITION_TOLERANCE] = params.position_threshold
+    settings[kernels.S_ORIENTATION_TOLERANCE] = params.orientation_threshold
+    settings[kernels.S_DAMPING] = params.damping
+    settings[kernels.S_MAX_STEP] = params.max_step
+    settings[kernels.S_NULLSPACE_GAIN] = params.nullspace_gain
+    settings[kernels.S_METHOD] = METHODS.index(params.method)
+    return settings
+
+
+def per_joint(values: Sequence[float], default: np.ndarray, name: str, problem: IkProblem) -> np.ndarray:
+    if len(values) == 0:
+        return default
+    if len(values) != problem.dof:
+        raise ValueError(f"{name} needs {problem.dof} values for joints {list(problem.variable_names)}; "
+                         f"got {len(values)}")
+    return np.asarray(values, dtype=float)
+
+
+def wrap_near(q: np.ndarray, reference: np.ndarray, problem: IkProblem) -> np.ndarray:
+    """Shift revolute joints by multiples of 2 pi to lie nearest ``reference`` while inside the limits."""
+    q = q.copy()
+    for i in np.flatnonzero(problem.is_revolute):
+        turns = np.round((reference[i] - q[i]) / (2 * math.pi))
+        for candidate_turns in (turns, turns - 1, turns + 1, 0.0):
+            value = q[i] + 2 * math.pi * candidate_turns
+            if problem.lower[i] - LIMIT_TOLERANCE <= value <= problem.upper[i] + LIMIT_TOLERANCE:
+                q[i] = min(problem.upper[i], max(problem.lower[i], value))
+                break
+    return q
+
+
+class IkSearch:
+    """One IK query: targets, seed and settings; ``run`` searches until done or out of time."""
+
+    def __init__(self, problem: IkProblem, targets: np.ndarray, seed: np.ndarray, params: SolverParameters, *,
+                 timeout: float, rng: np.random.Generator, local_only: bool = False,
+                 consistency_limits: np.ndarray | None = None, locked: np.ndarray | None = None,
+                 is_valid: ValidityCallback | None = None, cost_function: Callable[[np.ndarray], float] | None = None,
+                 return_approximate: bool = False, collect_all: bool = False):
+        self.problem = problem
+        self.targets = np.ascontiguousarray(targets, dtype=float)
+        self.seed = np.asarray(seed, dtype=float)
+        self.params = params
+        self.timeout = timeout
+        self.rng = rng
+        self.local_only = local_only
+        self.is_valid = is_valid
+        self.cost_function = cost_function
+        self.return_approximate = return_approximate
+        self.collect_all = collect_all
+        self.weights = task_weights(params, len(problem.tip_links))
+        self.settings = kernel_settings(params)
+        self.joint_weights = per_joint(params.joint_weights, np.ones(problem.dof), "joint_weights", problem)
+        middle = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
+        self.preferred = per_joint(params.preferred_posture, middle, "preferred_posture", problem)
+        lower, upper = problem.lower.copy(), problem.upper.copy()
+        if consistency_limits is not None:
+            lower = np.maximum(lower, self.seed - consistency_limits)
+            upper = np.minimum(upper, self.seed + consistency_limits)
+        if locked is not None and locked.any():
+            lower[locked] = upper[locked] = np.clip(self.seed[locked], problem.lower[locked], problem.upper[locked])
+        self.lower, self.upper = lower, upper
+        # Restarts sample continuous joints within half a turn of the seed, others within their limits.
+        self.sample_lower = np.where(np.isfinite(lower), lower, self.seed - math.pi)
+        self.sample_upper = np.where(np.isfinite(upper), upper, self.seed + math.pi)
+
+    def run(self) -> SearchOutcome:
+        started = time.perf_counter()
+        deadline = started + self.timeout
+        outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+        wants_more = self.collect_all or self.cost_function is not None or self.params.solve_mode != "speed"
+        best_candidate, best_cost = None, math.inf
+        last_rejection = None
+        starts = self.seed.reshape(1, -1)
+        q = np.empty(self.problem.dof)
+        while True:
+            index, cost, _ = kernels.multi_start_search(
+                starts, self.problem.segments, self.problem.joint_info, self.problem.tip_table, self.targets,
+                self.weights, self.lower, self.upper, self.joint_weights, self.preferred, self.settings, q)
+            outcome.searches += len(starts) if index < 0 else index + 1
+            if index >= 0:
+                candidate = wrap_near(q, self.seed, self.problem)
+                if self._reaches_target(candidate):
+                    outcome.reached += 1
+                    verdict = self._validity(candidate)
+                    if verdict == ErrorCode.SUCCESS:
+                        if not any(np.max(np.abs(candidate - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
+                            outcome.solutions.append(candidate)
+                        if not wants_more or len(outcome.solutions) >= self.params.solutions_to_compare:
+                            break
+                    else:
+                        outcome.rejected += 1
+                        last_rejection = verdict
+            elif cost < best_cost:
+                best_cost, best_candidate = cost, wrap_near(q, self.seed, self.problem)
+            if self.local_only or time.perf_counter() >= deadline:
+                break
+            starts = self.rng.uniform(self.sample_lower, self.sample_upper, (STARTS_PER_CALL, self.problem.dof))
+        outcome.elapsed = time.perf_counter() - started
+        if outcome.solutions:
+            outcome.solution = min(outcome.solutions, key=self._preference_cost)
+            outcome.error_code = ErrorCode.SUCCESS
+            outcome.message = (f"solved in {outcome.elapsed * 1e3:.2f} ms ({len(outcome.solutions)} distinct "
+                               f"solution(s) compared, {outcome.searches} local search(es))")
+            return outcome
+        if self.return_approximate and best_candidate is not None and self._approximate_ok(best_candidate):
+            outcome.solution = best_candidate
+            outcome.approximate = True
+            outcome.solutions = [best_candidate]
+            outcome.error_code = ErrorCode.SUCCESS
+            errors = self.problem.task_errors(best_candidate, self.targets).max(axis=0)
+            outcome.message = (f"approximate solution: position error {errors[0]:.3g} m, rotation error "
+                               f"{errors[1]:.3g} rad")
+            return outcome
+        outcome.error_code, outcome.message = self._failure(outcome, best_candidate, last_rejection)
+        return outcome
+
+    def _reaches_target(self, q: np.ndarray) -> bool:
+        errors = self.problem.weighted_errors(q, self.targets, self.weights)
+        return bool(np.all(errors[:, 0] <= self.params.position_threshold * (1 + 1e-6))
+                    and np.all(errors[:, 1] <= self.params.orientation_threshold * (1 + 1e-6))
+                    and np.all(q >= self.lower - LIMIT_TOLERANCE) and np.all(q <= self.upper + LIMIT_TOLERANCE))
+
+    def _approximate_ok(self, q: np.ndarray) -> bool:
+        errors = self.problem.weighted_errors(q, self.targets, self.weights)
+        return (bool(np.all(errors[:, 0] <= self.params.approximate_solution_position_threshold)
+                     and np.all(errors[:, 1] <= self.params.approximate_solution_orientation_threshold))
+                and self._validity(q) == ErrorCode.SUCCESS)
+
+    def _validity(self, q: np.ndarray) -> ErrorCode:
+        if self.is_valid is None:
+            return ErrorCode.SUCCESS
+        verdict = self.is_valid(q)
+        if isinstance(verdict, (bool, np.bool_)):
+            return ErrorCode.SUCCESS if verdict else ErrorCode.NO_IK_SOLUTION
+        return ErrorCode(int(verdict))
+
+    def _preference_cost(self, q: np.ndarray) -> float:
+        if self.cost_function is not None:
+            return float(self.cost_function(q))
+        mode = self.params.solve_mode
+        if mode == "distance":
+            return float(np.sum(self.joint_weights * (q - self.seed) ** 2))
+        if mode == "posture":
+            return float(np.sum(self.joint_weights * (q - self.preferred) ** 2))
+        if mode == "manipulability":
+            J = self.problem.jacobian(q)
+            return -math.sqrt(max(np.linalg.det(J @ J.T), 0.0)) if J.shape[0] <= J.shape[1] else \
+                -math.sqrt(max(np.linalg.det(J.T @ J), 0.0))
+        return 0.0
+
+    def _failure(self, outcome: SearchOutcome, best_candidate, last_rejection) -> tuple[ErrorCode, str]:
+        budget = "one local search from the seed" if self.local_only else f"{self.timeout * 1e3:.1f} ms"
+        if outcome.rejected:
+            code = last_rejection if last_rejection not in (None, ErrorCode.SUCCESS) else ErrorCode.NO_IK_SOLUTION
+            return code, (f"{outcome.reached} solution(s) reached the pose within {budget} but the validity "
+                          f"check rejected all of them (last verdict: {ErrorCode(code).name})")
+        detail = ""
+        if best_candidate is not None:
+            errors = self.problem.task_errors(best_candidate, self.targets).max(axis=0)
+            detail = f"; closest approach: position error {errors[0]:.3g} m, rotation error {errors[1]:.3g} rad"
+        return ErrorCode.NO_IK_SOLUTION, (f"no solution within {budget} ({outcome.searches} local "
+                                          f"search(es)){detail}")

@@ -1,0 +1,143 @@
+"""Solver parameters: the one place that defines their names, defaults, ranges and meaning.
+
+The plugin reads them from a group's kinematics.yaml dict, the node declares them as ROS parameters
+from the same table, and the README's parameter table is generated from it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import Any
+
+from .exceptions import KinematicsError
+
+
+class ParameterError(KinematicsError, ValueError):
+    """A solver parameter with an unknown name or an invalid value."""
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    name: str
+    default: Any
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+SOLVE_MODES = ("speed", "distance", "manipulability", "posture")
+#: TRAC-IK's solve_type names, accepted as aliases.
+SOLVE_MODE_ALIASES = {"Speed": "speed", "Distance": "distance", "Manipulation1": "manipulability",
+                      "Manipulation2": "manipulability"}
+METHODS = ("levenberg_marquardt", "pseudo_inverse", "jacobian_transpose")
+
+SPECS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("kinematics_solver_timeout", 1.0, "Default search time [s] when a request gives none.", 0.0, 3600.0),
+    ParameterSpec("kinematics_solver_search_resolution", 0.1,
+                  "Step [rad or m] for discretizing redundant joints.", 1e-6, 10.0),
+    ParameterSpec("position_only_ik", False, "Ignore the target orientation (MoveIt/KDL convention)."),
+    ParameterSpec("solve_mode", "speed",
+                  "speed: first valid solution; distance: closest to the seed; manipulability: most "
+                  "manipulable; posture: closest to preferred_posture (keeps its elbow/wrist branch). "
+                  "TRAC-IK's solve_type names are accepted.", choices=SOLVE_MODES),
+    ParameterSpec("method", "levenberg_marquardt", "Local step: damped least squares (Levenberg-Marquardt), "
+                  "SVD pseudo-inverse (with null-space posture optimisation), or Jacobian transpose.",
+                  choices=METHODS),
+    ParameterSpec("position_threshold", 1e-5, "Largest accepted position error [m].", 1e-12, 1.0),
+    ParameterSpec("orientation_threshold", 1e-5, "Largest accepted rotation error [rad].", 1e-12, math.pi),
+    ParameterSpec("position_scale", 1.0, "Weight of position errors in the cost.", 0.0, 1e6),
+    ParameterSpec("rotation_scale", 1.0, "Weight of rotation errors in the cost (0 = position only).", 0.0, 1e6),
+    ParameterSpec("position_axis_weights", [1.0, 1.0, 1.0],
+                  "Per-axis weights of the position error along the base frame's x, y, z (0 frees an axis)."),
+    ParameterSpec("orientation_axis_weights", [1.0, 1.0, 1.0],
+                  "Per-axis weights of the rotation error about the target frame's x, y, z "
+                  "(0 on z frees rotation about the tool axis)."),
+    ParameterSpec("joint_weights", [], "Per-joint weights (list in joint order, or empty for all 1); "
+                  "larger lets a joint move more readily."),
+    ParameterSpec("preferred_posture", [], "Joint values the posture mode and the null-space motion pull toward "
+                  "(list in joint order, or empty for the middle of the limits)."),
+    ParameterSpec("nullspace_gain", 0.0, "Gain of the null-space motion toward preferred_posture "
+                  "(pseudo_inverse method only).", 0.0, 1.0),
+    ParameterSpec("max_iterations", 30, "Iterations of one local search before a random restart.", 1, 100000),
+    ParameterSpec("damping", 1e-6, "Constant part of the Levenberg-Marquardt damping (added to the error term).",
+                  0.0, 1e3),
+    ParameterSpec("max_step", 1.0, "Largest joint change in one iteration [rad or m].", 1e-6, 100.0),
+    ParameterSpec("solutions_to_compare", 8, "Distinct valid solutions gathered before choosing, in modes other "
+                  "than speed and when a cost function is given (the search also stops at the timeout).", 1, 10000),
+    ParameterSpec("approximate_solution_position_threshold", 0.05,
+                  "Largest position error [m] of an approximate solution (when one is asked for).", 0.0, 10.0),
+    ParameterSpec("approximate_solution_orientation_threshold", 0.1,
+                  "Largest rotation error [rad] of an approximate solution (when one is asked for).", 0.0, math.pi),
+    ParameterSpec("random_seed", 42, "Seed of the restart sampler (fixed, so runs are reproducible).", 0, 2**63 - 1),
+)
+SPECS_BY_NAME = {spec.name: spec for spec in SPECS}
+#: MoveIt kinematics.yaml keys that belong to the plugin loader, accepted and ignored here.
+MOVEIT_LOADER_KEYS = ("kinematics_solver", "kinematics_solver_attempts")
+
+
+class _SolverParametersBase:
+    """Validated solver parameters; one field per entry of ``SPECS``, defaults from there."""
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> SolverParameters:
+        """Validated parameters from a kinematics.yaml group dict; unknown names and bad values raise."""
+        checked = {}
+        for name, value in (values or {}).items():
+            if name in MOVEIT_LOADER_KEYS:
+                continue
+            checked[name] = validate_parameter(name, value)
+        return cls(**checked)
+
+    def replace(self, **changes) -> SolverParameters:
+        merged = {f.name: getattr(self, f.name) for f in fields(self)}
+        merged.update({name: validate_parameter(name, value) for name, value in changes.items()})
+        return type(self)(**merged)
+
+
+def _immutable(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+SolverParameters = make_dataclass(
+    "SolverParameters",
+    [(spec.name, type(_immutable(spec.default)), field(default=_immutable(spec.default))) for spec in SPECS],
+    bases=(_SolverParametersBase,),
+    frozen=True,
+)
+
+
+def validate_parameter(name: str, value: Any) -> Any:
+    """The value converted to its parameter's type; ParameterError says why it is invalid."""
+    spec = SPECS_BY_NAME.get(name)
+    if spec is None:
+        raise ParameterError(f"unknown solver parameter {name!r}; valid parameters are "
+                             f"{sorted(SPECS_BY_NAME) + list(MOVEIT_LOADER_KEYS)}")
+    default = spec.default
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ParameterError(f"parameter {name!r} must be true or false; got {value!r}")
+        return value
+    if isinstance(default, str):
+        value = SOLVE_MODE_ALIASES.get(value, value) if name == "solve_mode" else value
+        if value not in spec.choices:
+            raise ParameterError(f"parameter {name!r} must be one of {list(spec.choices)}; got {value!r}")
+        return value
+    if isinstance(default, list):
+        try:
+            numbers = tuple(float(v) for v in value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"parameter {name!r} must be a list of numbers; got {value!r}") from None
+        if not all(math.isfinite(v) for v in numbers) or (name != "preferred_posture" and any(v < 0 for v in numbers)):
+            raise ParameterError(f"parameter {name!r} must hold finite{'' if name == 'preferred_posture' else ', non-negative'} numbers; got {value!r}")
+        if name.endswith("axis_weights") and len(numbers) != 3:
+            raise ParameterError(f"parameter {name!r} takes 3 weights (x, y, z); got {value!r}")
+        return numbers
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterError(f"parameter {name!r} must be a number; got {value!r}")
+    if isinstance(default, int) and not float(value).is_integer():
+        raise ParameterError(f"parameter {name!r} must be an integer; got {value!r}")
+    value = int(value) if isinstance(default, int) else float(value)
+    if not math.isfinite(value) or not spec.minimum <= value <= spec.maximum:
+        raise ParameterError(f"parameter {name!r} must be within [{spec.minimum}, {spec.maximum}]; got {value!r}")
+    return value

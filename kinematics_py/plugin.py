@@ -1,0 +1,444 @@
+"""KinematicsPlugin: MoveIt's KinematicsBase contract in Python (ROS-free).
+
+Method names follow MoveIt's C++ API so MoveIt users recognise them. Request failures never raise:
+IK calls return an ``IKResult`` whose ``error_code`` is a MoveIt error code and whose ``message`` says
+what went wrong. Joint vectors are in ``getJointNames()`` order, values in [rad] or [m]; poses are
+``Pose`` values (or geometry_msgs/Pose-like objects) in the base frame.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import ik_kernels as kernels
+from .error_codes import DiscretizationMethod, ErrorCode
+from .exceptions import KinematicsError
+from .ik_solver import IkProblem, IkSearch, SearchOutcome, kernel_settings, per_joint, task_weights, wrap_near
+from .parameters import SolverParameters
+from .poses import Pose, PoseError, transform_from_any_pose
+from .robot_model import RobotModel
+from .srdf import SemanticModel
+from .transforms import invert_transform
+
+_log = logging.getLogger("kinematics_py.plugin")
+#: numba's default threading layer must not be entered from two threads at once.
+_BATCH_LOCK = threading.Lock()
+
+
+class IKResult(NamedTuple):
+    """Outcome of an IK call. ``solution`` is a list in joint order, or None on failure."""
+
+    success: bool
+    solution: list[float] | None
+    error_code: ErrorCode
+    message: str = ""
+    approximate: bool = False
+    #: Every distinct valid solution found (several with a discretization method).
+    solutions: tuple[tuple[float, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class KinematicsQueryOptions:
+    """As kinematics::KinematicsQueryOptions."""
+
+    lock_redundant_joints: bool = False
+    return_approximate_solution: bool = False
+    discretization_method: DiscretizationMethod = DiscretizationMethod.NO_DISCRETIZATION
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """Everything ``initialize`` establishes; replaced as a whole, so readers never see half of it."""
+
+    model: RobotModel
+    group_name: str
+    base_frame: str
+    tip_frames: tuple[str, ...]
+    problem: IkProblem
+    params: SolverParameters
+    redundant_joints: tuple[int, ...] = ()
+
+
+class KinematicsPlugin:
+    """IK and FK for one planning group, as MoveIt's kinematics plugins provide."""
+
+    DEFAULT_TIMEOUT = 1.0
+    DEFAULT_SEARCH_DISCRETIZATION = 0.1
+
+    def __init__(self):
+        self._setup: _Setup | None = None
+        self._lock = threading.Lock()
+        self._call_counter = itertools.count()
+        self._default_timeout = self.DEFAULT_TIMEOUT
+        self._search_discretization = self.DEFAULT_SEARCH_DISCRETIZATION
+        self.last_error = ""
+
+    # ------------------------------------------------------------------ set-up
+    def initialize(self, robot_description: str, group_name: str, base_frame: str = "",
+                   tip_frames: str | Sequence[str] = (), search_discretization: float = DEFAULT_SEARCH_DISCRETIZATION,
+                   *, robot_description_semantic: str | None = None, parameters: dict[str, Any] | None = None) -> bool:
+        """Load the robot and set up the group. Returns False and logs (and keeps in ``last_error``) why not.
+
+        Checked in this order: URDF, SRDF, group, base frame, tip frames, chain from base to every tip,
+        solver parameters. With an SRDF, an empty base/tip list takes the group's chain.
+        """
+        try:
+            setup = self._build_setup(robot_description, group_name, base_frame, tip_frames,
+                                      robot_description_semantic, parameters)
+        except (KinematicsError, ValueError) as error:
+            self.last_error = f"cannot initialize group {group_name!r}: {error}"
+            _log.error(self.last_error)
+            return False
+        self._setup = setup
+        self._default_timeout = setup.params.kinematics_solver_timeout
+        self._search_discretization = search_discretization
+        self.last_error = ""
+        _log.info("group %r: base %r, tips %s, joints %s, parameters %s", setup.group_name, setup.base_frame,
+                  list(setup.tip_frames), list(setup.problem.variable_names), setup.params)
+        return True
+
+    def _build_setup(self, robot_description, group_name, base_frame, tip_frames, srdf_text, parameters) -> _Setup:
+        model = RobotModel.from_urdf_string(robot_description)
+        tips = [tip_frames] if isinstance(tip_frames, str) else list(tip_frames)
+        tips = [tip for tip in tips if tip]
+        if srdf_text:
+            group = SemanticModel.from_srdf_string(srdf_text, model).group(group_name)
+            if not base_frame or not tips:
+                if not group.is_chain:
+                    raise KinematicsError(f"group {group_name!r} is not a serial chain: give base_frame and "
+                                          f"tip_frames explicitly (group joints: {list(group.joint_names)})")
+                base_frame = base_frame or group.base_link
+                tips = tips or [group.tip_link]
+        if not base_frame or not tips:
+            raise KinematicsError("base_frame and at least one tip frame are required without an SRDF group")
+        model.check_link(base_frame)
+        for tip in tips:
+            model.check_link(tip)
+        problem = IkProblem.build(model, base_frame, tips)
+        if problem.dof == 0:
+            raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
+        params = SolverParameters.from_dict(parameters)
+        per_joint(params.joint_weights, np.ones(problem.dof), "joint_weights", problem)
+        per_joint(params.preferred_posture, np.zeros(problem.dof), "preferred_posture", problem)
+        return _Setup(model, group_name, base_frame, tuple(tips), problem, params)
+
+    def _require_setup(self) -> _Setup:
+        setup = self._setup
+        if setup is None:
+            raise _RequestError(ErrorCode.FAILURE, "the plugin is not initialized: call initialize() first")
+        return setup
+
+    # ------------------------------------------------------------------ queries
+    def getGroupName(self) -> str:
+        return self._require_setup().group_name
+
+    def getBaseFrame(self) -> str:
+        return self._require_setup().base_frame
+
+    def getTipFrame(self) -> str:
+        return self._require_setup().tip_frames[0]
+
+    def getTipFrames(self) -> list[str]:
+        return list(self._require_setup().tip_frames)
+
+    def getJointNames(self) -> list[str]:
+        return list(self._require_setup().problem.variable_names)
+
+    def getLinkNames(self) -> list[str]:
+        setup = self._require_setup()
+        links = {joint.child for chain in setup.problem.chains
+                 for joint in setup.model.joint_path(setup.base_frame, chain.tip_link)}
+        return [link for link in setup.model.link_names if link in links]
+
+    def supportsGroup(self, group_joint_names: Sequence[str]) -> tuple[bool, str]:
+        """Whether this solver handles a group with these joints; (False, reason) otherwise."""
+        setup = self._require_setup()
+        unknown = [name for name in group_joint_names if name not in setup.model.joints]
+        if unknown:
+            return False, f"unknown joints {unknown}"
+        return True, ""
+
+    def getSupportedDiscretizationMethods(self) -> list[DiscretizationMethod]:
+        return list(DiscretizationMethod)
+
+    def setRedundantJoints(self, redundant_joints: Sequence[int | str]) -> bool:
+        """Declare redundant joints by index or name; False (and nothing changed) if one is unknown."""
+        setup = self._require_setup()
+        names = setup.problem.variable_names
+        indices = []
+        for joint in redundant_joints:
+            if isinstance(joint, str) and joint in names:
+                indices.append(names.index(joint))
+            elif isinstance(joint, (int, np.integer)) and not isinstance(joint, bool) and 0 <= joint < len(names):
+                indices.append(int(joint))
+            else:
+                self.last_error = f"redundant joint {joint!r} is not one of {list(names)} (or an index into them)"
+                _log.error(self.last_error)
+                return False
+        with self._lock:
+            self._setup = _Setup(**{**setup.__dict__, "redundant_joints": tuple(sorted(set(indices)))})
+        return True
+
+    def getRedundantJoints(self) -> list[int]:
+        return list(self._require_setup().redundant_joints)
+
+    def setSearchDiscretization(self, discretization: float | dict[int, float]) -> None:
+        self._search_discretization = discretization
+
+    def getSearchDiscretization(self, joint_index: int | None = None) -> float:
+        value = self._search_discretization
+        if isinstance(value, dict):
+            return value.get(joint_index, self.DEFAULT_SEARCH_DISCRETIZATION)
+        return value
+
+    def setDefaultTimeout(self, timeout: float) -> None:
+        self._default_timeout = float(timeout)
+
+    def getDefaultTimeout(self) -> float:
+        return self._default_timeout
+
+    @property
+    def parameters(self) -> SolverParameters:
+        return self._require_setup().params
+
+    @property
+    def robot_model(self) -> RobotModel:
+        return self._require_setup().model
+
+    # ------------------------------------------------------------------ FK
+    def getPositionFK(self, link_names: Sequence[str], joint_angles: Sequence[float]) -> tuple[bool, list[Pose]]:
+        """Poses of ``link_names`` in the base frame; (False, []) on unknown links or bad joint values."""
+        try:
+            setup = self._require_setup()
+            q = self._joint_vector(setup, joint_angles, "joint_angles")
+            for link in link_names:
+                setup.model.check_link(link)
+        except (_RequestError, KinematicsError) as error:
+            _log.error("getPositionFK: %s", error)
+            return False, []
+        poses = setup.model.link_poses(dict(zip(setup.problem.variable_names, q)))
+        T_base_root = invert_transform(poses[setup.base_frame])
+        return True, [Pose.from_transform(T_base_root @ poses[link]) for link in link_names]
+
+    # ------------------------------------------------------------------ IK
+    def getPositionIK(self, ik_pose, ik_seed_state: Sequence[float],
+                      options: KinematicsQueryOptions | None = None) -> IKResult:
+        """One local search from the seed: the solution closest to it, no random restarts."""
+        return self._solve(ik_pose, ik_seed_state, None, None, None, None, options, local_only=True)
+
+    def searchPositionIK(self, ik_pose, ik_seed_state: Sequence[float], timeout: float | None = None,
+                         consistency_limits: Sequence[float] | None = None,
+                         solution_callback: Callable | None = None, cost_function: Callable | None = None,
+                         options: KinematicsQueryOptions | None = None, context_state: Any = None) -> IKResult:
+        """Search until a valid solution is found or ``timeout`` [s] (default: getDefaultTimeout()) runs out.
+
+        ``ik_pose`` is one pose or a list with one pose per tip. ``solution_callback(ik_pose, solution)``
+        returns an ErrorCode or bool; a rejection makes the search continue from new starts.
+        ``cost_function(ik_pose, solution)`` -> float: the cheapest valid solution found in the time wins.
+        ``context_state`` is accepted for API compatibility and not used.
+        """
+        return self._solve(ik_pose, ik_seed_state, timeout, consistency_limits, solution_callback, cost_function,
+                           options, local_only=False)
+
+    def _solve(self, ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function, options,
+               *, local_only: bool) -> IKResult:
+        try:
+            setup = self._require_setup()
+            options = options or KinematicsQueryOptions()
+            targets = self._targets(setup, ik_pose)
+            q_seed = self._joint_vector(setup, seed, "ik_seed_state")
+            timeout = self._timeout(timeout)
+            limits = None
+            if consistency_limits is not None and len(consistency_limits) > 0:
+                limits = self._joint_vector(setup, consistency_limits, "consistency_limits")
+                if np.any(limits < 0):
+                    raise _RequestError(ErrorCode.INVALID_ROBOT_STATE, "consistency_limits must be >= 0")
+        except _RequestError as error:
+            return IKResult(False, None, error.code, str(error))
+
+        is_valid = None
+        if solution_callback is not None:
+            def is_valid(q):
+                return solution_callback(ik_pose, [float(v) for v in q])
+        cost = None
+        if cost_function is not None:
+            def cost(q):
+                return cost_function(ik_pose, [float(v) for v in q])
+
+        locked = np.zeros(setup.problem.dof, dtype=bool)
+        if options.lock_redundant_joints:
+            locked[list(setup.redundant_joints)] = True
+        search_args = dict(timeout=timeout, local_only=local_only, consistency_limits=limits, is_valid=is_valid,
+                           cost_function=cost, return_approximate=options.return_approximate_solution)
+        if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:
+            outcome = self._discretized_search(setup, targets, q_seed, locked, options.discretization_method,
+                                               search_args)
+        else:
+            outcome = IkSearch(setup.problem, targets, q_seed, setup.params, rng=self._rng(setup), locked=locked,
+                               **search_args).run()
+        return _result(outcome)
+
+    def _discretized_search(self, setup: _Setup, targets, q_seed, locked, method, search_args) -> SearchOutcome:
+        """All distinct solutions: redundant joints stepped (or sampled), the others solved for each value."""
+        problem = setup.problem
+        redundant = [i for i in setup.redundant_joints if not locked[i]]
+        rng = self._rng(setup)
+        if not redundant:
+            return IkSearch(problem, targets, q_seed, setup.params, rng=rng, locked=locked, collect_all=True,
+                            **search_args).run()
+        discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)
+        grids = []
+        for i in redundant:
+            low = problem.lower[i] if np.isfinite(problem.lower[i]) else q_seed[i] - math.pi
+            high = problem.upper[i] if np.isfinite(problem.upper[i]) else q_seed[i] + math.pi
+            step = self.getSearchDiscretization(i)
+            count = max(1, int(math.floor((high - low) / step)) + 1)
+            grids.append(low + step * np.arange(count) if discretized else rng.uniform(low, high, count))
+        combinations = list(itertools.product(*grids))
+        budget = search_args["timeout"] / max(1, len(combinations))
+        merged = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+        for values in combinations:
+            seed = q_seed.copy()
+            seed[redundant] = values
+            fixed = locked.copy()
+            fixed[redundant] = True
+            outcome = IkSearch(problem, targets, seed, setup.params, rng=rng, locked=fixed, collect_all=True,
+                               **{**search_args, "timeout": budget}).run()
+            merged.searches += outcome.searches
+            merged.reached += outcome.reached
+            merged.rejected += outcome.rejected
+            merged.solutions += [s for s in outcome.solutions
+                                 if not any(np.max(np.abs(s - t)) < 1e-3 for t in merged.solutions)]
+            if not merged.message:
+                merged.error_code, merged.message = outcome.error_code, outcome.message
+        if merged.solutions:
+            merged.solution = min(merged.solutions, key=lambda s: float(np.sum((s - q_seed) ** 2)))
+            merged.error_code = ErrorCode.SUCCESS
+            merged.message = (f"{len(merged.solutions)} distinct solution(s) over {len(combinations)} values of "
+                              f"the redundant joints")
+        return merged
+
+    def searchPositionIKBatch(self, ik_poses: Sequence, ik_seed_states: Sequence[Sequence[float]] | None = None,
+                              max_starts: int = 64) -> list[IKResult]:
+        """Solve many poses in one compiled, multi-core call: one IKResult per pose, verified.
+
+        Each pose (or list of poses, one per tip) is searched from its seed (default: the middle of the
+        joint ranges) and then from up to ``max_starts - 1`` shared random starts. No validity callback.
+        """
+        try:
+            setup = self._require_setup()
+            if max_starts < 1:
+                raise _RequestError(ErrorCode.FAILURE, f"max_starts must be >= 1; got {max_starts}")
+        except _RequestError as error:
+            return [IKResult(False, None, error.code, str(error))] * len(ik_poses)
+        problem = setup.problem
+        results: list[IKResult | None] = [None] * len(ik_poses)
+        targets, seeds, valid = [], [], []
+        middle = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
+        for b, pose in enumerate(ik_poses):
+            try:
+                targets.append(self._targets(setup, pose))
+                seed = middle if ik_seed_states is None else self._joint_vector(setup, ik_seed_states[b], "seed")
+                seeds.append(seed)
+                valid.append(b)
+            except _RequestError as error:
+                results[b] = IKResult(False, None, error.code, str(error))
+        if valid:
+            solutions, found = self._batch_kernel(setup, np.array(targets), np.array(seeds), max_starts)
+            weights = task_weights(setup.params, len(setup.tip_frames))
+            for k, b in enumerate(valid):
+                q = wrap_near(solutions[k], seeds[k], problem)
+                errors = problem.weighted_errors(q, targets[k], weights)
+                reached = (found[k] and np.all(errors[:, 0] <= setup.params.position_threshold * (1 + 1e-6))
+                           and np.all(errors[:, 1] <= setup.params.orientation_threshold * (1 + 1e-6))
+                           and np.all((q >= problem.lower - 1e-9) & (q <= problem.upper + 1e-9)))
+                if reached:
+                    results[b] = IKResult(True, [float(v) for v in q], ErrorCode.SUCCESS, "solved",
+                                          solutions=(tuple(float(v) for v in q),))
+                else:
+                    results[b] = IKResult(False, None, ErrorCode.NO_IK_SOLUTION,
+                                          f"no solution from {max_starts} start(s); closest approach: position "
+                                          f"error {errors[:, 0].max():.3g} m, rotation error {errors[:, 1].max():.3g} rad")
+        return results
+
+    def _batch_kernel(self, setup: _Setup, targets: np.ndarray, seeds: np.ndarray, max_starts: int):
+        problem = setup.problem
+        rng = self._rng(setup)
+        sample_lower = np.where(np.isfinite(problem.lower), problem.lower, -math.pi)
+        sample_upper = np.where(np.isfinite(problem.upper), problem.upper, math.pi)
+        pool = rng.uniform(sample_lower, sample_upper, (max(256, max_starts), problem.dof))
+        count = len(targets)
+        solutions = np.empty((count, problem.dof))
+        found = np.zeros(count, dtype=np.bool_)
+        costs = np.empty(count)
+        joint_weights = per_joint(setup.params.joint_weights, np.ones(problem.dof), "joint_weights", problem)
+        with _BATCH_LOCK:
+            kernels.batch_search(np.ascontiguousarray(targets), np.ascontiguousarray(seeds, dtype=float), pool,
+                                 problem.segments, problem.joint_info, problem.tip_table,
+                                 task_weights(setup.params, len(setup.tip_frames)), problem.lower, problem.upper,
+                                 joint_weights, kernel_settings(setup.params), max_starts, solutions, found, costs)
+        return solutions, found
+
+    # ------------------------------------------------------------------ input checks
+    def _rng(self, setup: _Setup) -> np.random.Generator:
+        return np.random.default_rng((setup.params.random_seed, next(self._call_counter)))
+
+    @staticmethod
+    def _targets(setup: _Setup, ik_pose) -> np.ndarray:
+        poses = list(ik_pose) if isinstance(ik_pose, (list, tuple)) and not isinstance(ik_pose, Pose) else [ik_pose]
+        if not poses:
+            raise _RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, "no target pose given")
+        if len(poses) != len(setup.tip_frames):
+            raise _RequestError(ErrorCode.INVALID_LINK_NAME,
+                                f"{len(poses)} pose(s) given for {len(setup.tip_frames)} tip frame(s) "
+                                f"{list(setup.tip_frames)}: give one pose per tip")
+        try:
+            return np.array([transform_from_any_pose(pose) for pose in poses])
+        except PoseError as error:
+            raise _RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"invalid target pose: {error}") from None
+
+    @staticmethod
+    def _joint_vector(setup: _Setup, values, what: str) -> np.ndarray:
+        names = setup.problem.variable_names
+        try:
+            q = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise _RequestError(ErrorCode.INVALID_ROBOT_STATE, f"{what} must be numbers; got {values!r}") from None
+        if q.shape != (len(names),):
+            raise _RequestError(ErrorCode.INVALID_ROBOT_STATE,
+                                f"{what} needs {len(names)} values for joints {list(names)}; got shape {q.shape}")
+        if not np.isfinite(q).all():
+            bad = [names[i] for i in np.flatnonzero(~np.isfinite(q))]
+            raise _RequestError(ErrorCode.INVALID_ROBOT_STATE, f"{what} has non-finite values for {bad}")
+        return q
+
+    def _timeout(self, timeout) -> float:
+        if timeout is None:
+            return self._default_timeout
+        try:
+            value = float(timeout)
+        except (TypeError, ValueError):
+            raise _RequestError(ErrorCode.FAILURE, f"timeout must be a number of seconds; got {timeout!r}") from None
+        if not math.isfinite(value) or value < 0:
+            raise _RequestError(ErrorCode.FAILURE, f"timeout must be finite and >= 0 seconds; got {timeout!r}")
+        return value
+
+
+class _RequestError(Exception):
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _result(outcome: SearchOutcome) -> IKResult:
+    if outcome.error_code != ErrorCode.SUCCESS:
+        return IKResult(False, None, outcome.error_code, outcome.message)
+    return IKResult(True, [float(v) for v in outcome.solution], ErrorCode.SUCCESS, outcome.message,
+                    outcome.approximate, tuple(tuple(float(v) for v in s) for s in outcome.solutions))

@@ -1,0 +1,62 @@
+"""The Pose value type and conversions between poses and 4x4 transforms."""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .transforms import make_transform, quaternion_from_rotation, rotation_from_quaternion
+
+#: Quaternions shorter than this carry no orientation and are refused.
+MINIMUM_QUATERNION_NORM = 1e-6
+
+
+class Pose(NamedTuple):
+    """A pose: position (x, y, z) [m] and orientation quaternion (x, y, z, w), as geometry_msgs/Pose."""
+
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    orientation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+
+    @classmethod
+    def from_transform(cls, T: np.ndarray) -> Pose:
+        return cls(tuple(float(v) for v in T[:3, 3]), tuple(float(v) for v in quaternion_from_rotation(T[:3, :3])))
+
+
+class PoseError(ValueError):
+    """A pose that cannot be used: not finite, or a quaternion without orientation."""
+
+
+def pose_values(pose) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(position, quaternion xyzw) of a Pose, a geometry_msgs/Pose-like object, or a PoseStamped-like object."""
+    if hasattr(pose, "pose") and not hasattr(pose, "position"):
+        pose = pose.pose
+    position, orientation = pose.position, pose.orientation
+    if hasattr(position, "x"):
+        position = (position.x, position.y, position.z)
+    if hasattr(orientation, "w"):
+        orientation = (orientation.x, orientation.y, orientation.z, orientation.w)
+    return tuple(float(v) for v in position), tuple(float(v) for v in orientation)
+
+
+def transform_from_any_pose(pose) -> np.ndarray:
+    """4x4 transform of a pose (see ``pose_values``) or a 4x4 array; PoseError if unusable.
+
+    A quaternion that is not of unit length is normalised (as MoveIt does); a (near) zero one is refused.
+    """
+    if isinstance(pose, np.ndarray):
+        if pose.shape != (4, 4) or not np.isfinite(pose).all():
+            raise PoseError(f"a pose array must be a finite 4x4 transform; got shape {pose.shape}")
+        return pose.astype(float)
+    try:
+        position, orientation = pose_values(pose)
+    except (AttributeError, TypeError, ValueError):
+        raise PoseError(f"cannot read a pose from {pose!r}: expected position (x, y, z) and "
+                        f"orientation (x, y, z, w)") from None
+    if len(position) != 3 or len(orientation) != 4:
+        raise PoseError(f"a pose needs 3 position and 4 quaternion values; got {position} and {orientation}")
+    if not all(math.isfinite(v) for v in position + orientation):
+        raise PoseError(f"pose values must be finite; got position {position}, orientation {orientation}")
+    if math.sqrt(sum(v * v for v in orientation)) < MINIMUM_QUATERNION_NORM:
+        raise PoseError(f"orientation quaternion {orientation} is zero: it describes no rotation")
+    return make_transform(rotation_from_quaternion(orientation), position)
