@@ -96,6 +96,7 @@ class KinematicsPlugin:
             self.last_error = f"cannot initialize group {group_name!r}: {error}"
             _log.error(self.last_error)
             return False
+        _warm_up(setup)
         self._setup = setup
         self._default_timeout = setup.params.kinematics_solver_timeout
         self._search_discretization = search_discretization
@@ -429,6 +430,15 @@ class KinematicsPlugin:
         if not math.isfinite(value) or value < 0:
             raise _RequestError(ErrorCode.FAILURE, f"timeout must be finite and >= 0 seconds; got {timeout!r}")
         return value
+
+
+def _warm_up(setup: _Setup) -> None:
+    """Load the compiled search (numba's on-disk cache) now, so the first request does not pay for it."""
+    problem = setup.problem
+    q = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
+    targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
+                        for chain in problem.chains])
+    IkSearch(problem, targets, q, setup.params, timeout=0.0, rng=np.random.default_rng(0), local_only=True).run()
 
 
 class _RequestError(Exception):
