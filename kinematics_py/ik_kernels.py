@@ -322,13 +322,42 @@ def multi_start_search(starts, segments, joint_info, tip_table, targets, weights
     return -1, best_cost, total_iterations
 
 
+@njit(cache=True)
+def wrap_near(q, reference, is_revolute, lower, upper):
+    """Shift revolute joints of q (in place) by whole turns to lie nearest ``reference`` within the limits."""
+    two_pi = 2.0 * np.pi
+    for i in range(q.shape[0]):
+        if not is_revolute[i]:
+            continue
+        turns = np.round((reference[i] - q[i]) / two_pi)
+        for candidate in (turns, turns - 1.0, turns + 1.0, 0.0):
+            value = q[i] + two_pi * candidate
+            if lower[i] - 1e-9 <= value <= upper[i] + 1e-9:
+                q[i] = min(upper[i], max(lower[i], value))
+                break
+
+
+@njit(cache=True)
+def reaches_target(q, segments, joint_info, tip_table, targets, weights, lower, upper, position_tolerance,
+                   orientation_tolerance):
+    """q is finite, inside [lower, upper] and within tolerance of every target on the weighted axes."""
+    for i in range(q.shape[0]):
+        if not (lower[i] - 1e-9 <= q[i] <= upper[i] + 1e-9):
+            return False
+    e = np.empty(6 * tip_table.shape[0])
+    if not task_error(q, segments, joint_info, tip_table, targets, e):
+        return False
+    return _within_tolerance(e, weights, position_tolerance * (1.0 + 1e-6), orientation_tolerance * (1.0 + 1e-6))
+
+
 @njit(cache=True, parallel=True)
 def batch_search(all_targets, seeds, restart_pool, segments, joint_info, tip_table, weights, lower, upper,
-                 joint_weights, settings, max_starts, q_out, found, costs):
+                 joint_weights, is_revolute, settings, max_starts, q_out, found, costs):
     """One multi-start search per target set (all_targets (B, t, 4, 4)), spread over the CPU cores.
 
     Each search starts from seeds[b] and then from restart_pool rows taken from a pose-dependent offset,
-    at most ``max_starts`` starts in all.
+    at most ``max_starts`` starts in all. Solutions are wrapped near their seed and verified
+    (``found[b]``) before return.
     """
     pool_size = restart_pool.shape[0]
     n = seeds.shape[1]
@@ -339,7 +368,10 @@ def batch_search(all_targets, seeds, restart_pool, segments, joint_info, tip_tab
             starts[s] = restart_pool[(b * 7919 + s) % pool_size]
         index, cost, _ = multi_start_search(starts, segments, joint_info, tip_table, all_targets[b], weights, lower,
                                             upper, joint_weights, seeds[b], settings, q_out[b])
-        found[b] = index >= 0
+        wrap_near(q_out[b], seeds[b], is_revolute, lower, upper)
+        found[b] = index >= 0 and reaches_target(q_out[b], segments, joint_info, tip_table, all_targets[b], weights,
+                                                 lower, upper, settings[S_POSITION_TOLERANCE],
+                                                 settings[S_ORIENTATION_TOLERANCE])
         costs[b] = cost
 
 

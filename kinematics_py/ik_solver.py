@@ -22,6 +22,8 @@ DISTINCT_SOLUTION_TOLERANCE = 1e-3
 STARTS_PER_CALL = 8
 #: Slack on joint limits when verifying a solution [rad or m].
 LIMIT_TOLERANCE = 1e-9
+#: Random restarts drawn once per solver; a search that needs more draws them afresh.
+RESTART_POOL_SIZE = 4096
 
 #: validity callback: q -> True/False or an ErrorCode (SUCCESS accepts).
 ValidityCallback = Callable[[np.ndarray], "bool | ErrorCode"]
@@ -149,23 +151,22 @@ def per_joint(values: Sequence[float], default: np.ndarray, name: str, problem: 
 
 
 def wrap_near(q: np.ndarray, reference: np.ndarray, problem: IkProblem) -> np.ndarray:
-    """Shift revolute joints by multiples of 2 pi to lie nearest ``reference`` while inside the limits."""
-    q = q.copy()
-    for i in np.flatnonzero(problem.is_revolute):
-        turns = np.round((reference[i] - q[i]) / (2 * math.pi))
-        for candidate_turns in (turns, turns - 1, turns + 1, 0.0):
-            value = q[i] + 2 * math.pi * candidate_turns
-            if problem.lower[i] - LIMIT_TOLERANCE <= value <= problem.upper[i] + LIMIT_TOLERANCE:
-                q[i] = min(problem.upper[i], max(problem.lower[i], value))
-                break
+    """A copy of q with revolute joints shifted by whole turns to lie nearest ``reference`` within the limits."""
+    q = np.array(q, dtype=float)
+    kernels.wrap_near(q, np.asarray(reference, dtype=float), problem.is_revolute, problem.lower, problem.upper)
     return q
+
+
+def restart_pool(problem: IkProblem, random_seed: int, size: int = RESTART_POOL_SIZE) -> np.ndarray:
+    """(size, n) unit-cube samples; row i is the i-th random restart of every search (reproducible)."""
+    return np.random.default_rng(random_seed).random((size, problem.dof))
 
 
 class IkSearch:
     """One IK query: targets, seed and settings; ``run`` searches until done or out of time."""
 
     def __init__(self, problem: IkProblem, targets: np.ndarray, seed: np.ndarray, params: SolverParameters, *,
-                 timeout: float, rng: np.random.Generator, local_only: bool = False,
+                 timeout: float, restarts: np.ndarray, local_only: bool = False,
                  consistency_limits: np.ndarray | None = None, locked: np.ndarray | None = None,
                  is_valid: ValidityCallback | None = None, cost_function: Callable[[np.ndarray], float] | None = None,
                  return_approximate: bool = False, collect_all: bool = False):
@@ -174,7 +175,7 @@ class IkSearch:
         self.seed = np.asarray(seed, dtype=float)
         self.params = params
         self.timeout = timeout
-        self.rng = rng
+        self.restarts = restarts
         self.local_only = local_only
         self.is_valid = is_valid
         self.cost_function = cost_function
@@ -196,6 +197,14 @@ class IkSearch:
         self.sample_lower = np.where(np.isfinite(lower), lower, self.seed - math.pi)
         self.sample_upper = np.where(np.isfinite(upper), upper, self.seed + math.pi)
 
+    def _starts(self, first: int, count: int) -> np.ndarray:
+        """Restarts first .. first+count-1, scaled into the sampling box (the pool, then fresh draws)."""
+        if first + count <= len(self.restarts):
+            unit = self.restarts[first:first + count]
+        else:
+            unit = np.random.default_rng((first, len(self.restarts))).random((count, self.problem.dof))
+        return self.sample_lower + unit * (self.sample_upper - self.sample_lower)
+
     def run(self) -> SearchOutcome:
         started = time.perf_counter()
         deadline = started + self.timeout
@@ -203,31 +212,43 @@ class IkSearch:
         wants_more = self.collect_all or self.cost_function is not None or self.params.solve_mode != "speed"
         best_candidate, best_cost = None, math.inf
         last_rejection = None
-        starts = self.seed.reshape(1, -1)
-        q = np.empty(self.problem.dof)
+        problem = self.problem
+        starts = self.seed.reshape(1, -1) if self.local_only else \
+            np.vstack([self.seed, self._starts(0, STARTS_PER_CALL - 1)])
+        used = len(starts) - 1
+        q = np.empty(problem.dof)
         while True:
             index, cost, _ = kernels.multi_start_search(
-                starts, self.problem.segments, self.problem.joint_info, self.problem.tip_table, self.targets,
-                self.weights, self.lower, self.upper, self.joint_weights, self.preferred, self.settings, q)
+                starts, problem.segments, problem.joint_info, problem.tip_table, self.targets, self.weights,
+                self.lower, self.upper, self.joint_weights, self.preferred, self.settings, q)
             outcome.searches += len(starts) if index < 0 else index + 1
             if index >= 0:
-                candidate = wrap_near(q, self.seed, self.problem)
-                if self._reaches_target(candidate):
+                kernels.wrap_near(q, self.seed, problem.is_revolute, self.lower, self.upper)
+                if self._reaches_target(q):
                     outcome.reached += 1
-                    verdict = self._validity(candidate)
+                    verdict = self._validity(q)
                     if verdict == ErrorCode.SUCCESS:
-                        if not any(np.max(np.abs(candidate - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
-                            outcome.solutions.append(candidate)
+                        if not any(np.max(np.abs(q - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
+                            outcome.solutions.append(q.copy())
                         if not wants_more or len(outcome.solutions) >= self.params.solutions_to_compare:
                             break
                     else:
                         outcome.rejected += 1
                         last_rejection = verdict
-            elif cost < best_cost:
-                best_cost, best_candidate = cost, wrap_near(q, self.seed, self.problem)
+                # Continue after the converged start rather than repeating it.
+                remaining = starts[index + 1:]
+            else:
+                remaining = starts[:0]
+                if cost < best_cost:
+                    best_cost, best_candidate = cost, q.copy()
             if self.local_only or time.perf_counter() >= deadline:
                 break
-            starts = self.rng.uniform(self.sample_lower, self.sample_upper, (STARTS_PER_CALL, self.problem.dof))
+            if len(remaining) == 0:
+                remaining = self._starts(used, STARTS_PER_CALL)
+                used += STARTS_PER_CALL
+            starts = remaining
+        if best_candidate is not None:
+            kernels.wrap_near(best_candidate, self.seed, problem.is_revolute, self.lower, self.upper)
         outcome.elapsed = time.perf_counter() - started
         if outcome.solutions:
             outcome.solution = min(outcome.solutions, key=self._preference_cost)
@@ -248,10 +269,9 @@ class IkSearch:
         return outcome
 
     def _reaches_target(self, q: np.ndarray) -> bool:
-        errors = self.problem.weighted_errors(q, self.targets, self.weights)
-        return bool(np.all(errors[:, 0] <= self.params.position_threshold * (1 + 1e-6))
-                    and np.all(errors[:, 1] <= self.params.orientation_threshold * (1 + 1e-6))
-                    and np.all(q >= self.lower - LIMIT_TOLERANCE) and np.all(q <= self.upper + LIMIT_TOLERANCE))
+        return kernels.reaches_target(q, self.problem.segments, self.problem.joint_info, self.problem.tip_table,
+                                      self.targets, self.weights, self.lower, self.upper,
+                                      self.params.position_threshold, self.params.orientation_threshold)
 
     def _approximate_ok(self, q: np.ndarray) -> bool:
         errors = self.problem.weighted_errors(q, self.targets, self.weights)

@@ -20,9 +20,17 @@ import numpy as np
 from . import ik_kernels as kernels
 from .error_codes import DiscretizationMethod, ErrorCode
 from .exceptions import KinematicsError
-from .ik_solver import IkProblem, IkSearch, SearchOutcome, kernel_settings, per_joint, task_weights, wrap_near
+from .ik_solver import (
+    IkProblem,
+    IkSearch,
+    SearchOutcome,
+    kernel_settings,
+    per_joint,
+    restart_pool,
+    task_weights,
+)
 from .parameters import SolverParameters
-from .poses import Pose, PoseError, transform_from_any_pose
+from .poses import Pose, PoseError, transform_from_any_pose, transforms_from_poses
 from .robot_model import RobotModel
 from .srdf import SemanticModel
 from .transforms import invert_transform
@@ -63,6 +71,7 @@ class _Setup:
     tip_frames: tuple[str, ...]
     problem: IkProblem
     params: SolverParameters
+    restarts: np.ndarray
     redundant_joints: tuple[int, ...] = ()
 
 
@@ -75,7 +84,6 @@ class KinematicsPlugin:
     def __init__(self):
         self._setup: _Setup | None = None
         self._lock = threading.Lock()
-        self._call_counter = itertools.count()
         self._default_timeout = self.DEFAULT_TIMEOUT
         self._search_discretization = self.DEFAULT_SEARCH_DISCRETIZATION
         self.last_error = ""
@@ -128,7 +136,8 @@ class KinematicsPlugin:
         params = SolverParameters.from_dict(parameters)
         per_joint(params.joint_weights, np.ones(problem.dof), "joint_weights", problem)
         per_joint(params.preferred_posture, np.zeros(problem.dof), "preferred_posture", problem)
-        return _Setup(model, group_name, base_frame, tuple(tips), problem, params)
+        return _Setup(model, group_name, base_frame, tuple(tips), problem, params,
+                      restart_pool(problem, params.random_seed))
 
     def _require_setup(self) -> _Setup:
         setup = self._setup
@@ -282,7 +291,7 @@ class KinematicsPlugin:
             outcome = self._discretized_search(setup, targets, q_seed, locked, options.discretization_method,
                                                search_args)
         else:
-            outcome = IkSearch(setup.problem, targets, q_seed, setup.params, rng=self._rng(setup), locked=locked,
+            outcome = IkSearch(setup.problem, targets, q_seed, setup.params, restarts=setup.restarts, locked=locked,
                                **search_args).run()
         return _result(outcome)
 
@@ -290,9 +299,10 @@ class KinematicsPlugin:
         """All distinct solutions: redundant joints stepped (or sampled), the others solved for each value."""
         problem = setup.problem
         redundant = [i for i in setup.redundant_joints if not locked[i]]
-        rng = self._rng(setup)
+        rng = np.random.default_rng(setup.params.random_seed)
         if not redundant:
-            return IkSearch(problem, targets, q_seed, setup.params, rng=rng, locked=locked, collect_all=True,
+            return IkSearch(problem, targets, q_seed, setup.params, restarts=setup.restarts, locked=locked,
+                            collect_all=True,
                             **search_args).run()
         discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)
         grids = []
@@ -310,7 +320,8 @@ class KinematicsPlugin:
             seed[redundant] = values
             fixed = locked.copy()
             fixed[redundant] = True
-            outcome = IkSearch(problem, targets, seed, setup.params, rng=rng, locked=fixed, collect_all=True,
+            outcome = IkSearch(problem, targets, seed, setup.params, restarts=setup.restarts, locked=fixed,
+                               collect_all=True,
                                **{**search_args, "timeout": budget}).run()
             merged.searches += outcome.searches
             merged.reached += outcome.reached
@@ -326,55 +337,57 @@ class KinematicsPlugin:
                               f"the redundant joints")
         return merged
 
-    def searchPositionIKBatch(self, ik_poses: Sequence, ik_seed_states: Sequence[Sequence[float]] | None = None,
-                              max_starts: int = 64) -> list[IKResult]:
+    def searchPositionIKBatch(self, ik_poses, ik_seed_states: Sequence[Sequence[float]] | None = None,
+                              max_starts: int = 256) -> list[IKResult]:
         """Solve many poses in one compiled, multi-core call: one IKResult per pose, verified.
 
-        Each pose (or list of poses, one per tip) is searched from its seed (default: the middle of the
-        joint ranges) and then from up to ``max_starts - 1`` shared random starts. No validity callback.
+        ``ik_poses``: a sequence of poses (single-tip groups), or an array of transforms
+        (N, 4, 4) / (N, tips, 4, 4). Each is searched from its seed (default: the middle of the joint
+        ranges), then from up to ``max_starts - 1`` shared random starts. No validity callback.
         """
         try:
             setup = self._require_setup()
             if max_starts < 1:
                 raise _RequestError(ErrorCode.FAILURE, f"max_starts must be >= 1; got {max_starts}")
+            tips = len(setup.tip_frames)
+            if not isinstance(ik_poses, np.ndarray) and tips > 1:
+                raise _RequestError(ErrorCode.INVALID_LINK_NAME, f"a batch for {tips} tips must be an array "
+                                    f"(N, {tips}, 4, 4) of transforms")
+            T, bad = transforms_from_poses(ik_poses)
+            count = len(T) // tips
+            targets = T.reshape(count, tips, 4, 4)
+            bad_targets = {i // tips: reason for i, reason in bad.items()}
+            problem = setup.problem
+            middle = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
+            seeds = np.tile(middle, (count, 1))
+            if ik_seed_states is not None:
+                seeds = np.array(ik_seed_states, dtype=float)
+                if seeds.shape != (count, problem.dof) or not np.isfinite(seeds).all():
+                    raise _RequestError(ErrorCode.INVALID_ROBOT_STATE, f"ik_seed_states must be finite, shape "
+                                        f"({count}, {problem.dof}); got shape {seeds.shape}")
         except _RequestError as error:
             return [IKResult(False, None, error.code, str(error))] * len(ik_poses)
-        problem = setup.problem
-        results: list[IKResult | None] = [None] * len(ik_poses)
-        targets, seeds, valid = [], [], []
-        middle = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
-        for b, pose in enumerate(ik_poses):
-            try:
-                targets.append(self._targets(setup, pose))
-                seed = middle if ik_seed_states is None else self._joint_vector(setup, ik_seed_states[b], "seed")
-                seeds.append(seed)
-                valid.append(b)
-            except _RequestError as error:
-                results[b] = IKResult(False, None, error.code, str(error))
-        if valid:
-            solutions, found = self._batch_kernel(setup, np.array(targets), np.array(seeds), max_starts)
-            weights = task_weights(setup.params, len(setup.tip_frames))
-            for k, b in enumerate(valid):
-                q = wrap_near(solutions[k], seeds[k], problem)
-                errors = problem.weighted_errors(q, targets[k], weights)
-                reached = (found[k] and np.all(errors[:, 0] <= setup.params.position_threshold * (1 + 1e-6))
-                           and np.all(errors[:, 1] <= setup.params.orientation_threshold * (1 + 1e-6))
-                           and np.all((q >= problem.lower - 1e-9) & (q <= problem.upper + 1e-9)))
-                if reached:
-                    results[b] = IKResult(True, [float(v) for v in q], ErrorCode.SUCCESS, "solved",
-                                          solutions=(tuple(float(v) for v in q),))
-                else:
-                    results[b] = IKResult(False, None, ErrorCode.NO_IK_SOLUTION,
-                                          f"no solution from {max_starts} start(s); closest approach: position "
-                                          f"error {errors[:, 0].max():.3g} m, rotation error {errors[:, 1].max():.3g} rad")
+        solutions, found = self._batch_kernel(setup, targets, seeds, max_starts)
+        results = []
+        for k in range(count):
+            if k in bad_targets:
+                results.append(IKResult(False, None, ErrorCode.INVALID_GOAL_CONSTRAINTS,
+                                        f"invalid target pose: {bad_targets[k]}"))
+            elif found[k]:
+                solution = solutions[k].tolist()
+                results.append(IKResult(True, solution, ErrorCode.SUCCESS, "solved", solutions=(tuple(solution),)))
+            else:
+                errors = problem.task_errors(solutions[k], targets[k]).max(axis=0)
+                results.append(IKResult(False, None, ErrorCode.NO_IK_SOLUTION,
+                                        f"no solution from {max_starts} start(s); closest approach: position "
+                                        f"error {errors[0]:.3g} m, rotation error {errors[1]:.3g} rad"))
         return results
 
     def _batch_kernel(self, setup: _Setup, targets: np.ndarray, seeds: np.ndarray, max_starts: int):
         problem = setup.problem
-        rng = self._rng(setup)
         sample_lower = np.where(np.isfinite(problem.lower), problem.lower, -math.pi)
         sample_upper = np.where(np.isfinite(problem.upper), problem.upper, math.pi)
-        pool = rng.uniform(sample_lower, sample_upper, (max(256, max_starts), problem.dof))
+        pool = sample_lower + setup.restarts * (sample_upper - sample_lower)
         count = len(targets)
         solutions = np.empty((count, problem.dof))
         found = np.zeros(count, dtype=np.bool_)
@@ -384,13 +397,11 @@ class KinematicsPlugin:
             kernels.batch_search(np.ascontiguousarray(targets), np.ascontiguousarray(seeds, dtype=float), pool,
                                  problem.segments, problem.joint_info, problem.tip_table,
                                  task_weights(setup.params, len(setup.tip_frames)), problem.lower, problem.upper,
-                                 joint_weights, kernel_settings(setup.params), max_starts, solutions, found, costs)
+                                 joint_weights, problem.is_revolute, kernel_settings(setup.params), max_starts,
+                                 solutions, found, costs)
         return solutions, found
 
     # ------------------------------------------------------------------ input checks
-    def _rng(self, setup: _Setup) -> np.random.Generator:
-        return np.random.default_rng((setup.params.random_seed, next(self._call_counter)))
-
     @staticmethod
     def _targets(setup: _Setup, ik_pose) -> np.ndarray:
         poses = list(ik_pose) if isinstance(ik_pose, (list, tuple)) and not isinstance(ik_pose, Pose) else [ik_pose]
@@ -438,7 +449,7 @@ def _warm_up(setup: _Setup) -> None:
     q = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
     targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
                         for chain in problem.chains])
-    IkSearch(problem, targets, q, setup.params, timeout=0.0, rng=np.random.default_rng(0), local_only=True).run()
+    IkSearch(problem, targets, q, setup.params, timeout=0.0, restarts=setup.restarts, local_only=True).run()
 
 
 class _RequestError(Exception):

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .transforms import make_transform, quaternion_from_rotation, rotation_from_quaternion
+from .transforms import make_transform, quaternion_from_rotation, rotation_from_quaternion, rotations_from_quaternions
 
 #: Quaternions shorter than this carry no orientation and are refused.
 MINIMUM_QUATERNION_NORM = 1e-6
@@ -60,3 +60,33 @@ def transform_from_any_pose(pose) -> np.ndarray:
     if math.sqrt(sum(v * v for v in orientation)) < MINIMUM_QUATERNION_NORM:
         raise PoseError(f"orientation quaternion {orientation} is zero: it describes no rotation")
     return make_transform(rotation_from_quaternion(orientation), position)
+
+
+def transforms_from_poses(poses) -> tuple[np.ndarray, dict[int, str]]:
+    """(N, 4, 4) transforms of N poses and {index: reason} for the unusable ones (identity there).
+
+    Vectorised for many poses: the batch IK entry point converts 1,000s at once.
+    """
+    if isinstance(poses, np.ndarray):
+        T = np.array(poses, dtype=float).reshape(-1, 4, 4)
+        bad = {int(i): "pose values must be finite" for i in np.flatnonzero(~np.isfinite(T).all(axis=(1, 2)))}
+        T[list(bad)] = np.eye(4)
+        return T, bad
+    values = np.full((len(poses), 7), np.nan)
+    bad = {}
+    for i, pose in enumerate(poses):
+        try:
+            position, orientation = pose_values(pose)
+            values[i] = position + orientation
+        except (AttributeError, TypeError, ValueError):
+            bad[i] = f"cannot read a pose from {pose!r}"
+    norms = np.linalg.norm(values[:, 3:], axis=1)
+    for i in np.flatnonzero(~np.isfinite(values).all(axis=1)):
+        bad.setdefault(int(i), f"pose values must be finite; got {tuple(values[i])}")
+    for i in np.flatnonzero(np.isfinite(norms) & (norms < MINIMUM_QUATERNION_NORM)):
+        bad.setdefault(int(i), f"orientation quaternion {tuple(values[i, 3:])} is zero: it describes no rotation")
+    values[list(bad)] = (0, 0, 0, 0, 0, 0, 1)
+    T = np.tile(np.eye(4), (len(values), 1, 1))
+    T[:, :3, :3] = rotations_from_quaternions(values[:, 3:])
+    T[:, :3, 3] = values[:, :3]
+    return T, bad

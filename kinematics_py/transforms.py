@@ -51,16 +51,22 @@ def transform_from_xyz_rpy(xyz, rpy) -> np.ndarray:
 
 def rotation_from_quaternion(quaternion_xyzw) -> np.ndarray:
     """3x3 rotation from a quaternion (x, y, z, w); the quaternion is normalised first."""
-    q = np.asarray(quaternion_xyzw, dtype=float)
-    norm = np.linalg.norm(q)
-    if not np.isfinite(norm) or norm < 1e-12:
-        raise ValueError(f"quaternion {tuple(q)} has no orientation (zero or non-finite norm)")
-    x, y, z, w = q / norm
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    return rotations_from_quaternions(np.asarray(quaternion_xyzw, dtype=float).reshape(1, 4))[0]
+
+
+def rotations_from_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) rotations from (N, 4) quaternions (x, y, z, w), each normalised first."""
+    q = np.asarray(quaternions_xyzw, dtype=float)
+    norms = np.linalg.norm(q, axis=1)
+    if not np.all(np.isfinite(norms) & (norms >= 1e-12)):
+        bad = q[~(np.isfinite(norms) & (norms >= 1e-12))][0]
+        raise ValueError(f"quaternion {tuple(bad)} has no orientation (zero or non-finite norm)")
+    x, y, z, w = (q / norms[:, None]).T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
+    ], axis=1)
 
 
 def quaternion_from_rotation(rotation: np.ndarray) -> np.ndarray:
