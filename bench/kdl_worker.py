@@ -1,0 +1,157 @@
+"""KDL's ChainIkSolverPos_NR_JL with random restarts, served over JSON lines on stdin/stdout.
+
+Debian's `python3-pykdl` installs PyKDL for the system Python only, so the benchmark (in the
+project's venv) runs this file with /usr/bin/python3 and talks to it one JSON object per line.
+Standard library and PyKDL only. Requests and replies:
+
+    {"op": "init", "urdf": text, "base": link, "tip": link, "budget_s": s, "tolerance": eps,
+     "seed": n, "max_iterations": n}       -> {"ok": true, "dof": n, "joint_names": [...]}
+    {"op": "fk", "q": [...]}                -> {"ok": true, "T": 4x4 rows}
+    {"op": "solve", "T": 4x4 rows, "q0": [...]}
+                                            -> {"ok": true, "q": [...] or null, "seconds": s}
+
+On start it writes {"ok": true, "kdl": "ready"}, or {"ok": false, "error": ...} when PyKDL is
+missing; every failure is a reply with "ok": false and the error, never a traceback on stdout.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+MOVING = {"revolute": "RotAxis", "continuous": "RotAxis", "prismatic": "TransAxis"}
+
+
+def _vector(kdl, text, default="0 0 0"):
+    return kdl.Vector(*(float(v) for v in (text or default).split()))
+
+
+def _origin(kdl, joint):
+    origin = joint.find("origin")
+    if origin is None:
+        return kdl.Frame.Identity()
+    r, p, y = (float(v) for v in (origin.get("rpy") or "0 0 0").split())
+    return kdl.Frame(kdl.Rotation.RPY(r, p, y), _vector(kdl, origin.get("xyz")))
+
+
+def build_chain(kdl, urdf_text, base, tip):
+    """A KDL chain from `base` to `tip`, built as kdl_parser builds it, plus the joint limits."""
+    root = ET.fromstring(urdf_text)
+    by_child = {j.find("child").get("link"): j for j in root.findall("joint")}
+    joints, link = [], tip
+    while link != base:
+        if link not in by_child:
+            raise ValueError(f"no chain from {base!r} to {tip!r}: {link!r} has no parent joint")
+        joints.append(by_child[link])
+        link = by_child[link].find("parent").get("link")
+    chain, names, lower, upper = kdl.Chain(), [], [], []
+    for joint in reversed(joints):
+        F_parent_joint = _origin(kdl, joint)
+        kind = joint.get("type")
+        if kind in MOVING:
+            axis_element = joint.find("axis")
+            axis = _vector(kdl, None if axis_element is None else axis_element.get("xyz"), "1 0 0")
+            kdl_joint = kdl.Joint(
+                joint.get("name"), F_parent_joint.p, F_parent_joint.M * axis, getattr(kdl.Joint, MOVING[kind])
+            )
+            names.append(joint.get("name"))
+            if kind == "continuous":
+                lower.append(-math.inf)
+                upper.append(math.inf)
+            else:
+                limit = joint.find("limit")
+                lower.append(float(limit.get("lower")))
+                upper.append(float(limit.get("upper")))
+        else:
+            kdl_joint = kdl.Joint(joint.get("name"), kdl.Joint.Fixed)
+        chain.addSegment(kdl.Segment(joint.find("child").get("link"), kdl_joint, F_parent_joint))
+    return chain, names, lower, upper
+
+
+class Solver:
+    """NR_JL from the given start, then from random starts within limits until the budget ends."""
+
+    def __init__(self, kdl, request):
+        self.kdl = kdl
+        self.chain, self.names, lower, upper = build_chain(kdl, request["urdf"], request["base"], request["tip"])
+        self.dof = len(self.names)
+        huge = 1e10  # NR_JL clamps to its bounds; a continuous joint gets bounds it never reaches
+        self.sample_ranges = [(-math.pi, math.pi) if math.isinf(lo) else (lo, hi) for lo, hi in zip(lower, upper)]
+        self.q_min, self.q_max = kdl.JntArray(self.dof), kdl.JntArray(self.dof)
+        for i, (lo, hi) in enumerate(zip(lower, upper)):
+            self.q_min[i], self.q_max[i] = max(lo, -huge), min(hi, huge)
+        self.fk = kdl.ChainFkSolverPos_recursive(self.chain)
+        self.ik_velocity = kdl.ChainIkSolverVel_pinv(self.chain)
+        self.ik = kdl.ChainIkSolverPos_NR_JL(
+            self.chain, self.q_min, self.q_max, self.fk, self.ik_velocity,
+            int(request.get("max_iterations", 100)), float(request["tolerance"]),
+        )
+        self.budget_s = float(request["budget_s"])
+        self.rng = random.Random(int(request.get("seed", 0)))
+
+    def joint_array(self, values):
+        array = self.kdl.JntArray(self.dof)
+        for i, v in enumerate(values):
+            array[i] = float(v)
+        return array
+
+    def forward(self, q):
+        frame = self.kdl.Frame()
+        self.fk.JntToCart(self.joint_array(q), frame)
+        return [[frame.M[r, c] for c in range(3)] + [frame.p[r]] for r in range(3)] + [[0.0, 0.0, 0.0, 1.0]]
+
+    def solve(self, T, q0):
+        kdl = self.kdl
+        target = kdl.Frame(kdl.Rotation(*(T[r][c] for r in range(3) for c in range(3))), kdl.Vector(*(T[r][3] for r in range(3))))
+        q_init, q_out = self.joint_array(q0), kdl.JntArray(self.dof)
+        start = time.perf_counter()
+        deadline = start + self.budget_s
+        while True:
+            if self.ik.CartToJnt(q_init, target, q_out) >= 0:
+                seconds = time.perf_counter() - start
+                return [q_out[i] for i in range(self.dof)], seconds
+            if time.perf_counter() >= deadline:
+                return None, time.perf_counter() - start
+            for i, (lo, hi) in enumerate(self.sample_ranges):
+                q_init[i] = self.rng.uniform(lo, hi)
+
+
+def reply(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    try:
+        import PyKDL as kdl
+    except ImportError as error:
+        reply({"ok": False, "error": f"PyKDL not importable by {sys.executable}: {error}"})
+        return 1
+    reply({"ok": True, "kdl": "ready"})
+    solver = None
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            op = request["op"]
+            if op == "init":
+                solver = Solver(kdl, request)
+                reply({"ok": True, "dof": solver.dof, "joint_names": solver.names})
+            elif solver is None:
+                reply({"ok": False, "error": f"{op!r} before 'init'"})
+            elif op == "fk":
+                reply({"ok": True, "T": solver.forward(request["q"])})
+            elif op == "solve":
+                q, seconds = solver.solve(request["T"], request["q0"])
+                reply({"ok": True, "q": q, "seconds": seconds})
+            else:
+                reply({"ok": False, "error": f"unknown op {op!r}"})
+        except Exception as error:  # report, keep serving
+            reply({"ok": False, "error": f"{type(error).__name__}: {error}"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
