@@ -33,7 +33,9 @@ S_DAMPING = 3
 S_MAX_STEP = 4
 S_NULLSPACE_GAIN = 5
 S_METHOD = 6
-SETTINGS_SIZE = 7
+S_STALL_ITERATIONS = 7
+S_STALL_RATIO = 8
+SETTINGS_SIZE = 9
 
 #: Result codes of a single local search.
 CONVERGED = 1
@@ -86,7 +88,7 @@ def _rotation_vector(R, out):
 
 @njit(cache=True)
 def task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R, p, axes_world, origins_world,
-                            rot_error, want_jacobian):
+                            rot_error, R_error, want_jacobian):
     """Fill e (6t,) and, if asked, J (6t, n). Returns False if q has a non-finite value."""
     n_tips = tip_table.shape[0]
     for k in range(n_tips):
@@ -102,11 +104,10 @@ def task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R
         for i in range(3):
             e[r + i] = T[i, 3] - p[i]
         # R_err = R_target @ R^T (base frame); its log, then expressed in the target frame.
-        Rerr = np.empty((3, 3))
         for i in range(3):
             for j in range(3):
-                Rerr[i, j] = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
-        _rotation_vector(Rerr, rot_error)
+                R_error[i, j] = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
+        _rotation_vector(R_error, rot_error)
         for i in range(3):
             e[r + 3 + i] = T[0, i] * rot_error[0] + T[1, i] * rot_error[1] + T[2, i] * rot_error[2]
         if want_jacobian:
@@ -197,6 +198,7 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
     axes_world = np.empty((max(m_max, 1), 3))
     origins_world = np.empty((max(m_max, 1), 3))
     rot_error = np.empty(3)
+    R_error = np.empty((3, 3))
     A = np.empty((n, n))
     g = np.empty(n)
     dq = np.empty(n)
@@ -212,17 +214,23 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
     max_step = settings[S_MAX_STEP]
     nullspace_gain = settings[S_NULLSPACE_GAIN]
     method = int(settings[S_METHOD])
+    stall_iterations = int(settings[S_STALL_ITERATIONS])
+    stall_ratio = settings[S_STALL_RATIO]
+    history = np.empty(max_iterations + 1)
 
     cost = np.inf
     for iteration in range(max_iterations + 1):
         if not task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R, p, axes_world,
-                                       origins_world, rot_error, True):
+                                       origins_world, rot_error, R_error, True):
             return NON_FINITE, np.inf, iteration
         cost = _cost(e, weights)
         if _within_tolerance(e, weights, position_tolerance, orientation_tolerance):
             return CONVERGED, cost, iteration
         if iteration == max_iterations:
             break
+        history[iteration] = cost
+        if stall_iterations > 0 and iteration >= stall_iterations and cost > stall_ratio * history[iteration - stall_iterations]:
+            return NOT_CONVERGED, cost, iteration
         # Weighted residual and Jacobian: Jw = W^1/2 J, ew = W^1/2 e.
         for r in range(rows):
             e[r] *= sqrt_w[r]
@@ -383,4 +391,4 @@ def task_error(q, segments, joint_info, tip_table, targets, e):
         m_max = max(m_max, tip_table[k, 2])
     J = np.empty((0, q.shape[0]))
     return task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, np.empty((3, 3)), np.empty(3),
-                                   np.empty((m_max, 3)), np.empty((m_max, 3)), np.empty(3), False)
+                                   np.empty((m_max, 3)), np.empty((m_max, 3)), np.empty(3), np.empty((3, 3)), False)

@@ -77,6 +77,11 @@ class IkProblem:
     def dof(self) -> int:
         return len(self.variable_names)
 
+    @property
+    def middle(self) -> np.ndarray:
+        """The middle of every joint's range (0 for continuous joints)."""
+        return np.where(np.isfinite(self.lower + self.upper), (self.lower + self.upper) / 2, 0.0)
+
     def task_errors(self, q: np.ndarray, targets: np.ndarray) -> np.ndarray:
         """(t, 2): per tip, (position error [m], rotation error [rad]) on every axis, unweighted."""
         e = np.empty(6 * len(self.tip_links))
@@ -138,6 +143,8 @@ def kernel_settings(params: SolverParameters) -> np.ndarray:
     settings[kernels.S_MAX_STEP] = params.max_step
     settings[kernels.S_NULLSPACE_GAIN] = params.nullspace_gain
     settings[kernels.S_METHOD] = METHODS.index(params.method)
+    settings[kernels.S_STALL_ITERATIONS] = params.stall_iterations
+    settings[kernels.S_STALL_RATIO] = params.stall_ratio
     return settings
 
 
@@ -157,40 +164,53 @@ def wrap_near(q: np.ndarray, reference: np.ndarray, problem: IkProblem) -> np.nd
     return q
 
 
-def restart_pool(problem: IkProblem, random_seed: int, size: int = RESTART_POOL_SIZE) -> np.ndarray:
-    """(size, n) unit-cube samples; row i is the i-th random restart of every search (reproducible)."""
-    return np.random.default_rng(random_seed).random((size, problem.dof))
+@dataclass(frozen=True, eq=False)
+class SolverSetup:
+    """A problem with its parameters and everything derived from them once, ready for the kernels."""
+
+    problem: IkProblem
+    params: SolverParameters
+    weights: np.ndarray
+    settings: np.ndarray
+    joint_weights: np.ndarray
+    preferred: np.ndarray
+    #: (RESTART_POOL_SIZE, n) unit-cube samples; row i is the i-th random restart of every search.
+    restarts: np.ndarray
+
+    @classmethod
+    def build(cls, problem: IkProblem, params: SolverParameters) -> SolverSetup:
+        return cls(problem, params, task_weights(params, len(problem.tip_links)), kernel_settings(params),
+                   per_joint(params.joint_weights, np.ones(problem.dof), "joint_weights", problem),
+                   per_joint(params.preferred_posture, problem.middle, "preferred_posture", problem),
+                   np.random.default_rng(params.random_seed).random((RESTART_POOL_SIZE, problem.dof)))
 
 
 class IkSearch:
     """One IK query: targets, seed and settings; ``run`` searches until done or out of time."""
 
-    def __init__(self, problem: IkProblem, targets: np.ndarray, seed: np.ndarray, params: SolverParameters, *,
-                 timeout: float, restarts: np.ndarray, local_only: bool = False,
-                 consistency_limits: np.ndarray | None = None, locked: np.ndarray | None = None,
-                 is_valid: ValidityCallback | None = None, cost_function: Callable[[np.ndarray], float] | None = None,
-                 return_approximate: bool = False, collect_all: bool = False):
+    def __init__(self, solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, *, timeout: float,
+                 local_only: bool = False, consistency_limits: np.ndarray | None = None,
+                 locked: np.ndarray | None = None, is_valid: ValidityCallback | None = None,
+                 cost_function: Callable[[np.ndarray], float] | None = None, return_approximate: bool = False,
+                 collect_all: bool = False):
+        problem = solver.problem
         self.problem = problem
+        self.solver = solver
+        self.params = solver.params
         self.targets = np.ascontiguousarray(targets, dtype=float)
         self.seed = np.asarray(seed, dtype=float)
-        self.params = params
         self.timeout = timeout
-        self.restarts = restarts
         self.local_only = local_only
         self.is_valid = is_valid
         self.cost_function = cost_function
         self.return_approximate = return_approximate
         self.collect_all = collect_all
-        self.weights = task_weights(params, len(problem.tip_links))
-        self.settings = kernel_settings(params)
-        self.joint_weights = per_joint(params.joint_weights, np.ones(problem.dof), "joint_weights", problem)
-        middle = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
-        self.preferred = per_joint(params.preferred_posture, middle, "preferred_posture", problem)
-        lower, upper = problem.lower.copy(), problem.upper.copy()
+        lower, upper = problem.lower, problem.upper
         if consistency_limits is not None:
             lower = np.maximum(lower, self.seed - consistency_limits)
             upper = np.minimum(upper, self.seed + consistency_limits)
         if locked is not None and locked.any():
+            lower, upper = lower.copy(), upper.copy()
             lower[locked] = upper[locked] = np.clip(self.seed[locked], problem.lower[locked], problem.upper[locked])
         self.lower, self.upper = lower, upper
         # Restarts sample continuous joints within half a turn of the seed, others within their limits.
@@ -199,10 +219,11 @@ class IkSearch:
 
     def _starts(self, first: int, count: int) -> np.ndarray:
         """Restarts first .. first+count-1, scaled into the sampling box (the pool, then fresh draws)."""
-        if first + count <= len(self.restarts):
-            unit = self.restarts[first:first + count]
+        restarts = self.solver.restarts
+        if first + count <= len(restarts):
+            unit = restarts[first:first + count]
         else:
-            unit = np.random.default_rng((first, len(self.restarts))).random((count, self.problem.dof))
+            unit = np.random.default_rng((first, len(restarts))).random((count, self.problem.dof))
         return self.sample_lower + unit * (self.sample_upper - self.sample_lower)
 
     def run(self) -> SearchOutcome:
@@ -219,8 +240,8 @@ class IkSearch:
         q = np.empty(problem.dof)
         while True:
             index, cost, _ = kernels.multi_start_search(
-                starts, problem.segments, problem.joint_info, problem.tip_table, self.targets, self.weights,
-                self.lower, self.upper, self.joint_weights, self.preferred, self.settings, q)
+                starts, problem.segments, problem.joint_info, problem.tip_table, self.targets, self.solver.weights,
+                self.lower, self.upper, self.solver.joint_weights, self.solver.preferred, self.solver.settings, q)
             outcome.searches += len(starts) if index < 0 else index + 1
             if index >= 0:
                 kernels.wrap_near(q, self.seed, problem.is_revolute, self.lower, self.upper)
@@ -270,11 +291,11 @@ class IkSearch:
 
     def _reaches_target(self, q: np.ndarray) -> bool:
         return kernels.reaches_target(q, self.problem.segments, self.problem.joint_info, self.problem.tip_table,
-                                      self.targets, self.weights, self.lower, self.upper,
+                                      self.targets, self.solver.weights, self.lower, self.upper,
                                       self.params.position_threshold, self.params.orientation_threshold)
 
     def _approximate_ok(self, q: np.ndarray) -> bool:
-        errors = self.problem.weighted_errors(q, self.targets, self.weights)
+        errors = self.problem.weighted_errors(q, self.targets, self.solver.weights)
         return (bool(np.all(errors[:, 0] <= self.params.approximate_solution_position_threshold)
                      and np.all(errors[:, 1] <= self.params.approximate_solution_orientation_threshold))
                 and self._validity(q) == ErrorCode.SUCCESS)
@@ -292,9 +313,9 @@ class IkSearch:
             return float(self.cost_function(q))
         mode = self.params.solve_mode
         if mode == "distance":
-            return float(np.sum(self.joint_weights * (q - self.seed) ** 2))
+            return float(np.sum(self.solver.joint_weights * (q - self.seed) ** 2))
         if mode == "posture":
-            return float(np.sum(self.joint_weights * (q - self.preferred) ** 2))
+            return float(np.sum(self.solver.joint_weights * (q - self.solver.preferred) ** 2))
         if mode == "manipulability":
             J = self.problem.jacobian(q)
             return -math.sqrt(max(np.linalg.det(J @ J.T), 0.0)) if J.shape[0] <= J.shape[1] else \

@@ -59,7 +59,10 @@ SPECS: tuple[ParameterSpec, ...] = (
                   "(list in joint order, or empty for the middle of the limits)."),
     ParameterSpec("nullspace_gain", 0.0, "Gain of the null-space motion toward preferred_posture "
                   "(pseudo_inverse method only).", 0.0, 1.0),
-    ParameterSpec("max_iterations", 30, "Iterations of one local search before a random restart.", 1, 100000),
+    ParameterSpec("max_iterations", 50, "Iterations of one local search before a random restart.", 1, 100000),
+    ParameterSpec("stall_iterations", 3, "A local search is abandoned for a random restart when its error has not "
+                  "fallen below stall_ratio times its value this many iterations earlier (0: never).", 0, 100000),
+    ParameterSpec("stall_ratio", 0.5, "See stall_iterations.", 0.0, 1.0),
     ParameterSpec("damping", 1e-6, "Constant part of the Levenberg-Marquardt damping (added to the error term).",
                   0.0, 1e3),
     ParameterSpec("max_step", 1.0, "Largest joint change in one iteration [rad or m].", 1e-6, 100.0),

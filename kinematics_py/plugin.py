@@ -20,15 +20,7 @@ import numpy as np
 from . import ik_kernels as kernels
 from .error_codes import DiscretizationMethod, ErrorCode
 from .exceptions import KinematicsError
-from .ik_solver import (
-    IkProblem,
-    IkSearch,
-    SearchOutcome,
-    kernel_settings,
-    per_joint,
-    restart_pool,
-    task_weights,
-)
+from .ik_solver import IkProblem, IkSearch, SearchOutcome, SolverSetup
 from .parameters import SolverParameters
 from .poses import Pose, PoseError, transform_from_any_pose, transforms_from_poses
 from .robot_model import RobotModel
@@ -69,9 +61,7 @@ class _Setup:
     group_name: str
     base_frame: str
     tip_frames: tuple[str, ...]
-    problem: IkProblem
-    params: SolverParameters
-    restarts: np.ndarray
+    solver: SolverSetup
     redundant_joints: tuple[int, ...] = ()
 
 
@@ -106,11 +96,11 @@ class KinematicsPlugin:
             return False
         _warm_up(setup)
         self._setup = setup
-        self._default_timeout = setup.params.kinematics_solver_timeout
+        self._default_timeout = setup.solver.params.kinematics_solver_timeout
         self._search_discretization = search_discretization
         self.last_error = ""
         _log.info("group %r: base %r, tips %s, joints %s, parameters %s", setup.group_name, setup.base_frame,
-                  list(setup.tip_frames), list(setup.problem.variable_names), setup.params)
+                  list(setup.tip_frames), list(setup.solver.problem.variable_names), setup.solver.params)
         return True
 
     def _build_setup(self, robot_description, group_name, base_frame, tip_frames, srdf_text, parameters) -> _Setup:
@@ -134,10 +124,7 @@ class KinematicsPlugin:
         if problem.dof == 0:
             raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
         params = SolverParameters.from_dict(parameters)
-        per_joint(params.joint_weights, np.ones(problem.dof), "joint_weights", problem)
-        per_joint(params.preferred_posture, np.zeros(problem.dof), "preferred_posture", problem)
-        return _Setup(model, group_name, base_frame, tuple(tips), problem, params,
-                      restart_pool(problem, params.random_seed))
+        return _Setup(model, group_name, base_frame, tuple(tips), SolverSetup.build(problem, params))
 
     def _require_setup(self) -> _Setup:
         setup = self._setup
@@ -159,11 +146,11 @@ class KinematicsPlugin:
         return list(self._require_setup().tip_frames)
 
     def getJointNames(self) -> list[str]:
-        return list(self._require_setup().problem.variable_names)
+        return list(self._require_setup().solver.problem.variable_names)
 
     def getLinkNames(self) -> list[str]:
         setup = self._require_setup()
-        links = {joint.child for chain in setup.problem.chains
+        links = {joint.child for chain in setup.solver.problem.chains
                  for joint in setup.model.joint_path(setup.base_frame, chain.tip_link)}
         return [link for link in setup.model.link_names if link in links]
 
@@ -181,7 +168,7 @@ class KinematicsPlugin:
     def setRedundantJoints(self, redundant_joints: Sequence[int | str]) -> bool:
         """Declare redundant joints by index or name; False (and nothing changed) if one is unknown."""
         setup = self._require_setup()
-        names = setup.problem.variable_names
+        names = setup.solver.problem.variable_names
         indices = []
         for joint in redundant_joints:
             if isinstance(joint, str) and joint in names:
@@ -216,7 +203,7 @@ class KinematicsPlugin:
 
     @property
     def parameters(self) -> SolverParameters:
-        return self._require_setup().params
+        return self._require_setup().solver.params
 
     @property
     def robot_model(self) -> RobotModel:
@@ -233,7 +220,7 @@ class KinematicsPlugin:
         except (_RequestError, KinematicsError) as error:
             _log.error("getPositionFK: %s", error)
             return False, []
-        poses = setup.model.link_poses(dict(zip(setup.problem.variable_names, q)))
+        poses = setup.model.link_poses(dict(zip(setup.solver.problem.variable_names, q)))
         T_base_root = invert_transform(poses[setup.base_frame])
         return True, [Pose.from_transform(T_base_root @ poses[link]) for link in link_names]
 
@@ -282,7 +269,7 @@ class KinematicsPlugin:
             def cost(q):
                 return cost_function(ik_pose, [float(v) for v in q])
 
-        locked = np.zeros(setup.problem.dof, dtype=bool)
+        locked = np.zeros(setup.solver.problem.dof, dtype=bool)
         if options.lock_redundant_joints:
             locked[list(setup.redundant_joints)] = True
         search_args = dict(timeout=timeout, local_only=local_only, consistency_limits=limits, is_valid=is_valid,
@@ -291,18 +278,16 @@ class KinematicsPlugin:
             outcome = self._discretized_search(setup, targets, q_seed, locked, options.discretization_method,
                                                search_args)
         else:
-            outcome = IkSearch(setup.problem, targets, q_seed, setup.params, restarts=setup.restarts, locked=locked,
-                               **search_args).run()
+            outcome = IkSearch(setup.solver, targets, q_seed, locked=locked, **search_args).run()
         return _result(outcome)
 
     def _discretized_search(self, setup: _Setup, targets, q_seed, locked, method, search_args) -> SearchOutcome:
         """All distinct solutions: redundant joints stepped (or sampled), the others solved for each value."""
-        problem = setup.problem
+        problem = setup.solver.problem
         redundant = [i for i in setup.redundant_joints if not locked[i]]
-        rng = np.random.default_rng(setup.params.random_seed)
+        rng = np.random.default_rng(setup.solver.params.random_seed)
         if not redundant:
-            return IkSearch(problem, targets, q_seed, setup.params, restarts=setup.restarts, locked=locked,
-                            collect_all=True,
+            return IkSearch(setup.solver, targets, q_seed, locked=locked, collect_all=True,
                             **search_args).run()
         discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)
         grids = []
@@ -320,8 +305,7 @@ class KinematicsPlugin:
             seed[redundant] = values
             fixed = locked.copy()
             fixed[redundant] = True
-            outcome = IkSearch(problem, targets, seed, setup.params, restarts=setup.restarts, locked=fixed,
-                               collect_all=True,
+            outcome = IkSearch(setup.solver, targets, seed, locked=fixed, collect_all=True,
                                **{**search_args, "timeout": budget}).run()
             merged.searches += outcome.searches
             merged.reached += outcome.reached
@@ -357,9 +341,8 @@ class KinematicsPlugin:
             count = len(T) // tips
             targets = T.reshape(count, tips, 4, 4)
             bad_targets = {i // tips: reason for i, reason in bad.items()}
-            problem = setup.problem
-            middle = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
-            seeds = np.tile(middle, (count, 1))
+            problem = setup.solver.problem
+            seeds = np.tile(setup.solver.problem.middle, (count, 1))
             if ik_seed_states is not None:
                 seeds = np.array(ik_seed_states, dtype=float)
                 if seeds.shape != (count, problem.dof) or not np.isfinite(seeds).all():
@@ -384,20 +367,19 @@ class KinematicsPlugin:
         return results
 
     def _batch_kernel(self, setup: _Setup, targets: np.ndarray, seeds: np.ndarray, max_starts: int):
-        problem = setup.problem
+        problem = setup.solver.problem
         sample_lower = np.where(np.isfinite(problem.lower), problem.lower, -math.pi)
         sample_upper = np.where(np.isfinite(problem.upper), problem.upper, math.pi)
-        pool = sample_lower + setup.restarts * (sample_upper - sample_lower)
+        pool = sample_lower + setup.solver.restarts * (sample_upper - sample_lower)
         count = len(targets)
         solutions = np.empty((count, problem.dof))
         found = np.zeros(count, dtype=np.bool_)
         costs = np.empty(count)
-        joint_weights = per_joint(setup.params.joint_weights, np.ones(problem.dof), "joint_weights", problem)
         with _BATCH_LOCK:
             kernels.batch_search(np.ascontiguousarray(targets), np.ascontiguousarray(seeds, dtype=float), pool,
                                  problem.segments, problem.joint_info, problem.tip_table,
-                                 task_weights(setup.params, len(setup.tip_frames)), problem.lower, problem.upper,
-                                 joint_weights, problem.is_revolute, kernel_settings(setup.params), max_starts,
+                                 setup.solver.weights, problem.lower, problem.upper, setup.solver.joint_weights,
+                                 problem.is_revolute, setup.solver.settings, max_starts,
                                  solutions, found, costs)
         return solutions, found
 
@@ -418,7 +400,7 @@ class KinematicsPlugin:
 
     @staticmethod
     def _joint_vector(setup: _Setup, values, what: str) -> np.ndarray:
-        names = setup.problem.variable_names
+        names = setup.solver.problem.variable_names
         try:
             q = np.asarray(values, dtype=float)
         except (TypeError, ValueError):
@@ -445,11 +427,11 @@ class KinematicsPlugin:
 
 def _warm_up(setup: _Setup) -> None:
     """Load the compiled search (numba's on-disk cache) now, so the first request does not pay for it."""
-    problem = setup.problem
-    q = np.where(np.isfinite(problem.lower + problem.upper), (problem.lower + problem.upper) / 2, 0.0)
+    problem = setup.solver.problem
+    q = setup.solver.problem.middle
     targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
                         for chain in problem.chains])
-    IkSearch(problem, targets, q, setup.params, timeout=0.0, restarts=setup.restarts, local_only=True).run()
+    IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
 
 
 class _RequestError(Exception):

@@ -8,6 +8,8 @@ Conventions used everywhere in kinematics_py:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -49,24 +51,33 @@ def transform_from_xyz_rpy(xyz, rpy) -> np.ndarray:
     return make_transform(rotation_from_rpy(*rpy), xyz)
 
 
+def _quaternion_matrix_rows(x, y, z, w):
+    """Rows of the rotation matrix of a unit quaternion; works on floats and on arrays alike."""
+    return (
+        (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+        (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+        (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)),
+    )
+
+
 def rotation_from_quaternion(quaternion_xyzw) -> np.ndarray:
     """3x3 rotation from a quaternion (x, y, z, w); the quaternion is normalised first."""
-    return rotations_from_quaternions(np.asarray(quaternion_xyzw, dtype=float).reshape(1, 4))[0]
+    x, y, z, w = (float(v) for v in quaternion_xyzw)
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if not math.isfinite(norm) or norm < 1e-12:
+        raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite norm)")
+    return np.array(_quaternion_matrix_rows(x / norm, y / norm, z / norm, w / norm))
 
 
 def rotations_from_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
     """(N, 3, 3) rotations from (N, 4) quaternions (x, y, z, w), each normalised first."""
     q = np.asarray(quaternions_xyzw, dtype=float)
     norms = np.linalg.norm(q, axis=1)
-    if not np.all(np.isfinite(norms) & (norms >= 1e-12)):
-        bad = q[~(np.isfinite(norms) & (norms >= 1e-12))][0]
-        raise ValueError(f"quaternion {tuple(bad)} has no orientation (zero or non-finite norm)")
-    x, y, z, w = (q / norms[:, None]).T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
-    ], axis=1)
+    usable = np.isfinite(norms) & (norms >= 1e-12)
+    if not usable.all():
+        raise ValueError(f"quaternion {tuple(q[~usable][0])} has no orientation (zero or non-finite norm)")
+    rows = _quaternion_matrix_rows(*(q / norms[:, None]).T)
+    return np.stack([np.stack(row, axis=-1) for row in rows], axis=1)
 
 
 def quaternion_from_rotation(rotation: np.ndarray) -> np.ndarray:
