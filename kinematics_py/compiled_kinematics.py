@@ -23,7 +23,7 @@ PRISMATIC = 2
 SEGMENT_WIDTH = 17
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _rotation_about_axis(ax, ay, az, angle, out):
     c = np.cos(angle)
     s = np.sin(angle)
@@ -39,7 +39,7 @@ def _rotation_about_axis(ax, ay, az, angle, out):
     out[2, 2] = c + az * az * v
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _apply_fixed(R, p, row, scratch):
     """R, p <- (R, p) composed with the fixed transform stored in ``row``."""
     for i in range(3):
@@ -55,7 +55,7 @@ def _apply_fixed(R, p, row, scratch):
             R[i, j] = scratch[i, j]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _apply_rotation(R, local, scratch):
     for i in range(3):
         a0 = R[i, 0]
@@ -68,7 +68,7 @@ def _apply_rotation(R, local, scratch):
             R[i, j] = scratch[i, j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_pose(q, segments, joint_info, R, p, axes_world, origins_world):
     """Pose of the tip (R, p written in place) and, per joint, its world axis and origin.
 
@@ -104,7 +104,7 @@ def chain_pose(q, segments, joint_info, R, p, axes_world, origins_world):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_world, J):
     """Geometric Jacobian (6, n), rows (v, w), reference point ``p`` (the tip), base frame."""
     J[:, :] = 0.0
@@ -130,7 +130,7 @@ def chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_wor
             J[2, col] += s * wz
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_kinematics_batch(Q, segments, joint_info, T_out):
     """T_out[b] = T_base_tip(Q[b]) for every row of Q (shape (B, n)); False if any value is not finite."""
     m = joint_info.shape[0]
@@ -151,7 +151,7 @@ def forward_kinematics_batch(Q, segments, joint_info, T_out):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_kinematics_and_jacobian_batch(Q, segments, joint_info, T_out, J_out):
     """As forward_kinematics_batch, and J_out[b] (6, n) the geometric Jacobian at Q[b]."""
     m = joint_info.shape[0]

@@ -43,7 +43,7 @@ NOT_CONVERGED = 0
 NON_FINITE = -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _rotation_vector(R, out):
     """out <- log(R) as a rotation vector (axis * angle)."""
     cos_angle = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) * 0.5
@@ -86,7 +86,7 @@ def _rotation_vector(R, out):
 
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R, p, axes_world, origins_world,
                             rot_error, R_error, want_jacobian):
     """Fill e (6t,) and, if asked, J (6t, n). Returns False if q has a non-finite value."""
@@ -123,7 +123,7 @@ def task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _within_tolerance(e, weights, position_tolerance, orientation_tolerance):
     """Every tip's weighted position and rotation errors (norms over the weighted axes) are within tolerance."""
     for k in range(weights.shape[0]):
@@ -140,7 +140,7 @@ def _within_tolerance(e, weights, position_tolerance, orientation_tolerance):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _cost(e, weights):
     total = 0.0
     for k in range(weights.shape[0]):
@@ -149,7 +149,7 @@ def _cost(e, weights):
     return 0.5 * total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cholesky_solve(A, b, out):
     """Solve A x = b for symmetric positive definite A (n, n), overwriting A; False if not SPD."""
     n = A.shape[0]
@@ -179,7 +179,7 @@ def _cholesky_solve(A, b, out):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper, joint_weights,
                  preferred, settings):
     """Iterate from ``q`` (modified in place, kept within [lower, upper]) until the pose is reached.
@@ -303,7 +303,7 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
     return NOT_CONVERGED, cost, max_iterations
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def multi_start_search(starts, segments, joint_info, tip_table, targets, weights, lower, upper, joint_weights,
                        preferred, settings, q_out):
     """Local searches from each row of ``starts`` in turn until one converges.
@@ -330,7 +330,7 @@ def multi_start_search(starts, segments, joint_info, tip_table, targets, weights
     return -1, best_cost, total_iterations
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def wrap_near(q, reference, is_revolute, lower, upper):
     """Shift revolute joints of q (in place) by whole turns to lie nearest ``reference`` within the limits."""
     two_pi = 2.0 * np.pi
@@ -345,7 +345,7 @@ def wrap_near(q, reference, is_revolute, lower, upper):
                 break
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reaches_target(q, segments, joint_info, tip_table, targets, weights, lower, upper, position_tolerance,
                    orientation_tolerance):
     """q is finite, inside [lower, upper] and within tolerance of every target on the weighted axes."""
@@ -383,7 +383,7 @@ def batch_search(all_targets, seeds, restart_pool, segments, joint_info, tip_tab
         costs[b] = cost
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def task_error(q, segments, joint_info, tip_table, targets, e):
     """Fill e (6t,) with the task error at q (no Jacobian). Returns False if q is not finite."""
     m_max = 1
