@@ -166,7 +166,7 @@ def pytest_report_header(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if exitstatus == 0:
+    if exitstatus == 0 or not any(RUN_DIR.rglob("*")):
         shutil.rmtree(RUN_DIR, ignore_errors=True)
 
 
