@@ -229,13 +229,15 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
         if iteration == max_iterations:
             break
         history[iteration] = cost
-        if stall_iterations > 0 and iteration >= stall_iterations and cost > stall_ratio * history[iteration - stall_iterations]:
+        if (stall_iterations > 0 and iteration >= stall_iterations
+                and cost > stall_ratio * history[iteration - stall_iterations]):
             return NOT_CONVERGED, cost, iteration
-        # Weighted residual and Jacobian: Jw = W^1/2 J, ew = W^1/2 e.
+        # Weighted residual and Jacobian: Jw = W^1/2 J, ew = W^1/2 e. A joint whose range is empty
+        # (locked) gets a zero column, so the step leaves it alone instead of being clipped away.
         for r in range(rows):
             e[r] *= sqrt_w[r]
             for c in range(n):
-                J[r, c] *= sqrt_w[r]
+                J[r, c] = J[r, c] * sqrt_w[r] if upper[c] > lower[c] else 0.0
         if method == METHOD_LEVENBERG_MARQUARDT:
             lam = cost + damping
             for i in range(n):

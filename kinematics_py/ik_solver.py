@@ -22,6 +22,8 @@ DISTINCT_SOLUTION_TOLERANCE = 1e-3
 STARTS_PER_CALL = 8
 #: Slack on joint limits when verifying a solution [rad or m].
 LIMIT_TOLERANCE = 1e-9
+#: Iterations of one Jacobian-transpose search at least (it converges linearly, not quadratically).
+JACOBIAN_TRANSPOSE_MIN_ITERATIONS = 20000
 #: Random restarts drawn once per solver; a search that needs more draws them afresh.
 RESTART_POOL_SIZE = 4096
 
@@ -80,7 +82,10 @@ class IkProblem:
     @property
     def middle(self) -> np.ndarray:
         """The middle of every joint's range (0 for continuous joints)."""
-        return np.where(np.isfinite(self.lower + self.upper), (self.lower + self.upper) / 2, 0.0)
+        bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
+        middle = np.zeros(self.dof)
+        middle[bounded] = (self.lower[bounded] + self.upper[bounded]) / 2
+        return middle
 
     def task_errors(self, q: np.ndarray, targets: np.ndarray) -> np.ndarray:
         """(t, 2): per tip, (position error [m], rotation error [rad]) on every axis, unweighted."""
@@ -135,15 +140,19 @@ def task_weights(params: SolverParameters, tips: int) -> np.ndarray:
 
 
 def kernel_settings(params: SolverParameters) -> np.ndarray:
+    """The kernels' settings vector. The Jacobian transpose converges linearly, so its searches run at
+    least JACOBIAN_TRANSPOSE_MIN_ITERATIONS iterations and are never cut short as stalled."""
+    transpose = params.method == "jacobian_transpose"
     settings = np.zeros(kernels.SETTINGS_SIZE)
-    settings[kernels.S_MAX_ITERATIONS] = params.max_iterations
+    settings[kernels.S_MAX_ITERATIONS] = max(params.max_iterations, JACOBIAN_TRANSPOSE_MIN_ITERATIONS) \
+        if transpose else params.max_iterations
     settings[kernels.S_POSITION_TOLERANCE] = params.position_threshold
     settings[kernels.S_ORIENTATION_TOLERANCE] = params.orientation_threshold
     settings[kernels.S_DAMPING] = params.damping
     settings[kernels.S_MAX_STEP] = params.max_step
     settings[kernels.S_NULLSPACE_GAIN] = params.nullspace_gain
     settings[kernels.S_METHOD] = METHODS.index(params.method)
-    settings[kernels.S_STALL_ITERATIONS] = params.stall_iterations
+    settings[kernels.S_STALL_ITERATIONS] = 0 if transpose else params.stall_iterations
     settings[kernels.S_STALL_RATIO] = params.stall_ratio
     return settings
 

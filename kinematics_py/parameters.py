@@ -42,7 +42,8 @@ SPECS: tuple[ParameterSpec, ...] = (
                   "manipulable; posture: closest to preferred_posture (keeps its elbow/wrist branch). "
                   "TRAC-IK's solve_type names are accepted.", choices=SOLVE_MODES),
     ParameterSpec("method", "levenberg_marquardt", "Local step: damped least squares (Levenberg-Marquardt), "
-                  "SVD pseudo-inverse (with null-space posture optimisation), or Jacobian transpose.",
+                  "SVD pseudo-inverse (with null-space posture optimisation), or Jacobian transpose (slow: "
+                  "at least 20000 iterations per search, no stall detection).",
                   choices=METHODS),
     ParameterSpec("position_threshold", 1e-5, "Largest accepted position error [m].", 1e-12, 1.0),
     ParameterSpec("orientation_threshold", 1e-5, "Largest accepted rotation error [rad].", 1e-12, math.pi),

@@ -97,6 +97,8 @@ class KinematicsPlugin:
         _warm_up(setup)
         self._setup = setup
         self._default_timeout = setup.solver.params.kinematics_solver_timeout
+        if "kinematics_solver_search_resolution" in (parameters or {}):
+            search_discretization = setup.solver.params.kinematics_solver_search_resolution
         self._search_discretization = search_discretization
         self.last_error = ""
         _log.info("group %r: base %r, tips %s, joints %s, parameters %s", setup.group_name, setup.base_frame,
@@ -434,7 +436,9 @@ def _warm_up(setup: _Setup) -> None:
     IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
 
 
-class _RequestError(Exception):
+class _RequestError(KinematicsError):
+    """A request that cannot be served; carries the MoveIt error code to answer with."""
+
     def __init__(self, code: ErrorCode, message: str):
         super().__init__(message)
         self.code = code
