@@ -15,6 +15,7 @@ from .exceptions import (
     UrdfError,
 )
 from .error_codes import DiscretizationMethod, ErrorCode, KinematicError
+from .ik_solver import Verdict
 from .parameters import ParameterError, SolverParameters
 from .plugin import IKResult, KinematicsPlugin, KinematicsQueryOptions
 from .poses import Pose
@@ -44,4 +45,5 @@ __all__ = [
     "UnknownJointError",
     "UnknownLinkError",
     "UrdfError",
+    "Verdict",
 ]

@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,8 +28,15 @@ JACOBIAN_TRANSPOSE_MIN_ITERATIONS = 20000
 #: Random restarts drawn once per solver; a search that needs more draws them afresh.
 RESTART_POOL_SIZE = 4096
 
-#: validity callback: q -> True/False or an ErrorCode (SUCCESS accepts).
-ValidityCallback = Callable[[np.ndarray], "bool | ErrorCode"]
+class Verdict(NamedTuple):
+    """A validity check's answer with its reason, e.g. (GOAL_IN_COLLISION, "panda_link7 touches table")."""
+
+    error_code: ErrorCode
+    reason: str = ""
+
+
+#: validity callback: q -> True/False, an ErrorCode (SUCCESS accepts) or a Verdict.
+ValidityCallback = Callable[[np.ndarray], "bool | ErrorCode | Verdict"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,7 +265,7 @@ class IkSearch:
                 if self._reaches_target(q):
                     outcome.reached += 1
                     verdict = self._validity(q)
-                    if verdict == ErrorCode.SUCCESS:
+                    if verdict.error_code == ErrorCode.SUCCESS:
                         if not any(np.max(np.abs(q - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
                             outcome.solutions.append(q.copy())
                         if not wants_more or len(outcome.solutions) >= self.params.solutions_to_compare:
@@ -307,15 +315,17 @@ class IkSearch:
         errors = self.problem.weighted_errors(q, self.targets, self.solver.weights)
         return (bool(np.all(errors[:, 0] <= self.params.approximate_solution_position_threshold)
                      and np.all(errors[:, 1] <= self.params.approximate_solution_orientation_threshold))
-                and self._validity(q) == ErrorCode.SUCCESS)
+                and self._validity(q).error_code == ErrorCode.SUCCESS)
 
-    def _validity(self, q: np.ndarray) -> ErrorCode:
+    def _validity(self, q: np.ndarray) -> Verdict:
         if self.is_valid is None:
-            return ErrorCode.SUCCESS
+            return Verdict(ErrorCode.SUCCESS)
         verdict = self.is_valid(q)
+        if isinstance(verdict, Verdict):
+            return verdict
         if isinstance(verdict, (bool, np.bool_)):
-            return ErrorCode.SUCCESS if verdict else ErrorCode.NO_IK_SOLUTION
-        return ErrorCode(int(verdict))
+            return Verdict(ErrorCode.SUCCESS if verdict else ErrorCode.NO_IK_SOLUTION)
+        return Verdict(ErrorCode(int(verdict)))
 
     def _preference_cost(self, q: np.ndarray) -> float:
         if self.cost_function is not None:
@@ -334,9 +344,10 @@ class IkSearch:
     def _failure(self, outcome: SearchOutcome, best_candidate, last_rejection) -> tuple[ErrorCode, str]:
         budget = "one local search from the seed" if self.local_only else f"{self.timeout * 1e3:.1f} ms"
         if outcome.rejected:
-            code = last_rejection if last_rejection not in (None, ErrorCode.SUCCESS) else ErrorCode.NO_IK_SOLUTION
+            code = last_rejection.error_code
+            reason = f": {last_rejection.reason}" if last_rejection.reason else ""
             return code, (f"{outcome.reached} solution(s) reached the pose within {budget} but the validity "
-                          f"check rejected all of them (last verdict: {ErrorCode(code).name})")
+                          f"check rejected all of them (last verdict: {code.name}{reason})")
         detail = ""
         if best_candidate is not None:
             errors = self.problem.task_errors(best_candidate, self.targets).max(axis=0)
