@@ -319,7 +319,8 @@ def plot(results, args, settings, path: Path) -> None:
             xs.append(x - 0.4 + width * (n + 0.5))
             medians.append(record.median_ms())
             p95s.append(record.p95_ms())
-            labels.append(f"{record.success_percent():.0f}%")
+            success = record.success_percent()
+            labels.append("100%" if success == 100.0 else f"{min(success, 99.9):.1f}%")
         if not xs:
             continue
         bars = axes.bar(xs, medians, width, label=SOLVERS[key].label)
