@@ -200,7 +200,10 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
     rot_error = np.empty(3)
     R_error = np.empty((3, 3))
     A = np.empty((n, n))
+    JtJ = np.empty((n, n))
     g = np.empty(n)
+    rhs = np.empty(n)
+    blocked = np.zeros(n, dtype=np.bool_)
     dq = np.empty(n)
     sqrt_w = np.empty(rows)
     for k in range(tip_table.shape[0]):
@@ -239,6 +242,8 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
             for c in range(n):
                 J[r, c] = J[r, c] * sqrt_w[r] if upper[c] > lower[c] else 0.0
         if method == METHOD_LEVENBERG_MARQUARDT:
+            # J^T W J and J^T W e once; then solve with the joints held at a bound they are pushed
+            # against removed from the step (a small active set), so the others compensate.
             lam = cost + damping
             for i in range(n):
                 s = 0.0
@@ -249,11 +254,25 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
                     s = 0.0
                     for r in range(rows):
                         s += J[r, i] * J[r, j]
-                    A[i, j] = s
-                    A[j, i] = s
-                A[i, i] += lam / joint_weights[i]
-            if not _cholesky_solve(A, g, dq):
-                return NON_FINITE, cost, iteration
+                    JtJ[i, j] = s
+                    JtJ[j, i] = s
+            for i in range(n):
+                blocked[i] = not upper[i] > lower[i]
+            for _ in range(n + 1):
+                for i in range(n):
+                    for j in range(n):
+                        A[i, j] = 0.0 if blocked[i] or blocked[j] else JtJ[i, j]
+                    A[i, i] += lam / joint_weights[i]
+                    rhs[i] = 0.0 if blocked[i] else g[i]
+                if not _cholesky_solve(A, rhs, dq):
+                    return NON_FINITE, cost, iteration
+                newly_blocked = False
+                for i in range(n):
+                    if not blocked[i] and ((q[i] <= lower[i] and dq[i] < 0.0) or (q[i] >= upper[i] and dq[i] > 0.0)):
+                        blocked[i] = True
+                        newly_blocked = True
+                if not newly_blocked:
+                    break
         elif method == METHOD_PSEUDO_INVERSE:
             Js = J.copy()
             for c in range(n):
@@ -306,30 +325,44 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
 
 
 @njit(cache=True, nogil=True)
-def multi_start_search(starts, segments, joint_info, tip_table, targets, weights, lower, upper, joint_weights,
-                       preferred, settings, q_out):
-    """Local searches from each row of ``starts`` in turn until one converges.
+def multi_start_search(seed, use_seed, unit_starts, first, count, sample_lower, sample_upper, segments, joint_info,
+                       tip_table, targets, weights, lower, upper, joint_weights, preferred, is_revolute, settings,
+                       q_out):
+    """Local searches from ``seed`` (if ``use_seed``), then from rows first, first+1, ... (``count`` of them,
+    modulo the pool) of ``unit_starts`` scaled into [sample_lower, sample_upper], until one converges.
 
-    Returns (index of the converging start or -1, cost, total iterations); q_out holds the converged
-    configuration, or the lowest-cost one found when none converged.
+    A converged configuration is wrapped near the seed and verified before it is accepted.
+    Returns (starts used, found, cost, total iterations): with ``found``, q_out holds the verified
+    solution; otherwise the lowest-cost configuration reached.
     """
-    n = starts.shape[1]
+    n = seed.shape[0]
+    pool_size = unit_starts.shape[0]
     q = np.empty(n)
     best_cost = np.inf
     total_iterations = 0
-    for s in range(starts.shape[0]):
-        for i in range(n):
-            q[i] = min(upper[i], max(lower[i], starts[s, i]))
+    offset = 1 if use_seed else 0
+    for s in range(count + offset):
+        if s < offset:
+            for i in range(n):
+                q[i] = min(upper[i], max(lower[i], seed[i]))
+        else:
+            row = unit_starts[(first + s - offset) % pool_size]
+            for i in range(n):
+                value = sample_lower[i] + row[i] * (sample_upper[i] - sample_lower[i])
+                q[i] = min(upper[i], max(lower[i], value))
         status, cost, iterations = local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper,
                                                 joint_weights, preferred, settings)
         total_iterations += iterations
         if status == CONVERGED:
-            q_out[:] = q
-            return s, cost, total_iterations
-        if status == NOT_CONVERGED and cost < best_cost:
+            wrap_near(q, seed, is_revolute, lower, upper)
+            if reaches_target(q, segments, joint_info, tip_table, targets, weights, lower, upper,
+                              settings[S_POSITION_TOLERANCE], settings[S_ORIENTATION_TOLERANCE]):
+                q_out[:] = q
+                return s + 1, True, cost, total_iterations
+        if status != NON_FINITE and cost < best_cost:
             best_cost = cost
             q_out[:] = q
-    return -1, best_cost, total_iterations
+    return count + offset, False, best_cost, total_iterations
 
 
 @njit(cache=True, nogil=True)
@@ -361,28 +394,19 @@ def reaches_target(q, segments, joint_info, tip_table, targets, weights, lower, 
 
 
 @njit(cache=True, parallel=True)
-def batch_search(all_targets, seeds, restart_pool, segments, joint_info, tip_table, weights, lower, upper,
-                 joint_weights, is_revolute, settings, max_starts, q_out, found, costs):
+def batch_search(all_targets, seeds, unit_starts, sample_lower, sample_upper, segments, joint_info, tip_table,
+                 weights, lower, upper, joint_weights, is_revolute, settings, max_starts, q_out, found, costs):
     """One multi-start search per target set (all_targets (B, t, 4, 4)), spread over the CPU cores.
 
-    Each search starts from seeds[b] and then from restart_pool rows taken from a pose-dependent offset,
-    at most ``max_starts`` starts in all. Solutions are wrapped near their seed and verified
-    (``found[b]``) before return.
+    Each search starts from seeds[b], then from up to ``max_starts - 1`` pool rows beginning at a
+    pose-dependent offset. ``found[b]`` marks verified solutions (wrapped near their seed).
     """
-    pool_size = restart_pool.shape[0]
-    n = seeds.shape[1]
+    pool_size = unit_starts.shape[0]
     for b in prange(all_targets.shape[0]):
-        starts = np.empty((max_starts, n))
-        starts[0] = seeds[b]
-        for s in range(1, max_starts):
-            starts[s] = restart_pool[(b * 7919 + s) % pool_size]
-        index, cost, _ = multi_start_search(starts, segments, joint_info, tip_table, all_targets[b], weights, lower,
-                                            upper, joint_weights, seeds[b], settings, q_out[b])
-        wrap_near(q_out[b], seeds[b], is_revolute, lower, upper)
-        found[b] = index >= 0 and reaches_target(q_out[b], segments, joint_info, tip_table, all_targets[b], weights,
-                                                 lower, upper, settings[S_POSITION_TOLERANCE],
-                                                 settings[S_ORIENTATION_TOLERANCE])
-        costs[b] = cost
+        _, found[b], costs[b], _ = multi_start_search(
+            seeds[b], True, unit_starts, (b * 7919) % pool_size, max_starts - 1, sample_lower, sample_upper,
+            segments, joint_info, tip_table, all_targets[b], weights, lower, upper, joint_weights, seeds[b],
+            is_revolute, settings, q_out[b])
 
 
 @njit(cache=True, nogil=True)

@@ -19,7 +19,7 @@ from .robot_model import RobotModel
 
 #: Two solutions closer than this in every joint [rad or m] count as the same solution.
 DISTINCT_SOLUTION_TOLERANCE = 1e-3
-#: Random starts tried per compiled call between two clock checks.
+#: Random starts tried per compiled call between two clock checks (the first call also tries the seed).
 STARTS_PER_CALL = 8
 #: Slack on joint limits when verifying a solution [rad or m].
 LIMIT_TOLERANCE = 1e-9
@@ -231,17 +231,11 @@ class IkSearch:
             lower[locked] = upper[locked] = np.clip(self.seed[locked], problem.lower[locked], problem.upper[locked])
         self.lower, self.upper = lower, upper
         # Restarts sample continuous joints within half a turn of the seed, others within their limits.
-        self.sample_lower = np.where(np.isfinite(lower), lower, self.seed - math.pi)
-        self.sample_upper = np.where(np.isfinite(upper), upper, self.seed + math.pi)
-
-    def _starts(self, first: int, count: int) -> np.ndarray:
-        """Restarts first .. first+count-1, scaled into the sampling box (the pool, then fresh draws)."""
-        restarts = self.solver.restarts
-        if first + count <= len(restarts):
-            unit = restarts[first:first + count]
+        if problem.is_continuous.any():
+            self.sample_lower = np.where(np.isfinite(lower), lower, self.seed - math.pi)
+            self.sample_upper = np.where(np.isfinite(upper), upper, self.seed + math.pi)
         else:
-            unit = np.random.default_rng((first, len(restarts))).random((count, self.problem.dof))
-        return self.sample_lower + unit * (self.sample_upper - self.sample_lower)
+            self.sample_lower, self.sample_upper = lower, upper
 
     def run(self) -> SearchOutcome:
         started = time.perf_counter()
@@ -250,41 +244,38 @@ class IkSearch:
         wants_more = self.collect_all or self.cost_function is not None or self.params.solve_mode != "speed"
         best_candidate, best_cost = None, math.inf
         last_rejection = None
-        problem = self.problem
-        starts = self.seed.reshape(1, -1) if self.local_only else \
-            np.vstack([self.seed, self._starts(0, STARTS_PER_CALL - 1)])
-        used = len(starts) - 1
+        problem, solver = self.problem, self.solver
+        pool, next_restart, pool_block = solver.restarts, 0, 0
+        use_seed, count = True, 0 if self.local_only else STARTS_PER_CALL - 1
         q = np.empty(problem.dof)
         while True:
-            index, cost, _ = kernels.multi_start_search(
-                starts, problem.segments, problem.joint_info, problem.tip_table, self.targets, self.solver.weights,
-                self.lower, self.upper, self.solver.joint_weights, self.solver.preferred, self.solver.settings, q)
-            outcome.searches += len(starts) if index < 0 else index + 1
-            if index >= 0:
-                kernels.wrap_near(q, self.seed, problem.is_revolute, self.lower, self.upper)
-                if self._reaches_target(q):
-                    outcome.reached += 1
-                    verdict = self._validity(q)
-                    if verdict.error_code == ErrorCode.SUCCESS:
-                        if not any(np.max(np.abs(q - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
-                            outcome.solutions.append(q.copy())
-                        if not wants_more or len(outcome.solutions) >= self.params.solutions_to_compare:
-                            break
-                    else:
-                        outcome.rejected += 1
-                        last_rejection = verdict
-                # Continue after the converged start rather than repeating it.
-                remaining = starts[index + 1:]
-            else:
-                remaining = starts[:0]
-                if cost < best_cost:
-                    best_cost, best_candidate = cost, q.copy()
+            if next_restart + count > len(pool):
+                # The shared pool is used up (a long search): continue with fresh, still reproducible draws.
+                pool_block += 1
+                pool = np.random.default_rng((self.params.random_seed, pool_block)).random(solver.restarts.shape)
+                next_restart = 0
+            used, found, cost, _ = kernels.multi_start_search(
+                self.seed, use_seed, pool, next_restart, count, self.sample_lower, self.sample_upper,
+                problem.segments, problem.joint_info, problem.tip_table, self.targets, solver.weights, self.lower,
+                self.upper, solver.joint_weights, solver.preferred, problem.is_revolute, solver.settings, q)
+            outcome.searches += used
+            next_restart += used - use_seed
+            use_seed, count = False, STARTS_PER_CALL
+            if found:
+                outcome.reached += 1
+                verdict = self._validity(q)
+                if verdict.error_code == ErrorCode.SUCCESS:
+                    if not any(np.max(np.abs(q - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
+                        outcome.solutions.append(q.copy())
+                    if not wants_more or len(outcome.solutions) >= self.params.solutions_to_compare:
+                        break
+                else:
+                    outcome.rejected += 1
+                    last_rejection = verdict
+            elif cost < best_cost:
+                best_cost, best_candidate = cost, q.copy()
             if self.local_only or time.perf_counter() >= deadline:
                 break
-            if len(remaining) == 0:
-                remaining = self._starts(used, STARTS_PER_CALL)
-                used += STARTS_PER_CALL
-            starts = remaining
         if best_candidate is not None:
             kernels.wrap_near(best_candidate, self.seed, problem.is_revolute, self.lower, self.upper)
         outcome.elapsed = time.perf_counter() - started
@@ -305,11 +296,6 @@ class IkSearch:
             return outcome
         outcome.error_code, outcome.message = self._failure(outcome, best_candidate, last_rejection)
         return outcome
-
-    def _reaches_target(self, q: np.ndarray) -> bool:
-        return kernels.reaches_target(q, self.problem.segments, self.problem.joint_info, self.problem.tip_table,
-                                      self.targets, self.solver.weights, self.lower, self.upper,
-                                      self.params.position_threshold, self.params.orientation_threshold)
 
     def _approximate_ok(self, q: np.ndarray) -> bool:
         errors = self.problem.weighted_errors(q, self.targets, self.solver.weights)

@@ -372,17 +372,16 @@ class KinematicsPlugin:
         problem = setup.solver.problem
         sample_lower = np.where(np.isfinite(problem.lower), problem.lower, -math.pi)
         sample_upper = np.where(np.isfinite(problem.upper), problem.upper, math.pi)
-        pool = sample_lower + setup.solver.restarts * (sample_upper - sample_lower)
         count = len(targets)
         solutions = np.empty((count, problem.dof))
         found = np.zeros(count, dtype=np.bool_)
         costs = np.empty(count)
         with _BATCH_LOCK:
-            kernels.batch_search(np.ascontiguousarray(targets), np.ascontiguousarray(seeds, dtype=float), pool,
-                                 problem.segments, problem.joint_info, problem.tip_table,
-                                 setup.solver.weights, problem.lower, problem.upper, setup.solver.joint_weights,
-                                 problem.is_revolute, setup.solver.settings, max_starts,
-                                 solutions, found, costs)
+            kernels.batch_search(np.ascontiguousarray(targets), np.ascontiguousarray(seeds, dtype=float),
+                                 setup.solver.restarts, sample_lower, sample_upper, problem.segments,
+                                 problem.joint_info, problem.tip_table, setup.solver.weights, problem.lower,
+                                 problem.upper, setup.solver.joint_weights, problem.is_revolute,
+                                 setup.solver.settings, max_starts, solutions, found, costs)
         return solutions, found
 
     # ------------------------------------------------------------------ input checks
