@@ -115,13 +115,25 @@ def _flatten(path: list[JointSpec], variable_names: tuple[str, ...]) -> tuple[np
         mimic = joint.mimic
         multiplier, offset = (mimic.multiplier, mimic.offset) if mimic else (1.0, 0.0)
         master = mimic.joint if mimic else joint.name
-        rows.append(_segment_row(T_accumulated, joint.axis, multiplier, offset))
-        motion = ck.REVOLUTE if joint.type in ("revolute", "continuous") else ck.PRISMATIC
+        axis, motion = joint.axis, ck.PRISMATIC
+        if joint.type in ("revolute", "continuous"):
+            axis, motion, sign = _revolute_motion(joint.axis)
+            multiplier, offset = sign * multiplier, sign * offset
+        rows.append(_segment_row(T_accumulated, axis, multiplier, offset))
         info.append((motion, variable_index[master]))
         T_accumulated = np.eye(4)
     rows.append(_segment_row(T_accumulated, np.zeros(3), 0.0, 0.0))
     joint_info = np.array(info, dtype=np.int64).reshape(-1, 2)
     return np.ascontiguousarray(rows, dtype=np.float64), joint_info
+
+
+def _revolute_motion(axis: np.ndarray) -> tuple[np.ndarray, int, float]:
+    """(axis, motion type, sign): a rotation about -x, -y or -z is one about +x, +y, +z by the negated angle."""
+    for index, motion in enumerate((ck.REVOLUTE_X, ck.REVOLUTE_Y, ck.REVOLUTE_Z)):
+        for sign in (1.0, -1.0):
+            if np.array_equal(axis, sign * np.eye(3)[index]):
+                return np.eye(3)[index], motion, sign
+    return axis, ck.REVOLUTE, 1.0
 
 
 def _segment_row(T: np.ndarray, axis: np.ndarray, multiplier: float, offset: float) -> np.ndarray:

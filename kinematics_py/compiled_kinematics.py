@@ -8,10 +8,16 @@ columns 0-8, translation in 9-11), the joint axis in its own frame (12-14), and 
 (15: multiplier, 16: offset) so that the joint value is ``multiplier * q[variable] + offset``.
 Row m holds the fixed transform from the last joint frame to the tip (columns 0-11).
 
-``joint_info``: int64, shape (m, 2): column 0 the motion type (REVOLUTE or PRISMATIC), column 1 the
-index of the chain variable that drives the joint.
+``joint_info``: int64, shape (m, 2): column 0 the motion type (PRISMATIC, REVOLUTE about a general
+axis, or REVOLUTE_X/Y/Z about a coordinate axis, which is cheaper), column 1 the index of the chain
+variable that drives the joint.
 
 Every kernel returns False, leaving its outputs partly written, when a joint value is not finite.
+
+Notes:
+    ``ik_kernels`` compiles these functions into its own kernels, and numba's on-disk cache checks
+    only each file's own timestamp: after editing this file, touch ``ik_kernels.py`` too (a fresh
+    install replaces both, so users are not affected).
 """
 from __future__ import annotations
 
@@ -20,6 +26,9 @@ from numba import njit
 
 REVOLUTE = 1
 PRISMATIC = 2
+REVOLUTE_X = 3
+REVOLUTE_Y = 4
+REVOLUTE_Z = 5
 SEGMENT_WIDTH = 17
 
 
@@ -94,12 +103,24 @@ def chain_pose(q, segments, joint_info, R, p, axes_world, origins_world):
         for i in range(3):
             axes_world[k, i] = R[i, 0] * ax + R[i, 1] * ay + R[i, 2] * az
             origins_world[k, i] = p[i]
-        if joint_info[k, 0] == REVOLUTE:
+        motion = joint_info[k, 0]
+        if motion == PRISMATIC:
+            for i in range(3):
+                p[i] += axes_world[k, i] * value
+        elif motion == REVOLUTE:
             _rotation_about_axis(ax, ay, az, value, local)
             _apply_rotation(R, local, scratch)
         else:
+            # About coordinate axis k: only the columns a = k+1 and b = k+2 (cyclic) of R mix.
+            a = (motion - REVOLUTE_X + 1) % 3
+            b = (motion - REVOLUTE_X + 2) % 3
+            c = np.cos(value)
+            s = np.sin(value)
             for i in range(3):
-                p[i] += axes_world[k, i] * value
+                ra = R[i, a]
+                rb = R[i, b]
+                R[i, a] = c * ra + s * rb
+                R[i, b] = c * rb - s * ra
     _apply_fixed(R, p, segments[m], scratch)
     return True
 
@@ -114,7 +135,7 @@ def chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_wor
         wx = axes_world[k, 0]
         wy = axes_world[k, 1]
         wz = axes_world[k, 2]
-        if joint_info[k, 0] == REVOLUTE:
+        if joint_info[k, 0] != PRISMATIC:
             rx = p[0] - origins_world[k, 0]
             ry = p[1] - origins_world[k, 1]
             rz = p[2] - origins_world[k, 2]
