@@ -12,7 +12,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from . import ik_kernels as kernels
 from .error_codes import DiscretizationMethod, ErrorCode
 from .exceptions import KinematicsError
-from .ik_solver import IkProblem, IkSearch, SearchOutcome, SolverSetup
+from .ik_solver import IkProblem, IkSearch, SearchOutcome, SolverSetup, Verdict
 from .parameters import SolverParameters
 from .poses import Pose, PoseError, transform_from_any_pose, transforms_from_poses
 from .robot_model import RobotModel
@@ -42,6 +42,33 @@ class IKResult(NamedTuple):
     approximate: bool = False
     #: Every distinct valid solution found (several with a discretization method).
     solutions: tuple[tuple[float, ...], ...] = ()
+    #: Why a collision-aware search (``avoid_collisions=True``) ended as it did.
+    diagnostics: IKDiagnostics | None = None
+
+
+@dataclass(frozen=True)
+class JointLimitViolation:
+    """A joint value [rad or m] outside [lower, upper] that reaching the pose would need."""
+
+    joint: str
+    value: float
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True)
+class IKDiagnostics:
+    """What a collision-aware search saw: solutions reaching the pose within the limits (``reached``), how
+    many collided, the colliding body pairs (most frequent first), and, when nothing reached the pose, the
+    joint limit violations a reaching configuration needs or the remaining pose error of the closest
+    approach (both from a short follow-up search with the joint limits lifted)."""
+
+    reached: int = 0
+    in_collision: int = 0
+    colliding_pairs: tuple[tuple[str, str], ...] = ()
+    joint_limit_violations: tuple[JointLimitViolation, ...] = ()
+    position_error: float | None = None
+    rotation_error: float | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +104,8 @@ class KinematicsPlugin:
         self._default_timeout = self.DEFAULT_TIMEOUT
         self._search_discretization = self.DEFAULT_SEARCH_DISCRETIZATION
         self.last_error = ""
+        self._collision_checker = None
+        self._relaxed: tuple[_Setup, SolverSetup] | None = None
 
     # ------------------------------------------------------------------ set-up
     def initialize(self, robot_description: str, group_name: str, base_frame: str = "",
@@ -235,22 +264,125 @@ class KinematicsPlugin:
     def searchPositionIK(self, ik_pose, ik_seed_state: Sequence[float], timeout: float | None = None,
                          consistency_limits: Sequence[float] | None = None,
                          solution_callback: Callable | None = None, cost_function: Callable | None = None,
-                         options: KinematicsQueryOptions | None = None, context_state: Any = None) -> IKResult:
+                         options: KinematicsQueryOptions | None = None, context_state: Any = None, *,
+                         avoid_collisions: bool = False) -> IKResult:
         """Search until a valid solution is found or ``timeout`` [s] (default: getDefaultTimeout()) runs out.
 
         ``ik_pose`` is one pose or a list with one pose per tip. ``solution_callback(ik_pose, solution)``
         returns an ErrorCode or bool; a rejection makes the search continue from new starts.
         ``cost_function(ik_pose, solution)`` -> float: the cheapest valid solution found in the time wins.
-        ``context_state`` is accepted for API compatibility and not used.
+        ``avoid_collisions`` rejects solutions the collision checker (``setCollisionChecker``) finds in
+        collision, with the other joints at ``context_state`` (joint -> value; default: zero within the
+        limits). Its failures are GOAL_IN_COLLISION (solutions reached the pose, all collided: the pairs are
+        named), NO_IK_SOLUTION (the pose is out of reach, or needs joint values outside the limits: the
+        remaining error or the joints are named) or TIMED_OUT (the pose is reachable within the limits,
+        but the time ran out while still searching); ``IKResult.diagnostics`` has the details.
         """
+        if avoid_collisions:
+            return self._collision_aware_search(ik_pose, ik_seed_state, timeout, consistency_limits,
+                                                solution_callback, cost_function, options, context_state)
         return self._solve(ik_pose, ik_seed_state, timeout, consistency_limits, solution_callback, cost_function,
                            options, local_only=False)
+
+    # ------------------------------------------------------------------ collision-aware IK
+    def setCollisionChecker(self, checker) -> None:
+        """The ``collision.CollisionChecker`` (of the same robot) used by ``avoid_collisions``; None removes it."""
+        self._collision_checker = checker
+
+    def getCollisionChecker(self):
+        return self._collision_checker
+
+    def _collision_aware_search(self, ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function,
+                                options, context_state) -> IKResult:
+        checker = self._collision_checker
+        if checker is None:
+            return IKResult(False, None, ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
+                            "avoid_collisions needs a collision checker: call setCollisionChecker() first")
+        try:
+            setup = self._require_setup()
+            validity = checker.validity(setup.solver.problem.variable_names, context_state)
+        except KinematicsError as error:
+            code = getattr(error, "code", ErrorCode.INVALID_ROBOT_STATE)
+            return IKResult(False, None, code, f"cannot check collisions: {error}")
+        other_rejections = 0
+
+        def callback(pose, solution):
+            nonlocal other_rejections
+            verdict = validity(solution)
+            if verdict.error_code == ErrorCode.SUCCESS and solution_callback is not None:
+                verdict = solution_callback(pose, solution)
+                other_rejections += not _accepts(verdict)
+            return verdict
+
+        result = self._solve(ik_pose, seed, timeout, consistency_limits, callback, cost_function, options,
+                             local_only=False)
+        diagnostics = IKDiagnostics(validity.checks, validity.rejections, validity.colliding_pairs())
+        if result.success or result.error_code not in (ErrorCode.NO_IK_SOLUTION, ErrorCode.GOAL_IN_COLLISION):
+            return result._replace(diagnostics=diagnostics)
+        if validity.rejections and not other_rejections:
+            counts = ", ".join(f"{a} - {b} ({n}x)" for (a, b), n in validity.pair_counts.most_common())
+            return result._replace(error_code=ErrorCode.GOAL_IN_COLLISION, diagnostics=diagnostics, message=(
+                f"{validity.checks} solution(s) reached the pose but every one was in collision: {counts}"))
+        if validity.checks:
+            return result._replace(diagnostics=diagnostics)
+        return self._explain_unreached(setup, ik_pose, seed, consistency_limits, result, diagnostics)
+
+    def _explain_unreached(self, setup: _Setup, ik_pose, seed, consistency_limits, result: IKResult,
+                           diagnostics: IKDiagnostics) -> IKResult:
+        """Nothing reached the pose: search briefly with the joint limits lifted to tell an unreachable pose
+        (NO_IK_SOLUTION, with the pose error or the limit violations) from one the time was too short for.
+        Consistency limits count as joint limits here."""
+        problem = setup.solver.problem
+        targets = self._targets(setup, ik_pose)
+        q_seed = self._joint_vector(setup, seed, "ik_seed_state")
+        lower, upper = problem.lower, problem.upper
+        if consistency_limits is not None and len(consistency_limits) > 0:
+            window = self._joint_vector(setup, consistency_limits, "consistency_limits")
+            lower, upper = np.maximum(lower, q_seed - window), np.minimum(upper, q_seed + window)
+        outcome = IkSearch(self._relaxed_solver(setup), targets, q_seed, timeout=DIAGNOSIS_TIMEOUT,
+                           collect_all=True, return_approximate=True).run()
+        if outcome.solution is None:
+            return result._replace(diagnostics=diagnostics)
+        if outcome.approximate:
+            position, rotation = problem.task_errors(outcome.solution, targets).max(axis=0)
+            return result._replace(error_code=ErrorCode.NO_IK_SOLUTION, diagnostics=replace(
+                diagnostics, position_error=float(position), rotation_error=float(rotation)), message=(
+                f"the pose is out of reach: even without joint limits the closest approach leaves a position "
+                f"error of {position:.3g} m and a rotation error of {rotation:.3g} rad"))
+        violations = min((_limit_violations(problem, q, lower, upper) for q in outcome.solutions),
+                         key=lambda found: sum(max(v.lower - v.value, v.value - v.upper) for v in found))
+        if violations:
+            listed = ", ".join(f"{v.joint} = {v.value:.4g} outside [{v.lower:.4g}, {v.upper:.4g}]" for v in violations)
+            return result._replace(error_code=ErrorCode.NO_IK_SOLUTION, message=(
+                f"the pose is not reachable within the joint limits: reaching it needs {listed}"),
+                diagnostics=replace(diagnostics, joint_limit_violations=violations))
+        return result._replace(error_code=ErrorCode.TIMED_OUT, diagnostics=diagnostics, message=(
+            f"the time ran out while still searching: {result.message}; the pose is reachable within the joint "
+            f"limits (a follow-up search found a configuration), so a longer timeout may succeed"))
+
+    def _relaxed_solver(self, setup: _Setup) -> SolverSetup:
+        """The group's solver with revolute joints unbounded and prismatic ranges tripled, accepting any
+        closest approach as approximate; built once per set-up."""
+        cached = self._relaxed
+        if cached is not None and cached[0] is setup:
+            return cached[1]
+        problem = setup.solver.problem
+        span = np.where(np.isfinite(problem.upper - problem.lower), problem.upper - problem.lower, 0.0)
+        lower = np.where(problem.is_revolute, -np.inf, problem.lower - span)
+        upper = np.where(problem.is_revolute, np.inf, problem.upper + span)
+        relaxed = replace(problem, lower=lower, upper=upper, is_continuous=problem.is_continuous | problem.is_revolute)
+        params = setup.solver.params.replace(
+            approximate_solution_position_threshold=10.0, approximate_solution_orientation_threshold=math.pi,
+            solve_mode="speed", max_iterations=max(setup.solver.params.max_iterations, DIAGNOSIS_ITERATIONS))
+        solver = SolverSetup.build(relaxed, params)
+        self._relaxed = (setup, solver)
+        return solver
 
     def _solve(self, ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function, options,
                *, local_only: bool) -> IKResult:
         try:
             setup = self._require_setup()
-            options = options or KinematicsQueryOptions()
+            options = options or _DEFAULT_OPTIONS
             targets = self._targets(setup, ik_pose)
             q_seed = self._joint_vector(setup, seed, "ik_seed_state")
             timeout = self._timeout(timeout)
@@ -395,6 +527,8 @@ class KinematicsPlugin:
                                 f"{len(poses)} pose(s) given for {len(setup.tip_frames)} tip frame(s) "
                                 f"{list(setup.tip_frames)}: give one pose per tip")
         try:
+            if len(poses) == 1:
+                return transform_from_any_pose(poses[0])[None]
             return np.array([transform_from_any_pose(pose) for pose in poses])
         except PoseError as error:
             raise _RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"invalid target pose: {error}") from None
@@ -426,6 +560,32 @@ class KinematicsPlugin:
         return value
 
 
+#: Time [s] and least iterations per local search of the follow-up search that explains why nothing
+#: reached the pose.
+DIAGNOSIS_TIMEOUT = 0.02
+DIAGNOSIS_ITERATIONS = 200
+#: Slack [rad or m] before a joint value counts as outside its limits.
+LIMIT_SLACK = 1e-9
+
+
+def _accepts(verdict) -> bool:
+    """Whether a solution_callback answer (bool, ErrorCode or Verdict) accepts the solution."""
+    if isinstance(verdict, (bool, np.bool_)):
+        return bool(verdict)
+    return int(verdict.error_code if isinstance(verdict, Verdict) else verdict) == ErrorCode.SUCCESS
+
+
+def _limit_violations(problem: IkProblem, q: np.ndarray, lower: np.ndarray, upper: np.ndarray
+                      ) -> tuple[JointLimitViolation, ...]:
+    """Joint values outside [lower, upper], revolute joints first shifted by whole turns into (or toward) it."""
+    middle = np.where(np.isfinite(lower) & np.isfinite(upper), (lower + upper) / 2, 0.0)
+    q = np.where(problem.is_revolute, q + 2 * math.pi * np.round((middle - q) / (2 * math.pi)), q)
+    kernels.wrap_near(q, middle, problem.is_revolute, lower, upper)
+    outside = (q < lower - LIMIT_SLACK) | (q > upper + LIMIT_SLACK)
+    return tuple(JointLimitViolation(problem.variable_names[i], float(q[i]), float(lower[i]), float(upper[i]))
+                 for i in np.flatnonzero(outside))
+
+
 def _warm_up(setup: _Setup) -> None:
     """Load the compiled search (numba's on-disk cache) now, so the first request does not pay for it."""
     problem = setup.solver.problem
@@ -433,6 +593,9 @@ def _warm_up(setup: _Setup) -> None:
     targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
                         for chain in problem.chains])
     IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
+
+
+_DEFAULT_OPTIONS = KinematicsQueryOptions()
 
 
 class _RequestError(KinematicsError):

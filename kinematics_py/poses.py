@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .transforms import make_transform, quaternion_from_rotation, rotation_from_quaternion, rotations_from_quaternions
+from .transforms import quaternion_from_rotation, rotations_from_quaternions, transform_from_pose
 
 #: Quaternions shorter than this carry no orientation and are refused.
 MINIMUM_QUATERNION_NORM = 1e-6
@@ -55,11 +55,11 @@ def transform_from_any_pose(pose) -> np.ndarray:
                         f"orientation (x, y, z, w)") from None
     if len(position) != 3 or len(orientation) != 4:
         raise PoseError(f"a pose needs 3 position and 4 quaternion values; got {position} and {orientation}")
-    if not all(math.isfinite(v) for v in position + orientation):
+    if not all(map(math.isfinite, position + orientation)):
         raise PoseError(f"pose values must be finite; got position {position}, orientation {orientation}")
-    if math.sqrt(sum(v * v for v in orientation)) < MINIMUM_QUATERNION_NORM:
+    if math.hypot(*orientation) < MINIMUM_QUATERNION_NORM:
         raise PoseError(f"orientation quaternion {orientation} is zero: it describes no rotation")
-    return make_transform(rotation_from_quaternion(orientation), position)
+    return transform_from_pose(position, orientation)
 
 
 def transforms_from_poses(poses) -> tuple[np.ndarray, dict[int, str]]:

@@ -102,8 +102,14 @@ def quaternion_from_rotation(rotation: np.ndarray) -> np.ndarray:
 
 
 def transform_from_pose(position, orientation_xyzw) -> np.ndarray:
-    """4x4 transform from a position [m] and a quaternion (x, y, z, w)."""
-    return make_transform(rotation_from_quaternion(orientation_xyzw), position)
+    """4x4 transform from a position [m] and a quaternion (x, y, z, w) (normalised first)."""
+    x, y, z, w = (float(v) for v in orientation_xyzw)
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    if not math.isfinite(norm) or norm < 1e-12:
+        raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite norm)")
+    rows = _quaternion_matrix_rows(x / norm, y / norm, z / norm, w / norm)
+    px, py, pz = position
+    return np.array([*rows[0], px, *rows[1], py, *rows[2], pz, 0.0, 0.0, 0.0, 1.0]).reshape(4, 4)
 
 
 def pose_from_transform(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
