@@ -105,7 +105,7 @@ class KinematicsPlugin:
         self._search_discretization = self.DEFAULT_SEARCH_DISCRETIZATION
         self.last_error = ""
         self._collision_checker = None
-        self._relaxed: tuple[_Setup, SolverSetup] | None = None
+        self._relaxed: tuple[_Setup, tuple[SolverSetup, SolverSetup]] | None = None
 
     # ------------------------------------------------------------------ set-up
     def initialize(self, robot_description: str, group_name: str, base_frame: str = "",
@@ -329,18 +329,26 @@ class KinematicsPlugin:
 
     def _explain_unreached(self, setup: _Setup, ik_pose, seed, consistency_limits, result: IKResult,
                            diagnostics: IKDiagnostics) -> IKResult:
-        """Nothing reached the pose: search briefly with the joint limits lifted to tell an unreachable pose
-        (NO_IK_SOLUTION, with the pose error or the limit violations) from one the time was too short for.
-        Consistency limits count as joint limits here."""
+        """Nothing reached the pose: search on briefly, with long local searches, to tell a pose the time was
+        too short for (TIMED_OUT) from one out of reach or beyond the joint limits (NO_IK_SOLUTION, with the
+        pose error or the limit violations, from a search with the limits lifted). Consistency limits count
+        as joint limits here."""
         problem = setup.solver.problem
         targets = self._targets(setup, ik_pose)
         q_seed = self._joint_vector(setup, seed, "ik_seed_state")
-        lower, upper = problem.lower, problem.upper
+        lower, upper, window = problem.lower, problem.upper, None
         if consistency_limits is not None and len(consistency_limits) > 0:
             window = self._joint_vector(setup, consistency_limits, "consistency_limits")
             lower, upper = np.maximum(lower, q_seed - window), np.minimum(upper, q_seed + window)
-        outcome = IkSearch(self._relaxed_solver(setup), targets, q_seed, timeout=DIAGNOSIS_TIMEOUT,
-                           collect_all=True, return_approximate=True).run()
+        timed_out = result._replace(error_code=ErrorCode.TIMED_OUT, diagnostics=diagnostics, message=(
+            f"the time ran out while still searching: {result.message}; the pose is reachable within the joint "
+            f"limits (a follow-up search found a configuration), so a longer timeout may succeed"))
+        within, relaxed = self._diagnosis_solvers(setup)
+        if IkSearch(within, targets, q_seed, timeout=DIAGNOSIS_TIMEOUT / 2, consistency_limits=window).run().solution \
+                is not None:
+            return timed_out
+        outcome = IkSearch(relaxed, targets, q_seed, timeout=DIAGNOSIS_TIMEOUT / 2, collect_all=True,
+                           return_approximate=True).run()
         if outcome.solution is None:
             return result._replace(diagnostics=diagnostics)
         if outcome.approximate:
@@ -351,32 +359,30 @@ class KinematicsPlugin:
                 f"error of {position:.3g} m and a rotation error of {rotation:.3g} rad"))
         violations = min((_limit_violations(problem, q, lower, upper) for q in outcome.solutions),
                          key=lambda found: sum(max(v.lower - v.value, v.value - v.upper) for v in found))
-        if violations:
-            listed = ", ".join(f"{v.joint} = {v.value:.4g} outside [{v.lower:.4g}, {v.upper:.4g}]" for v in violations)
-            return result._replace(error_code=ErrorCode.NO_IK_SOLUTION, message=(
-                f"the pose is not reachable within the joint limits: reaching it needs {listed}"),
-                diagnostics=replace(diagnostics, joint_limit_violations=violations))
-        return result._replace(error_code=ErrorCode.TIMED_OUT, diagnostics=diagnostics, message=(
-            f"the time ran out while still searching: {result.message}; the pose is reachable within the joint "
-            f"limits (a follow-up search found a configuration), so a longer timeout may succeed"))
+        if not violations:
+            return timed_out
+        listed = ", ".join(f"{v.joint} = {v.value:.4g} outside [{v.lower:.4g}, {v.upper:.4g}]" for v in violations)
+        return result._replace(error_code=ErrorCode.NO_IK_SOLUTION, message=(
+            f"the pose is not reachable within the joint limits: reaching it needs {listed}"),
+            diagnostics=replace(diagnostics, joint_limit_violations=violations))
 
-    def _relaxed_solver(self, setup: _Setup) -> SolverSetup:
-        """The group's solver with revolute joints unbounded and prismatic ranges tripled, accepting any
-        closest approach as approximate; built once per set-up."""
+    def _diagnosis_solvers(self, setup: _Setup) -> tuple[SolverSetup, SolverSetup]:
+        """The group's solver with long local searches, within the limits and with revolute joints unbounded
+        and prismatic ranges tripled (accepting any closest approach as approximate); built once per set-up."""
         cached = self._relaxed
         if cached is not None and cached[0] is setup:
             return cached[1]
         problem = setup.solver.problem
+        params = setup.solver.params.replace(
+            approximate_solution_position_threshold=10.0, approximate_solution_orientation_threshold=math.pi,
+            solve_mode="speed", max_iterations=max(setup.solver.params.max_iterations, DIAGNOSIS_ITERATIONS))
         span = np.where(np.isfinite(problem.upper - problem.lower), problem.upper - problem.lower, 0.0)
         lower = np.where(problem.is_revolute, -np.inf, problem.lower - span)
         upper = np.where(problem.is_revolute, np.inf, problem.upper + span)
         relaxed = replace(problem, lower=lower, upper=upper, is_continuous=problem.is_continuous | problem.is_revolute)
-        params = setup.solver.params.replace(
-            approximate_solution_position_threshold=10.0, approximate_solution_orientation_threshold=math.pi,
-            solve_mode="speed", max_iterations=max(setup.solver.params.max_iterations, DIAGNOSIS_ITERATIONS))
-        solver = SolverSetup.build(relaxed, params)
-        self._relaxed = (setup, solver)
-        return solver
+        solvers = (SolverSetup.build(problem, params), SolverSetup.build(relaxed, params))
+        self._relaxed = (setup, solvers)
+        return solvers
 
     def _solve(self, ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function, options,
                *, local_only: bool) -> IKResult:
