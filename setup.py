@@ -22,5 +22,9 @@ setup(
     description="Inverse and forward kinematics for robot arms, MoveIt-compatible.",
     license="BSD-3-Clause",
     python_requires=">=3.10",
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "kinematics_node = kinematics_py.node:main",
+        "kinematics_description_publisher = kinematics_py.description_publisher:main",
+        "kinematics_demo_client = kinematics_py.demo_client:main",
+    ]},
 )

@@ -198,7 +198,7 @@ def test_core_imports_without_ros():
                     raise ImportError('blocked: ' + name)
         sys.meta_path.insert(0, Block())
         import pkgutil, importlib, kinematics_py
-        ros_layer = {'node', 'ros_conversions', 'demo_client'}
+        ros_layer = {'node', 'ros_conversions', 'demo_client', 'frames', 'description_publisher'}
         for info in pkgutil.iter_modules(kinematics_py.__path__):
             if info.name not in ros_layer:
                 importlib.import_module('kinematics_py.' + info.name)

@@ -1,0 +1,356 @@
+"""The ``make run`` demo: the node on a bundled robot, and a client calling compute_fk and compute_ik.
+
+    python -m kinematics_py.demo_client --start-node          # start the node, demo, keep it running
+    python -m kinematics_py.demo_client --start-node --once   # ... and stop everything afterwards
+    python -m kinematics_py.demo_client                       # only the client, against a running node
+
+With ``--start-node`` it starts ``kinematics_node`` with ``config/kinematics.yaml`` and a description
+publisher: robot_state_publisher if installed (plus ``description_publisher --semantic-only`` for the
+SRDF), else ``kinematics_py.description_publisher``. Unless ROS_AUTOMATIC_DISCOVERY_RANGE is set, it is
+set to LOCALHOST, so the demo's DDS traffic stays on this machine.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from .error_codes import ErrorCode
+from .robot_model import RobotModel
+from .robots import BUNDLED_ROBOTS, bundled_robot_path
+from .srdf import SemanticModel
+from .transforms import make_transform, quaternion_from_rotation, rotation_about_axis
+
+GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
+STOP_GRACE_S = 5.0
+
+
+class KinematicsClient:
+    """Blocking calls to the node's services from a node of its own (its own rclpy context).
+
+    ``namespace`` is where the services live ("" for /compute_ik, /compute_fk).
+    """
+
+    def __init__(self, namespace: str = "", node_name: str = "kinematics_client", args: list[str] | None = None):
+        import rclpy
+        from moveit_msgs.srv import GetPositionFK, GetPositionIK
+        from rclpy.executors import SingleThreadedExecutor
+
+        self._context = rclpy.Context()
+        rclpy.init(args=args, context=self._context)
+        self.node = rclpy.create_node(node_name, context=self._context)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self.node)
+        prefix = namespace.rstrip("/") + "/" if namespace else ""
+        self.ik_client = self.node.create_client(GetPositionIK, f"{prefix}compute_ik")
+        self.fk_client = self.node.create_client(GetPositionFK, f"{prefix}compute_fk")
+
+    def client(self, service_type, name: str):
+        return self.node.create_client(service_type, name)
+
+    def wait_for_services(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        return all(client.wait_for_service(timeout_sec=max(0.0, deadline - time.monotonic()))
+                   for client in (self.ik_client, self.fk_client))
+
+    def call(self, client, request, timeout: float = 10.0):
+        """The response, or TimeoutError after ``timeout`` [s]."""
+        future = client.call_async(request)
+        self._executor.spin_until_future_complete(future, timeout_sec=timeout)
+        if not future.done():
+            client.remove_pending_request(future)
+            raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
+        return future.result()
+
+    def wait_until_serving(self, link: str, timeout: float) -> bool:
+        """True once compute_fk answers SUCCESS for ``link`` (the robot is loaded)."""
+        from moveit_msgs.msg import MoveItErrorCodes
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.fk_client.wait_for_service(timeout_sec=max(0.0, deadline - time.monotonic())):
+                return False
+            if self.call(self.fk_client, fk_request([link]), timeout).error_code.val == MoveItErrorCodes.SUCCESS:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self.node.destroy_node()
+        self._context.try_shutdown()
+
+
+def fk_request(links: Sequence[str], joints: Mapping[str, float] | None = None, frame: str = ""):
+    from moveit_msgs.srv import GetPositionFK
+
+    request = GetPositionFK.Request(fk_link_names=list(links))
+    request.header.frame_id = frame
+    if joints:
+        request.robot_state.joint_state.name = list(joints)
+        request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
+
+
+def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str = "",
+               seed: Mapping[str, float] | None = None, timeout: float = 0.0, avoid_collisions: bool = False):
+    from moveit_msgs.srv import GetPositionIK
+
+    request = GetPositionIK.Request()
+    ik = request.ik_request
+    ik.group_name, ik.ik_link_name, ik.avoid_collisions = group, link, avoid_collisions
+    ik.pose_stamped.header.frame_id = frame
+    ik.pose_stamped.pose = pose_msg(T_frame_link)
+    if seed:
+        ik.robot_state.joint_state.name = list(seed)
+        ik.robot_state.joint_state.position = [float(v) for v in seed.values()]
+    ik.timeout.sec = int(timeout)
+    ik.timeout.nanosec = int(round((timeout - int(timeout)) * 1e9))
+    return request
+
+
+def pose_msg(T: np.ndarray):
+    from geometry_msgs.msg import Pose
+
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
+    o = pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quaternion_from_rotation(T[:3, :3]))
+    return pose
+
+
+def transform_of(pose) -> np.ndarray:
+    from .poses import transform_from_any_pose
+
+    return transform_from_any_pose(pose)
+
+
+def _code_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def percentile_ms(samples: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(samples) * 1e3, q))
+
+
+# ------------------------------------------------------------------------------------------- start-up
+def config_file(name: str) -> Path:
+    """A file of this package's config/ folder: the source tree's if run from one, else the installed one."""
+    source = Path(__file__).resolve().parent.parent / "config" / name
+    if source.exists():
+        return source
+    from ament_index_python.packages import get_package_share_directory
+
+    return Path(get_package_share_directory("kinematics_py")) / "config" / name
+
+
+def kinematics_parameters_file(kinematics_yaml: Path | None, directory: Path, extra: Mapping | None = None) -> Path:
+    """A ROS parameter file for kinematics_node: MoveIt's kinematics.yaml under robot_description_kinematics."""
+    parameters = dict(extra or {})
+    if kinematics_yaml is not None:
+        parameters["robot_description_kinematics"] = yaml.safe_load(kinematics_yaml.read_text(encoding="utf-8"))
+    path = directory / "kinematics_node.params.yaml"
+    path.write_text(yaml.safe_dump({"kinematics_node": {"ros__parameters": parameters}}), encoding="utf-8")
+    return path
+
+
+def _robot_state_publisher() -> Path | None:
+    try:
+        from ament_index_python.packages import get_package_prefix
+
+        executable = Path(get_package_prefix("robot_state_publisher")) / "lib" / "robot_state_publisher" / \
+            "robot_state_publisher"
+    except (ImportError, LookupError, OSError):  # no ament index, or no robot_state_publisher in it
+        return None
+    return executable if executable.exists() else None
+
+
+def start_stack(robot: str, log_dir: Path) -> list[subprocess.Popen]:
+    """Start the description publisher(s) and kinematics_node; their output goes to ``log_dir``."""
+    kinematics_yaml = config_file("kinematics.yaml") if robot == "ur5" else None
+    commands = []
+    rsp = _robot_state_publisher()
+    if rsp is not None:
+        urdf = bundled_robot_path(robot).read_text(encoding="utf-8")
+        rsp_params = log_dir / "robot_state_publisher.params.yaml"
+        rsp_params.write_text(yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
+            "robot_description": urdf}}}), encoding="utf-8")
+        commands.append(("robot_state_publisher", [str(rsp), "--ros-args", "--params-file", str(rsp_params)]))
+        commands.append(("description_publisher", [sys.executable, "-m", "kinematics_py.description_publisher",
+                                                   "--robot", robot, "--semantic-only"]))
+    else:
+        commands.append(("description_publisher", [sys.executable, "-m", "kinematics_py.description_publisher",
+                                                   "--robot", robot]))
+    params = kinematics_parameters_file(kinematics_yaml, log_dir)
+    commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.node", "--ros-args",
+                                         "--params-file", str(params)]))
+    children = []
+    for name, command in commands:
+        with open(log_dir / f"{name}.log", "wb") as log:
+            children.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
+    return children
+
+
+def stop_stack(children: list[subprocess.Popen]) -> None:
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for child in children:
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+# ------------------------------------------------------------------------------------------- the demo
+def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
+    """Print FK and IK answers and latencies; True if every answer is as expected."""
+    from moveit_msgs.msg import MoveItErrorCodes
+
+    model = RobotModel.from_urdf_file(bundled_robot_path(robot))
+    semantic = SemanticModel.from_srdf_file(bundled_robot_path(robot, "srdf"), model)
+    group = semantic.group(GROUPS[robot])
+    tip, joints = group.tip_link, group.joint_names
+    ok = True
+
+    def show(what: str, response, elapsed: float, expected: int = MoveItErrorCodes.SUCCESS, detail: str = ""):
+        nonlocal ok
+        code = response.error_code.val
+        ok &= code == expected
+        text = detail if code == MoveItErrorCodes.SUCCESS and detail else response.error_code.message
+        print(f"  {what}: {_code_name(code)} in {elapsed * 1e3:.2f} ms: {text}")
+
+    print(f"compute_fk of {tip!r} (group {group.name!r}) in the SRDF's named states:")
+    for state, values in semantic.group_states.get(group.name, {}).items():
+        start = time.perf_counter()
+        response = client.call(client.fk_client, fk_request([tip], values))
+        elapsed = time.perf_counter() - start
+        detail = ""
+        if response.pose_stamped:
+            pose = response.pose_stamped[0]
+            p, o = pose.pose.position, pose.pose.orientation
+            detail = (f"position [{p.x:.4f}, {p.y:.4f}, {p.z:.4f}] m, orientation (xyzw) "
+                      f"[{o.x:.4f}, {o.y:.4f}, {o.z:.4f}, {o.w:.4f}] in {pose.header.frame_id!r}")
+        show(f"{state:>6}", response, elapsed, detail=detail)
+
+    chain = model.chain(group.base_link, tip)
+    rng = np.random.default_rng(7)
+    lower = np.maximum(chain.lower, -np.pi)
+    upper = np.minimum(chain.upper, np.pi)
+    seed = dict(zip(joints, (lower + upper) / 2))
+    print(f"compute_ik of {tip!r} for poses of random configurations (seed: the middle of the joint ranges):")
+    for index in range(3):
+        T_base_tip = chain.forward_kinematics(rng.uniform(lower, upper))
+        start = time.perf_counter()
+        response = client.call(client.ik_client, ik_request(group.name, T_base_tip, seed=seed))
+        elapsed = time.perf_counter() - start
+        detail = ""
+        if response.error_code.val == MoveItErrorCodes.SUCCESS:
+            solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
+            reached = chain.forward_kinematics([solution[name] for name in chain.joint_names])
+            detail = (f"joints {np.round([solution[j] for j in joints], 3).tolist()}; FK of the answer is "
+                      f"{np.linalg.norm(reached[:3, 3] - T_base_tip[:3, 3]):.1e} m from the target")
+        show(f"pose {index + 1}", response, elapsed, detail=detail)
+
+    home = {name: float(value) for name, value in semantic.group_states[group.name][next(
+        iter(semantic.group_states[group.name]))].items()}
+    T_tip_goal = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), 0.3), (0.0, 0.0, 0.05))
+    start = time.perf_counter()
+    response = client.call(client.ik_client, ik_request(group.name, T_tip_goal, frame=tip, seed=home))
+    show(f"5 cm along and 0.3 rad about the tip's axes (pose in frame {tip!r})", response,
+         time.perf_counter() - start)
+
+    print("requests the node refuses, with the reason:")
+    start = time.perf_counter()
+    response = client.call(client.ik_client, ik_request("no_such_group", T_tip_goal))
+    show("unknown group", response, time.perf_counter() - start, MoveItErrorCodes.INVALID_GROUP_NAME)
+    start = time.perf_counter()
+    response = client.call(client.ik_client, ik_request(group.name, T_tip_goal, frame=tip, seed=home,
+                                                        avoid_collisions=True))
+    show("avoid_collisions=true", response, time.perf_counter() - start,
+         MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE)
+
+    targets = chain.forward_kinematics(rng.uniform(lower, upper, (calls, chain.dof)))
+    fk_times, ik_times, solved = [], [], 0
+    for T_base_tip in targets:
+        request = ik_request(group.name, T_base_tip, seed=seed)
+        start = time.perf_counter()
+        response = client.call(client.ik_client, request)
+        ik_times.append(time.perf_counter() - start)
+        solved += response.error_code.val == MoveItErrorCodes.SUCCESS
+        request = fk_request([tip], seed)
+        start = time.perf_counter()
+        client.call(client.fk_client, request)
+        fk_times.append(time.perf_counter() - start)
+    ok &= solved == calls
+    print(f"round trip over {calls} calls each (this client, DDS on this machine): "
+          f"compute_fk p50 {percentile_ms(fk_times, 50):.2f} ms, p99 {percentile_ms(fk_times, 99):.2f} ms; "
+          f"compute_ik p50 {percentile_ms(ik_times, 50):.2f} ms, p99 {percentile_ms(ik_times, 99):.2f} ms "
+          f"({solved}/{calls} random reachable poses solved)")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--start-node", action="store_true", help="start kinematics_node and a description "
+                        "publisher for the robot first")
+    parser.add_argument("--once", action="store_true", help="with --start-node: stop everything after the demo "
+                        "instead of leaving the node running until Ctrl-C")
+    parser.add_argument("--robot", default="ur5", choices=BUNDLED_ROBOTS)
+    parser.add_argument("--calls", type=int, default=200, help="calls per service for the latency figures")
+    parser.add_argument("--wait", type=float, default=120.0, help="how long to wait for the node [s] (its first "
+                        "start compiles the solver, about a minute)")
+    options = parser.parse_args(argv)
+
+    children: list[subprocess.Popen] = []
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    try:
+        if options.start_node:
+            log_dir = Path(tempfile.mkdtemp(prefix="kinematics_py-run-"))
+            children = start_stack(options.robot, log_dir)
+            print(f"started kinematics_node and the description publisher for {options.robot} "
+                  f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, discovery "
+                  f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}; logs in {log_dir})")
+        client = KinematicsClient(node_name="kinematics_demo_client")
+        try:
+            group_tip = SemanticModel.from_srdf_file(
+                bundled_robot_path(options.robot, "srdf"),
+                RobotModel.from_urdf_file(bundled_robot_path(options.robot))).group(GROUPS[options.robot]).tip_link
+            start = time.monotonic()
+            if not client.wait_until_serving(group_tip, options.wait):
+                print(f"the node did not serve compute_fk within {options.wait} s"
+                      + (f"; see {log_dir}" if children else " (is kinematics_node running?)"), file=sys.stderr)
+                return 1
+            print(f"node ready after {time.monotonic() - start:.1f} s")
+            ok = run_demo(client, options.robot, options.calls)
+        finally:
+            client.close()
+        if children and not options.once:
+            print("kinematics_node keeps running (services /compute_ik, /solve_ik, /compute_fk); Ctrl-C stops it")
+            try:
+                while all(child.poll() is None for child in children):
+                    time.sleep(0.5)
+                print("a started process exited; stopping", file=sys.stderr)
+            except KeyboardInterrupt:
+                pass
+        return 0 if ok else 1
+    finally:
+        stop_stack(children)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
