@@ -13,6 +13,7 @@ Lengths in [m]; positions and normals in the planning frame (the robot's root li
 """
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import Counter
@@ -150,6 +151,11 @@ class _Tables:
     pairs: np.ndarray  # (P, 2) shape indices, the tested pairs
     pair_involves_world: np.ndarray  # (P,)
 
+    @functools.cached_property
+    def masks(self) -> dict[tuple[bool, bool], np.ndarray]:
+        """(self_collisions, world) -> which pairs to test."""
+        return {(s, w): np.where(self.pair_involves_world, w, s) for s in (False, True) for w in (False, True)}
+
 
 class CollisionChecker:
     """Collision checks for one robot, its semantic model (disabled pairs) and a planning scene.
@@ -157,7 +163,9 @@ class CollisionChecker:
     ``geometry`` overrides the URDF's collision shapes (link -> ``Placed`` shapes); meshes in the URDF are
     resolved against ``base_dir`` and ``package_paths`` (see ``collision_geometry``). ``padding`` [m] and
     ``scale`` apply to every link, as MoveIt's robot padding and scale; change them per link with
-    ``set_padding`` / ``set_scale``. Thread-safe: checks may run concurrently with scene updates.
+    ``set_padding`` / ``set_scale``. ``mesh_mode`` says how the robot's link meshes are checked (see
+    MESH_MODES); meshes of world and attached objects are always checked as triangles, so a bin stays
+    hollow (as in MoveIt). Thread-safe: checks may run concurrently with scene updates.
     """
 
     def __init__(self, model: RobotModel, semantic: SemanticModel | None = None, scene: PlanningScene | None = None,
@@ -393,6 +401,8 @@ class CollisionChecker:
                         T_plan_a[:3, :3] @ normal, depth) for position, normal, depth in hits]
 
     def _pair_mask(self, tables: _Tables, self_collisions: bool, world: bool, links) -> np.ndarray:
+        if links is None:
+            return tables.masks[(self_collisions, world)]
         mask = np.where(tables.pair_involves_world, world, self_collisions)
         if links is not None:
             indices = set()
@@ -462,8 +472,9 @@ class CollisionChecker:
         shapes: list[tuple[int, int, np.ndarray]] = []  # body, link, T_parent_shape
         geometries, centers, halves = [], [], []
 
-        def add(body: int, link: int, T_parent_shape: np.ndarray, shape: Shape, scale=1.0, padding=0.0) -> None:
-            bounds, geometry = self._geometry(shape, scale, padding)
+        def add(body: int, link: int, T_parent_shape: np.ndarray, shape: Shape, scale=1.0, padding=0.0,
+                robot_link=False) -> None:
+            bounds, geometry = self._geometry(shape, scale, padding, robot_link and self.mesh_mode == "convex_hull")
             shapes.append((body, link, T_parent_shape))
             geometries.append(geometry)
             centers.append(np.zeros(3) if bounds is None else bounds[0])
@@ -473,7 +484,7 @@ class CollisionChecker:
             bodies.append((link, BodyType.ROBOT_LINK, self._link_index[link]))
             for item in placed:
                 add(len(bodies) - 1, self._link_index[link], item.T_frame_shape, item.shape, self._scale[link],
-                    self._padding[link])
+                    self._padding[link], robot_link=True)
         for object_id, item in attached.items():
             bodies.append((object_id, BodyType.ROBOT_ATTACHED, self._link_index[item.link]))
             for shape in item.object.shapes:
@@ -519,15 +530,14 @@ class CollisionChecker:
                 return other_name in touch[attached_name]
         return False
 
-    def _geometry(self, shape: Shape, scale: float = 1.0, padding: float = 0.0):
-        """Backend geometry of a shape grown by scale and padding, built once per (shape, scale, padding).
-
-        In convex_hull mode a mesh is checked as the hull of its grown hull (flat meshes as triangles).
+    def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool):
+        """(local bounds, backend geometry) of a shape grown by scale and padding, built once per (shape, scale,
+        padding, hull). With ``hull``, a mesh is checked as the hull of its grown hull (flat meshes as triangles).
         """
-        key = (id(shape), scale, padding)
+        key = (id(shape), scale, padding, hull)
         cached = self._geometry_cache.get(key)
         if cached is None or cached[0] is not shape:
-            as_convex = isinstance(shape, Mesh) and self.mesh_mode == "convex_hull"
+            as_convex = hull and isinstance(shape, Mesh)
             grown = scaled_and_padded(shape, scale, padding)
             if as_convex:
                 try:

@@ -12,7 +12,7 @@ import pytest
 
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision import BodyType, CollisionChecker, adjacent_link_pairs
-from kinematics_py.collision_geometry import Box, Cylinder, GeometryError, Placed, Plane, Sphere
+from kinematics_py.collision_geometry import Box, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere
 from kinematics_py.exceptions import UnknownJointError, UnknownLinkError
 from kinematics_py.transforms import make_transform, rotation_about_axis
 from robots import example_robot_data_dir, example_robot_urdf
@@ -212,6 +212,22 @@ def test_world_sphere_and_attached_sphere_follow_analytic_thresholds():
     report = checker.check({"x": 2.0 - 0.2 - 0.5 + MARGIN})
     assert report.pairs == (("rod", "ball"),)
     assert not checker.is_colliding({"x": 2.0 - 0.2 - 0.5 - MARGIN})
+
+
+def test_world_meshes_are_surfaces_so_a_bin_stays_hollow():
+    """A sphere inside a closed 1 m cube surface (a world mesh) touches nothing until it reaches a wall;
+    robot link meshes, by contrast, are checked as their (solid) convex hulls by default."""
+    import trimesh
+    cube = trimesh.creation.box((1.0, 1.0, 1.0))
+    checker = slider(Sphere(0.05))
+    checker.scene.add_object("bin", [Mesh(cube.vertices, cube.faces)], pose=pose(2.0, 0.0, 0.0))
+    assert not checker.is_colliding({"x": 2.0}), "inside, away from the walls"
+    assert checker.is_colliding({"x": 2.0 - 0.5}), "on a wall"
+    assert not checker.is_colliding({"x": 2.0 - 0.55 - MARGIN}), "outside"
+    ball = trimesh.creation.icosphere(radius=0.05)
+    solid = slider(Mesh(ball.vertices, ball.faces))
+    solid.scene.add_object("ball", [Sphere(0.02)], pose=pose(1.0, 0.0, 0.0))
+    assert solid.is_colliding({"x": 1.0}), "a robot link mesh swallowing a small ball collides with it"
 
 
 def test_allowed_pairs_are_not_checked_until_disallowed():
