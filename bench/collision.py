@@ -292,8 +292,7 @@ def main() -> None:
         "# Collision checking: coal vs python-fcl",
         f"`{' '.join(sys.argv)}` on {platform.processor() or platform.machine()}, Python "
         f"{platform.python_version()}, " + ", ".join(f"{n} {library_version(n)}" for n in libraries) +
-        f". Scene: Panda (example-robot-data meshes, SRDF), table, shelf, "
-        f"held box.",
+        ". Scene: Panda (example-robot-data meshes, SRDF), table, shelf, held box.",
         "## Narrow phase, one call per pair (Panda link3/link5/link6/hand in random relative poses)",
         table(narrow_header, narrow_rows),
         f"## Checks per second ({args.states} random states, self + world + attached)",

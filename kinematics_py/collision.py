@@ -1,11 +1,11 @@
 """Collision checking of robot states: self-collision, world objects and attached objects, with contacts.
 
 How a check runs: one compiled kernel places every shape for the joint values (forward kinematics over
-the whole tree) and culls shape pairs whose world-aligned bounding boxes do not overlap; the remaining
-pairs go to coal (hpp-fcl's successor) for the exact test, and for contacts when asked. Pairs that can
-never count are left out once, when the checker (re)builds its tables: adjacent links, the SRDF's
-disabled pairs, pairs allowed with ``allow_collision``, an attached object and its link or touch links,
-and world objects among themselves.
+the whole tree) and culls shape pairs whose bounding boxes do not overlap (world-aligned boxes, then
+oriented ones by a separating-axis test); the remaining pairs go to coal (hpp-fcl's successor) for the
+exact test, and for contacts when asked. Pairs that can never count are left out once, when the checker
+(re)builds its tables: adjacent links, the SRDF's disabled pairs, pairs allowed with ``allow_collision``,
+an attached object and its link or touch links, and world objects among themselves.
 
 Joint values: a mapping joint -> value, or a vector in ``variable_names`` order (every single-DOF joint
 that mimics no other). Mimic joints follow their master; floating and planar joints stay at zero.
@@ -43,7 +43,7 @@ from .robot_model import RobotModel
 from .srdf import SemanticModel
 from .urdf_loading import SINGLE_DOF_JOINT_TYPES
 
-#: How meshes are checked: their convex hull (fast GJK/EPA, conservative) or their triangles (a BVH).
+#: How robot link meshes are checked: their convex hull (fast GJK/EPA, conservative) or their triangles (a BVH).
 MESH_MODES = ("convex_hull", "mesh")
 #: Configurations placed per kernel call in batch checks (bounds the (N, pairs, 3, 4) transform buffer).
 BATCH_CHUNK = 1024
@@ -350,23 +350,17 @@ class CollisionChecker:
         (link pairs, (N, pairs) bool). For proposing disabled pairs (``collision_matrix``)."""
         Q = self._full_states(states, None, None)
         tables = self._robot_tables()
-        pair_index, hits = {}, np.zeros((len(Q), 0), dtype=bool)
-        names = []
-        for a, b in tables.pairs:
-            key = tuple(sorted((tables.body_names[tables.shape_body[a]], tables.body_names[tables.shape_body[b]])))
-            if key not in pair_index:
-                pair_index[key] = len(names)
-                names.append(key)
-        hits = np.zeros((len(Q), len(names)), dtype=bool)
-        column = np.array([pair_index[tuple(sorted((tables.body_names[tables.shape_body[a]],
-                                                     tables.body_names[tables.shape_body[b]])))]
-                           for a, b in tables.pairs], dtype=np.int64)
+        body_pairs = [tuple(sorted((tables.body_names[tables.shape_body[a]], tables.body_names[tables.shape_body[b]])))
+                      for a, b in tables.pairs]
+        column_of = {pair: k for k, pair in enumerate(dict.fromkeys(body_pairs))}
+        column = np.array([column_of[pair] for pair in body_pairs], dtype=np.int64)
+        hits = np.zeros((len(Q), len(column_of)), dtype=bool)
         for start in range(0, len(Q), BATCH_CHUNK):
             transforms, candidates = self._place(tables, Q[start:start + BATCH_CHUNK])
             for k, p in np.argwhere(candidates):
                 if not hits[start + k, column[p]] and self._collide(tables, p, transforms[k, p]):
                     hits[start + k, column[p]] = True
-        return names, hits
+        return list(column_of), hits
 
     def validity(self, joint_names: Sequence[str], base_state=None) -> CollisionValidity:
         """An IK validity check for a group's joint vector (see ``CollisionValidity``)."""

@@ -12,7 +12,7 @@ import pytest
 
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision import BodyType, CollisionChecker, adjacent_link_pairs
-from kinematics_py.collision_geometry import Box, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere
+from kinematics_py.collision_geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere
 from kinematics_py.exceptions import UnknownJointError, UnknownLinkError
 from kinematics_py.transforms import make_transform, rotation_about_axis
 from robots import example_robot_data_dir, example_robot_urdf
@@ -172,9 +172,10 @@ def test_rotated_box_reaches_out_by_its_half_diagonal():
     assert not checker.is_colliding({"x": threshold + MARGIN})
 
 
-def test_cylinder_crosses_a_plane_while_its_ends_are_on_both_sides():
+@pytest.mark.parametrize("shape", [Cylinder(0.05, 0.4), Cone(0.05, 0.4)], ids=["cylinder", "cone"])
+def test_cylinder_and_cone_cross_a_plane_while_their_ends_are_on_both_sides(shape):
     model = RobotModel.from_urdf_string(SLIDER_URDF)
-    checker = CollisionChecker(model, geometry={"probe": [Placed(Cylinder(0.05, 0.4))]})
+    checker = CollisionChecker(model, geometry={"probe": [Placed(shape)]})
     checker.scene.add_object("floor", [Plane((0, 0, 1, 0.5))])  # z = -0.5
     for z, colliding in ((-0.5, True), (-0.3 - MARGIN, True), (-0.7 + MARGIN, True), (-0.3 + MARGIN, False),
                          (-0.7 - MARGIN, False), (0.0, False)):
