@@ -13,6 +13,7 @@ Lengths in [m]; positions and normals in the planning frame (the robot's root li
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import threading
@@ -202,6 +203,17 @@ class CollisionChecker:
         if semantic is not None:
             for pair in semantic.disabled_collisions:
                 self.disabled_pairs.setdefault(pair, semantic.disabled_collision_reasons.get(pair) or "srdf")
+
+    def for_scene(self, scene: PlanningScene) -> CollisionChecker:
+        """A checker of the same robot, geometry, allowed pairs, padding and scale for another scene (e.g.
+        ``scene.copy()`` with a request's attached objects); shares the built geometry, so it is cheap."""
+        if scene.robot_model is not self.model:
+            raise KinematicsError("the planning scene belongs to another RobotModel instance")
+        other = copy.copy(self)
+        other.scene, other._tables = scene, None
+        other.disabled_pairs, other._padding, other._scale = dict(self.disabled_pairs), dict(self._padding), \
+            dict(self._scale)
+        return other
 
     # ------------------------------------------------------------------ configuration
     @property

@@ -157,6 +157,16 @@ class PlanningScene:
                 names += [object_id] + [f"{object_id}/{sub}" for sub in scene_object.subframes]
         return names
 
+    def copy(self) -> PlanningScene:
+        """An independent scene with the same objects and robot state (cheap: objects are immutable), e.g. to
+        add a request's attached objects without touching the shared scene."""
+        other = PlanningScene.__new__(PlanningScene)
+        other.robot_model, other.planning_frame, other._lock = self.robot_model, self.planning_frame, threading.Lock()
+        with self._lock:
+            other._world, other._attached = self._world, self._attached
+            other._robot_state, other._link_poses, other.version = self._robot_state, self._link_poses, self.version
+        return other
+
     # ------------------------------------------------------------------ world objects
     def apply(self, update: CollisionObjectUpdate) -> None:
         """Apply one CollisionObject operation (ADD replaces, APPEND adds shapes, creating the object if

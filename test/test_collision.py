@@ -377,6 +377,18 @@ def test_self_and_world_checks_and_group_limited_checks(panda_in_scene):
                               "panda_rightfinger"}
 
 
+def test_a_request_scene_copy_takes_extra_attached_objects_without_touching_the_shared_scene(panda_in_scene):
+    checker, _ = panda_in_scene
+    held = {**PANDA_READY, "panda_finger_joint1": 0.015}
+    request = checker.for_scene(checker.scene.copy())
+    request.scene.attach_object("tool", "panda_link5", shapes=[Sphere(0.2)])
+    assert frozenset(("panda_link6", "tool")) in pair_set(request.check(held))
+    assert not checker.is_colliding(held) and "tool" not in checker.scene.attached_objects
+    request.allow_collision("panda_link6", "tool")
+    assert frozenset(("panda_link6", "tool")) not in pair_set(request.check(held))
+    assert frozenset(("panda_link6", "tool")) not in checker.disabled_pairs
+
+
 # ================================================================================== batch
 def test_batch_check_matches_single_checks(panda_in_scene):
     checker, _ = panda_in_scene
