@@ -265,7 +265,7 @@ class KinematicsPlugin:
                          consistency_limits: Sequence[float] | None = None,
                          solution_callback: Callable | None = None, cost_function: Callable | None = None,
                          options: KinematicsQueryOptions | None = None, context_state: Any = None, *,
-                         avoid_collisions: bool = False) -> IKResult:
+                         avoid_collisions: bool = False, collision_checker=None) -> IKResult:
         """Search until a valid solution is found or ``timeout`` [s] (default: getDefaultTimeout()) runs out.
 
         ``ik_pose`` is one pose or a list with one pose per tip. ``solution_callback(ik_pose, solution)``
@@ -277,10 +277,12 @@ class KinematicsPlugin:
         named), NO_IK_SOLUTION (the pose is out of reach, or needs joint values outside the limits: the
         remaining error or the joints are named) or TIMED_OUT (the pose is reachable within the limits,
         but the time ran out while still searching); ``IKResult.diagnostics`` has the details.
+        ``collision_checker`` replaces the plugin's checker for this call (e.g. one for a request's scene).
         """
         if avoid_collisions:
             return self._collision_aware_search(ik_pose, ik_seed_state, timeout, consistency_limits,
-                                                solution_callback, cost_function, options, context_state)
+                                                solution_callback, cost_function, options, context_state,
+                                                collision_checker or self._collision_checker)
         return self._solve(ik_pose, ik_seed_state, timeout, consistency_limits, solution_callback, cost_function,
                            options, local_only=False)
 
@@ -293,8 +295,7 @@ class KinematicsPlugin:
         return self._collision_checker
 
     def _collision_aware_search(self, ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function,
-                                options, context_state) -> IKResult:
-        checker = self._collision_checker
+                                options, context_state, checker) -> IKResult:
         if checker is None:
             return IKResult(False, None, ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
                             "avoid_collisions needs a collision checker: call setCollisionChecker() first")

@@ -156,6 +156,19 @@ def test_a_user_callback_still_applies_and_its_rejections_are_not_called_collisi
     assert "not today" in result.message
 
 
+def test_a_checker_for_one_call_sees_that_calls_scene(setup):
+    """A request's own scene (here: an extra post where the arm would go) applies to that call only."""
+    plugin, checker, _ = setup
+    target = Pose((0.55, 0.0, 0.4), DOWN)
+    request = checker.for_scene(checker.scene.copy())
+    request.scene.add_object("wall", [Box((0.05, 2.0, 2.0))], pose=((0.55, 0.0, 1.0), (0, 0, 0, 1)))
+    blocked = plugin.searchPositionIK(target, READY, 0.05, avoid_collisions=True, context_state=FINGERS,
+                                      collision_checker=request)
+    assert blocked.error_code == ErrorCode.GOAL_IN_COLLISION and "wall" in blocked.message
+    free = plugin.searchPositionIK(target, READY, 0.05, avoid_collisions=True, context_state=FINGERS)
+    assert free.success
+
+
 def test_requests_that_cannot_be_checked(setup):
     plugin, checker, _ = setup
     bare = KinematicsPlugin()
