@@ -22,7 +22,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+import rclpy
 import yaml
+from geometry_msgs.msg import Pose
+from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.srv import GetPositionFK, GetPositionIK
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from .error_codes import ErrorCode
 from .robot_model import RobotModel
@@ -32,6 +38,13 @@ from .transforms import make_transform, quaternion_from_rotation, rotation_about
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 STOP_GRACE_S = 5.0
+#: Every service answer goes to every client of the service, and the client's DDS layer picks out its own.
+#: With the default history (the last 10), a client that falls behind while many others are served can lose
+#: its own answer among theirs; keeping all of them until taken avoids that.
+CLIENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.VOLATILE)
+#: How long a ping waits for its answer before it is sent again [s].
+PING_TIMEOUT_S = 1.0
 
 
 class KinematicsClient:
@@ -41,26 +54,42 @@ class KinematicsClient:
     """
 
     def __init__(self, namespace: str = "", node_name: str = "kinematics_client", args: list[str] | None = None):
-        import rclpy
-        from moveit_msgs.srv import GetPositionFK, GetPositionIK
-        from rclpy.executors import SingleThreadedExecutor
-
         self._context = rclpy.Context()
         rclpy.init(args=args, context=self._context)
         self.node = rclpy.create_node(node_name, context=self._context)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self.node)
         prefix = namespace.rstrip("/") + "/" if namespace else ""
-        self.ik_client = self.node.create_client(GetPositionIK, f"{prefix}compute_ik")
-        self.fk_client = self.node.create_client(GetPositionFK, f"{prefix}compute_fk")
+        self.ik_client = self.client(GetPositionIK, f"{prefix}compute_ik")
+        self.fk_client = self.client(GetPositionFK, f"{prefix}compute_fk")
 
     def client(self, service_type, name: str):
-        return self.node.create_client(service_type, name)
+        return self.node.create_client(service_type, name, qos_profile=CLIENT_QOS)
 
     def wait_for_services(self, timeout: float) -> bool:
+        """True once compute_ik and compute_fk answer (an empty request, refused at once) within ``timeout`` [s]."""
         deadline = time.monotonic() + timeout
-        return all(client.wait_for_service(timeout_sec=max(0.0, deadline - time.monotonic()))
-                   for client in (self.ik_client, self.fk_client))
+        return all(self.wait_until_answering(client, request, max(0.0, deadline - time.monotonic()))
+                   for client, request in ((self.ik_client, GetPositionIK.Request()),
+                                           (self.fk_client, GetPositionFK.Request())))
+
+    def wait_until_answering(self, client, request, timeout: float) -> bool:
+        """True once ``client``'s service answers ``request`` within ``timeout`` [s].
+
+        Notes:
+            A service can be discovered before its answers can reach this client; a request sent in that
+            gap goes unanswered. Sending a harmless request until one is answered closes the gap.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not client.wait_for_service(timeout_sec=remaining):
+                return False
+            try:
+                self.call(client, request, timeout=min(PING_TIMEOUT_S, max(0.01, remaining)))
+                return True
+            except TimeoutError:
+                continue
 
     def call(self, client, request, timeout: float = 10.0):
         """The response, or TimeoutError after ``timeout`` [s]."""
@@ -72,13 +101,11 @@ class KinematicsClient:
         return future.result()
 
     def wait_until_serving(self, link: str, timeout: float) -> bool:
-        """True once compute_fk answers SUCCESS for ``link`` (the robot is loaded)."""
-        from moveit_msgs.msg import MoveItErrorCodes
-
+        """True once compute_fk answers SUCCESS for ``link`` (the robot is loaded) within ``timeout`` [s]."""
         deadline = time.monotonic() + timeout
+        if not self.wait_for_services(timeout):
+            return False
         while time.monotonic() < deadline:
-            if not self.fk_client.wait_for_service(timeout_sec=max(0.0, deadline - time.monotonic())):
-                return False
             if self.call(self.fk_client, fk_request([link]), timeout).error_code.val == MoveItErrorCodes.SUCCESS:
                 return True
             time.sleep(0.05)
@@ -91,8 +118,6 @@ class KinematicsClient:
 
 
 def fk_request(links: Sequence[str], joints: Mapping[str, float] | None = None, frame: str = ""):
-    from moveit_msgs.srv import GetPositionFK
-
     request = GetPositionFK.Request(fk_link_names=list(links))
     request.header.frame_id = frame
     if joints:
@@ -103,8 +128,6 @@ def fk_request(links: Sequence[str], joints: Mapping[str, float] | None = None, 
 
 def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str = "",
                seed: Mapping[str, float] | None = None, timeout: float = 0.0, avoid_collisions: bool = False):
-    from moveit_msgs.srv import GetPositionIK
-
     request = GetPositionIK.Request()
     ik = request.ik_request
     ik.group_name, ik.ik_link_name, ik.avoid_collisions = group, link, avoid_collisions
@@ -119,8 +142,6 @@ def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str 
 
 
 def pose_msg(T: np.ndarray):
-    from geometry_msgs.msg import Pose
-
     pose = Pose()
     pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
     o = pose.orientation
@@ -219,8 +240,6 @@ def stop_stack(children: list[subprocess.Popen]) -> None:
 # ------------------------------------------------------------------------------------------- the demo
 def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
     """Print FK and IK answers and latencies; True if every answer is as expected."""
-    from moveit_msgs.msg import MoveItErrorCodes
-
     model = RobotModel.from_urdf_file(bundled_robot_path(robot))
     semantic = SemanticModel.from_srdf_file(bundled_robot_path(robot, "srdf"), model)
     group = semantic.group(GROUPS[robot])

@@ -38,7 +38,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
@@ -96,6 +96,10 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 
+#: Keep every request and answer until delivered: with the default depth of 10, a burst from many clients
+#: can overwrite answers that a slow client has not yet acknowledged.
+SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.VOLATILE)
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -258,9 +262,10 @@ class KinematicsNode(Node):
         self.create_subscription(JointState, "joint_states", self._on_joint_states, 10,
                                  callback_group=self._callbacks)
         solve_ik_name = self.get_parameter("solve_ik_service_name").value
-        self.create_service(GetPositionIK, "compute_ik", self._compute_ik, callback_group=self._callbacks)
-        self.create_service(GetPositionIK, solve_ik_name, self._compute_ik, callback_group=self._callbacks)
-        self.create_service(GetPositionFK, "compute_fk", self._compute_fk, callback_group=self._callbacks)
+        for service_type, name, callback in ((GetPositionIK, "compute_ik", self._compute_ik),
+                                             (GetPositionIK, solve_ik_name, self._compute_ik),
+                                             (GetPositionFK, "compute_fk", self._compute_fk)):
+            self.create_service(service_type, name, callback, qos_profile=SERVICE_QOS, callback_group=self._callbacks)
         self.get_logger().info(f"TF lookups through {self._frames.backend}; services: compute_ik, {solve_ik_name} "
                                f"(GetPositionIK), compute_fk (GetPositionFK)")
         self._warn_unused_overrides()

@@ -64,14 +64,6 @@ def wait_for(condition: Callable[[], object], timeout: float, what: str, process
         time.sleep(interval)
 
 
-def serving(client: KinematicsClient, link: str) -> Callable[[], bool]:
-    def check() -> bool:
-        if not client.fk_client.service_is_ready():
-            return False
-        return client.call(client.fk_client, fk_request([link]), CALL_TIMEOUT_S).error_code.val == 1
-    return check
-
-
 class NodeUnderTest:
     """A running node and a client of it in this process (its own rclpy context)."""
 
@@ -83,7 +75,8 @@ class NodeUnderTest:
         self._solve_ik = None
 
     def wait_serving(self, link: str, timeout: float = NODE_READY_TIMEOUT_S) -> None:
-        wait_for(serving(self.client, link), timeout, f"compute_fk to serve {link!r}", self.process)
+        wait_for(lambda: self.client.wait_until_serving(link, timeout=1.0), timeout,
+                 f"compute_fk to serve {link!r}", self.process)
 
     def fk(self, request):
         return self.client.call(self.client.fk_client, request, CALL_TIMEOUT_S)
@@ -95,8 +88,9 @@ class NodeUnderTest:
         from moveit_msgs.srv import GetPositionIK
 
         if self._solve_ik is None:
-            self._solve_ik = self.client.client(GetPositionIK, f"{self.namespace}/solve_ik")
-            assert self._solve_ik.wait_for_service(timeout_sec=CALL_TIMEOUT_S)
+            # The default service QoS, as MoveIt's srv_kinematics_plugin uses.
+            self._solve_ik = self.node.create_client(GetPositionIK, f"{self.namespace}/solve_ik")
+            assert self.client.wait_until_answering(self._solve_ik, GetPositionIK.Request(), CALL_TIMEOUT_S)
         return self.client.call(self._solve_ik, request, CALL_TIMEOUT_S)
 
     def set_parameters(self, **values):
@@ -105,7 +99,7 @@ class NodeUnderTest:
         from rclpy.parameter import Parameter
 
         client = self.client.client(SetParameters, f"{self.namespace}/kinematics_node/set_parameters")
-        assert client.wait_for_service(timeout_sec=CALL_TIMEOUT_S)
+        assert self.client.wait_until_answering(client, SetParameters.Request(), CALL_TIMEOUT_S)
         request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
                                                     for name, value in values.items()])
         results = self.client.call(client, request, 120.0).results
