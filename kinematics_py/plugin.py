@@ -616,5 +616,5 @@ class _RequestError(KinematicsError):
 def _result(outcome: SearchOutcome) -> IKResult:
     if outcome.error_code != ErrorCode.SUCCESS:
         return IKResult(False, None, outcome.error_code, outcome.message)
-    return IKResult(True, [float(v) for v in outcome.solution], ErrorCode.SUCCESS, outcome.message,
-                    outcome.approximate, tuple(tuple(float(v) for v in s) for s in outcome.solutions))
+    return IKResult(True, outcome.solution.tolist(), ErrorCode.SUCCESS, outcome.message, outcome.approximate,
+                    tuple(map(tuple, np.array(outcome.solutions).tolist())))
