@@ -180,35 +180,34 @@ def _cholesky_solve(A, b, out):
 
 
 @njit(cache=True, nogil=True)
-def local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper, joint_weights,
-                 preferred, settings):
-    """Iterate from ``q`` (modified in place, kept within [lower, upper]) until the pose is reached.
-
-    Returns (status, cost, iterations); status is CONVERGED, NOT_CONVERGED or NON_FINITE.
-    """
-    n = q.shape[0]
+def search_workspace(n, tip_table, weights, settings):
+    """Scratch arrays for ``local_search``, allocated once per multi-start search."""
     rows = 6 * tip_table.shape[0]
-    m_max = 0
+    m_max = 1
     for k in range(tip_table.shape[0]):
         m_max = max(m_max, tip_table[k, 2])
-    e = np.empty(rows)
-    J = np.zeros((rows, n))
-    R = np.empty((3, 3))
-    p = np.empty(3)
-    axes_world = np.empty((max(m_max, 1), 3))
-    origins_world = np.empty((max(m_max, 1), 3))
-    rot_error = np.empty(3)
-    R_error = np.empty((3, 3))
-    A = np.empty((n, n))
-    JtJ = np.empty((n, n))
-    g = np.empty(n)
-    rhs = np.empty(n)
-    blocked = np.zeros(n, dtype=np.bool_)
-    dq = np.empty(n)
     sqrt_w = np.empty(rows)
     for k in range(tip_table.shape[0]):
         for i in range(6):
             sqrt_w[6 * k + i] = np.sqrt(weights[k, i])
+    return (np.empty(rows), np.zeros((rows, n)), np.empty((3, 3)), np.empty(3), np.empty((m_max, 3)),
+            np.empty((m_max, 3)), np.empty(3), np.empty((3, 3)), np.empty((n, n)), np.empty((n, n)), np.empty(n),
+            np.empty(n), np.zeros(n, dtype=np.bool_), np.empty(n), sqrt_w,
+            np.empty(int(settings[S_MAX_ITERATIONS]) + 1))
+
+
+@njit(cache=True, nogil=True)
+def local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper, joint_weights,
+                 preferred, settings, workspace):
+    """Iterate from ``q`` (modified in place, kept within [lower, upper]) until the pose is reached.
+
+    ``workspace`` comes from ``search_workspace``. Returns (status, cost, iterations); status is
+    CONVERGED, NOT_CONVERGED or NON_FINITE.
+    """
+    n = q.shape[0]
+    rows = 6 * tip_table.shape[0]
+    (e, J, R, p, axes_world, origins_world, rot_error, R_error, A, JtJ, g, rhs, blocked, dq, sqrt_w,
+     history) = workspace
 
     max_iterations = int(settings[S_MAX_ITERATIONS])
     position_tolerance = settings[S_POSITION_TOLERANCE]
@@ -219,7 +218,6 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
     method = int(settings[S_METHOD])
     stall_iterations = int(settings[S_STALL_ITERATIONS])
     stall_ratio = settings[S_STALL_RATIO]
-    history = np.empty(max_iterations + 1)
 
     cost = np.inf
     for iteration in range(max_iterations + 1):
@@ -341,6 +339,7 @@ def multi_start_search(seed, use_seed, unit_starts, first, count, sample_lower, 
     best_cost = np.inf
     total_iterations = 0
     offset = 1 if use_seed else 0
+    workspace = search_workspace(n, tip_table, weights, settings)
     for s in range(count + offset):
         if s < offset:
             for i in range(n):
@@ -351,7 +350,7 @@ def multi_start_search(seed, use_seed, unit_starts, first, count, sample_lower, 
                 value = sample_lower[i] + row[i] * (sample_upper[i] - sample_lower[i])
                 q[i] = min(upper[i], max(lower[i], value))
         status, cost, iterations = local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper,
-                                                joint_weights, preferred, settings)
+                                                joint_weights, preferred, settings, workspace)
         total_iterations += iterations
         if status == CONVERGED:
             wrap_near(q, seed, is_revolute, lower, upper)
