@@ -7,7 +7,8 @@ unexport _ROS_WHEELS_BOOTSTRAP_COMPLETE
 .PHONY: help run test bench bench-fk bench-ik venv-runtime venv-test venv-bench clean
 
 help:
-	@echo "make run    set up the runtime venv, then run the demo (python -m kinematics_py.demo)"
+	@echo "make run    set up the runtime venv, start kinematics_node on the bundled UR5 and call it;"
+	@echo "            the node keeps running until Ctrl-C (make run ARGS=--once: stop after the calls)"
 	@echo "make test   set up the test venv, then run the test suite"
 	@echo "make bench  set up the bench venv, then run the benchmarks (bench-fk, bench-ik)"
 	@echo "make clean  remove .venv/, build/ and caches"
@@ -22,7 +23,7 @@ venv-bench:
 	scripts/setup_venv.sh test bench
 
 run: venv-runtime
-	$(PYTHON) -m kinematics_py.demo
+	$(PYTHON) -m kinematics_py.demo_client --start-node $(ARGS)
 
 test: venv-test
 	$(PYTHON) -m pytest

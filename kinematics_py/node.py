@@ -169,6 +169,8 @@ def parameters_markdown() -> str:
     def limits(spec: ParameterSpec) -> str:
         if spec.choices:
             return ", ".join(f"`{c}`" for c in spec.choices)
+        if spec.minimum is not None and isinstance(spec.default, int):
+            return f"[{spec.minimum}, {'2^63 - 1' if spec.maximum == 2**63 - 1 else spec.maximum}]"
         if spec.minimum is not None:
             return f"[{spec.minimum:g}, {spec.maximum:g}]"
         return ""
@@ -221,11 +223,13 @@ def _chain_ends(semantic: SemanticModel, group_name: str) -> tuple[str, list[str
     group = semantic.group(group_name)
     if group.is_chain:
         return group.base_link, [group.tip_link]
+    if not group.subgroups:
+        raise KinematicsError(f"group {group_name!r} is not a serial chain (joints {list(group.joint_names)})")
     ends = [_chain_ends(semantic, subgroup) for subgroup in group.subgroups]
     bases = {base for base, _ in ends}
     if len(bases) != 1:
-        raise KinematicsError(f"group {group_name!r} is neither a serial chain nor made of chain subgroups that "
-                              f"share one base link (subgroup bases: {sorted(bases)})")
+        raise KinematicsError(f"group {group_name!r} is not a serial chain and its subgroups start at different "
+                              f"base links {sorted(bases)}")
     return bases.pop(), [tip for _, tips in ends for tip in tips]
 
 
@@ -494,9 +498,11 @@ class KinematicsNode(Node):
 
         groups, unavailable = {}, {}
         for group, ends in group_ends.items():
+            # A group the user asked for is an error; an SRDF group nobody configured (a gripper) is not.
+            report = logger.error if semantic is None or group in self._configured_groups else logger.info
             if isinstance(ends, str):
                 unavailable[group] = ends
-                logger.error(f"group {group!r} NOT served: {ends}")
+                report(f"group {group!r} NOT served: {ends}")
                 continue
             self._declare_group(group)
             parameters = self._group_parameters(group)
@@ -506,7 +512,7 @@ class KinematicsNode(Node):
             if not plugin.initialize(urdf, group, ends[0], ends[1], robot_description_semantic=srdf or None,
                                      parameters=parameters):
                 unavailable[group] = plugin.last_error
-                logger.error(f"group {group!r} NOT served: {plugin.last_error}")
+                report(f"group {group!r} NOT served: {plugin.last_error}")
                 continue
             groups[group] = plugin
             logger.info(self._group_summary(group, plugin, parameters))
