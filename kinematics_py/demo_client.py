@@ -198,7 +198,7 @@ def _robot_state_publisher() -> Path | None:
     return executable if executable.exists() else None
 
 
-def start_stack(robot: str, log_dir: Path) -> list[subprocess.Popen]:
+def start_stack(robot: str, log_dir: Path) -> dict[str, subprocess.Popen]:
     """Start the description publisher(s) and kinematics_node; their output goes to ``log_dir``."""
     kinematics_yaml = config_file("kinematics.yaml") if robot == "ur5" else None
     commands = []
@@ -217,19 +217,19 @@ def start_stack(robot: str, log_dir: Path) -> list[subprocess.Popen]:
     params = kinematics_parameters_file(kinematics_yaml, log_dir)
     commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.node", "--ros-args",
                                          "--params-file", str(params)]))
-    children = []
+    children = {}
     for name, command in commands:
         with open(log_dir / f"{name}.log", "wb") as log:
-            children.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
+            children[name] = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     return children
 
 
-def stop_stack(children: list[subprocess.Popen]) -> None:
-    for child in children:
+def stop_stack(children: Mapping[str, subprocess.Popen]) -> None:
+    for child in children.values():
         if child.poll() is None:
             child.send_signal(signal.SIGINT)
     deadline = time.monotonic() + STOP_GRACE_S
-    for child in children:
+    for child in children.values():
         try:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                         "start compiles the solver, about a minute)")
     options = parser.parse_args(argv)
 
-    children: list[subprocess.Popen] = []
+    children: dict[str, subprocess.Popen] = {}
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     try:
         if options.start_node:
@@ -355,15 +355,21 @@ def main(argv: list[str] | None = None) -> int:
                       + (f"; see {log_dir}" if children else " (is kinematics_node running?)"), file=sys.stderr)
                 return 1
             print(f"node ready after {time.monotonic() - start:.1f} s")
+            if children:
+                node_log = (log_dir / "kinematics_node.log").read_text(errors="replace").splitlines()
+                print("kinematics_node says:", *(line.split("]: ", 1)[-1] for line in node_log
+                                                 if "]: group '" in line), sep="\n  ")
             ok = run_demo(client, options.robot, options.calls)
         finally:
             client.close()
         if children and not options.once:
             print("kinematics_node keeps running (services /compute_ik, /solve_ik, /compute_fk); Ctrl-C stops it")
             try:
-                while all(child.poll() is None for child in children):
+                while all(child.poll() is None for child in children.values()):
                     time.sleep(0.5)
-                print("a started process exited; stopping", file=sys.stderr)
+                failed = [name for name, child in children.items() if child.returncode]
+                if failed:
+                    print(f"{failed} exited with an error; stopping (logs in {log_dir})", file=sys.stderr)
             except KeyboardInterrupt:
                 pass
         return 0 if ok else 1
