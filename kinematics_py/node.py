@@ -66,7 +66,7 @@ from .transforms import invert_transform
 NODE_NAME = "kinematics_node"
 KINEMATICS_NAMESPACE = "robot_description_kinematics"
 #: kinematics.yaml keys for MoveIt's plugin loader and srv_kinematics_plugin: accepted, not used here.
-IGNORED_KINEMATICS_KEYS = MOVEIT_LOADER_KEYS + ("kinematics_solver_service_name",)
+IGNORED_KINEMATICS_KEYS = MOVEIT_LOADER_KEYS
 COLLISION_POLICIES = ("error", "ignore_with_warning")
 #: Parameters read once at start-up (read-only afterwards).
 STARTUP_PARAMETERS = ("solve_ik_service_name", "executor_threads")

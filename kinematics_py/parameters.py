@@ -77,7 +77,7 @@ SPECS: tuple[ParameterSpec, ...] = (
 )
 SPECS_BY_NAME = {spec.name: spec for spec in SPECS}
 #: MoveIt kinematics.yaml keys that belong to the plugin loader, accepted and ignored here.
-MOVEIT_LOADER_KEYS = ("kinematics_solver", "kinematics_solver_attempts")
+MOVEIT_LOADER_KEYS = ("kinematics_solver", "kinematics_solver_attempts", "kinematics_solver_service_name")
 
 
 class _SolverParametersBase:
