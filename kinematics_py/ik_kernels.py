@@ -37,6 +37,14 @@ S_STALL_ITERATIONS = 7
 S_STALL_RATIO = 8
 SETTINGS_SIZE = 9
 
+#: A search this close (half squared error) is never abandoned as stalled: near a joint limit the last
+#: digits can come slowly, and restarting would throw the nearly found solution away.
+STALL_EXEMPT_BELOW_COST = 1e-6
+#: Restarts near the best configuration begin once a search came this close (half squared error).
+PERTURB_BELOW_COST = 1e-4
+#: Half-width [rad or m] of the box around the best configuration those restarts are drawn from.
+PERTURB_RADIUS = 0.3
+
 #: Result codes of a single local search.
 CONVERGED = 1
 NOT_CONVERGED = 0
@@ -230,7 +238,7 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
         if iteration == max_iterations:
             break
         history[iteration] = cost
-        if (stall_iterations > 0 and iteration >= stall_iterations
+        if (stall_iterations > 0 and iteration >= stall_iterations and cost > STALL_EXEMPT_BELOW_COST
                 and cost > stall_ratio * history[iteration - stall_iterations]):
             return NOT_CONVERGED, cost, iteration
         # Weighted residual and Jacobian: Jw = W^1/2 J, ew = W^1/2 e. A joint whose range is empty
@@ -325,18 +333,22 @@ def local_search(q, segments, joint_info, tip_table, targets, weights, lower, up
 @njit(cache=True, nogil=True)
 def multi_start_search(seed, use_seed, unit_starts, first, count, sample_lower, sample_upper, segments, joint_info,
                        tip_table, targets, weights, lower, upper, joint_weights, preferred, is_revolute, settings,
-                       q_out):
+                       q_out, best_cost_so_far):
     """Local searches from ``seed`` (if ``use_seed``), then from rows first, first+1, ... (``count`` of them,
     modulo the pool) of ``unit_starts`` scaled into [sample_lower, sample_upper], until one converges.
 
     A converged configuration is wrapped near the seed and verified before it is accepted.
+    Once a search has come close (cost below PERTURB_BELOW_COST), every other start is instead a
+    random point within PERTURB_RADIUS of the best configuration so far: targets near the joint limits
+    are often reached from there when uniform restarts rarely land close enough.
+    ``q_out`` holds, on entry, the best configuration of earlier calls when ``best_cost_so_far`` is finite.
     Returns (starts used, found, cost, total iterations): with ``found``, q_out holds the verified
     solution; otherwise the lowest-cost configuration reached.
     """
     n = seed.shape[0]
     pool_size = unit_starts.shape[0]
     q = np.empty(n)
-    best_cost = np.inf
+    best_cost = best_cost_so_far
     total_iterations = 0
     offset = 1 if use_seed else 0
     workspace = search_workspace(n, tip_table, weights, settings)
@@ -346,8 +358,12 @@ def multi_start_search(seed, use_seed, unit_starts, first, count, sample_lower, 
                 q[i] = min(upper[i], max(lower[i], seed[i]))
         else:
             row = unit_starts[(first + s - offset) % pool_size]
+            near_best = best_cost < PERTURB_BELOW_COST and (first + s - offset) % 2 == 1
             for i in range(n):
-                value = sample_lower[i] + row[i] * (sample_upper[i] - sample_lower[i])
+                if near_best:
+                    value = q_out[i] + (2.0 * row[i] - 1.0) * PERTURB_RADIUS
+                else:
+                    value = sample_lower[i] + row[i] * (sample_upper[i] - sample_lower[i])
                 q[i] = min(upper[i], max(lower[i], value))
         status, cost, iterations = local_search(q, segments, joint_info, tip_table, targets, weights, lower, upper,
                                                 joint_weights, preferred, settings, workspace)
@@ -405,7 +421,7 @@ def batch_search(all_targets, seeds, unit_starts, sample_lower, sample_upper, se
         _, found[b], costs[b], _ = multi_start_search(
             seeds[b], True, unit_starts, (b * 7919) % pool_size, max_starts - 1, sample_lower, sample_upper,
             segments, joint_info, tip_table, all_targets[b], weights, lower, upper, joint_weights, seeds[b],
-            is_revolute, settings, q_out[b])
+            is_revolute, settings, q_out[b], np.inf)
 
 
 @njit(cache=True, nogil=True)

@@ -254,10 +254,12 @@ class IkSearch:
                 pool_block += 1
                 pool = np.random.default_rng((self.params.random_seed, pool_block)).random(solver.restarts.shape)
                 next_restart = 0
+            if best_candidate is not None:
+                q[:] = best_candidate  # restarts may be drawn near it
             used, found, cost, _ = kernels.multi_start_search(
                 self.seed, use_seed, pool, next_restart, count, self.sample_lower, self.sample_upper,
                 problem.segments, problem.joint_info, problem.tip_table, self.targets, solver.weights, self.lower,
-                self.upper, solver.joint_weights, solver.preferred, problem.is_revolute, solver.settings, q)
+                self.upper, solver.joint_weights, solver.preferred, problem.is_revolute, solver.settings, q, best_cost)
             outcome.searches += used
             next_restart += used - use_seed
             use_seed, count = False, STARTS_PER_CALL
