@@ -151,6 +151,17 @@ def chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_wor
             J[2, col] += s * wz
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _store_transform(R, p, T):
+    """T (4, 4) <- the homogeneous transform of rotation R and translation p."""
+    for i in range(3):
+        for j in range(3):
+            T[i, j] = R[i, j]
+        T[i, 3] = p[i]
+        T[3, i] = 0.0
+    T[3, 3] = 1.0
+
+
 @njit(cache=True, nogil=True)
 def forward_kinematics_batch(Q, segments, joint_info, T_out):
     """T_out[b] = T_base_tip(Q[b]) for every row of Q (shape (B, n)); False if any value is not finite."""
@@ -162,13 +173,7 @@ def forward_kinematics_batch(Q, segments, joint_info, T_out):
     for b in range(Q.shape[0]):
         if not chain_pose(Q[b], segments, joint_info, R, p, axes_world, origins_world):
             return False
-        T = T_out[b]
-        for i in range(3):
-            for j in range(3):
-                T[i, j] = R[i, j]
-            T[i, 3] = p[i]
-            T[3, i] = 0.0
-        T[3, 3] = 1.0
+        _store_transform(R, p, T_out[b])
     return True
 
 
@@ -184,12 +189,6 @@ def forward_kinematics_and_jacobian_batch(Q, segments, joint_info, T_out, J_out)
     for b in range(Q.shape[0]):
         if not chain_pose(Q[b], segments, joint_info, R, p, axes_world, origins_world):
             return False
-        T = T_out[b]
-        for i in range(3):
-            for j in range(3):
-                T[i, j] = R[i, j]
-            T[i, 3] = p[i]
-            T[3, i] = 0.0
-        T[3, 3] = 1.0
+        _store_transform(R, p, T_out[b])
         chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_world, J_out[b])
     return True

@@ -137,11 +137,17 @@ def validate_parameter(name: str, value: Any) -> Any:
         if name.endswith("axis_weights") and len(numbers) != 3:
             raise ParameterError(f"parameter {name!r} takes 3 weights (x, y, z); got {value!r}")
         return numbers
+    return validate_number(spec, value)
+
+
+def validate_number(spec: ParameterSpec, value: Any) -> int | float:
+    """``value`` as the int or float its spec's default is, inside [minimum, maximum]; else ParameterError."""
+    name = spec.name
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParameterError(f"parameter {name!r} must be a number; got {value!r}")
-    if isinstance(default, int) and not float(value).is_integer():
+    if isinstance(spec.default, int) and not float(value).is_integer():
         raise ParameterError(f"parameter {name!r} must be an integer; got {value!r}")
-    value = int(value) if isinstance(default, int) else float(value)
+    value = int(value) if isinstance(spec.default, int) else float(value)
     if not math.isfinite(value) or not spec.minimum <= value <= spec.maximum:
         raise ParameterError(f"parameter {name!r} must be within [{spec.minimum}, {spec.maximum}]; got {value!r}")
     return value
