@@ -5,8 +5,8 @@ answer is checked against pinocchio's FK of that text, never against the solver'
 """
 from __future__ import annotations
 
-import importlib.metadata
 import math
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +14,10 @@ from pathlib import Path
 import numpy as np
 
 BENCH_ROBOTS_DIR = Path(__file__).resolve().parent.parent / "robots"
+
+# The tests' locator of example-robot-data's files (its wheel has no importable module).
+sys.path.append(str(Path(__file__).resolve().parents[2] / "test"))
+from robots import example_robot_data_dir  # noqa: E402
 
 #: Joint types that move; `fixed` (and `floating`/`planar`, never in an arm chain) do not.
 MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")
@@ -46,20 +50,6 @@ ROBOTS: dict[str, RobotSpec] = {
         RobotSpec("iiwa", "bench", "kuka_iiwa14.urdf", "iiwa_link_0", "iiwa_link_ee"),
     )
 }
-
-
-def example_robot_data_dir() -> Path:
-    """The ``robots`` folder of the installed ``example-robot-data`` wheel (it has no module)."""
-    try:
-        files = importlib.metadata.files("example-robot-data")
-    except importlib.metadata.PackageNotFoundError as error:
-        raise RuntimeError("example-robot-data is not installed: pip install -r requirements/bench.txt") from error
-    marker = "share/example-robot-data/robots/"
-    for file in files or ():
-        located = Path(file.locate()).resolve().as_posix()
-        if marker in located:
-            return Path(located[: located.index(marker) + len(marker)])
-    raise RuntimeError("example-robot-data is installed but has no share/example-robot-data/robots folder")
 
 
 def urdf_path(spec: RobotSpec) -> Path:
