@@ -1,6 +1,8 @@
 """A serial chain between two links of a robot, flattened for the compiled kinematics."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import compiled_kinematics as ck
@@ -93,7 +95,7 @@ class Chain:
                 f"{list(self.joint_names)}; got an array of shape {Q.shape}"
             )
         batch_shape = Q.shape[:-1]
-        return np.ascontiguousarray(Q.reshape(int(np.prod(batch_shape)), self.dof)), batch_shape
+        return np.ascontiguousarray(Q.reshape(math.prod(batch_shape), self.dof)), batch_shape
 
     def _non_finite(self, Q: np.ndarray) -> JointValueError:
         bad = sorted({self.joint_names[j] for j in np.argwhere(~np.isfinite(Q))[:, 1]})
