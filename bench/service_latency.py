@@ -12,6 +12,11 @@ processes (each call waits for its answer before the next is sent):
   ("nearby seed", as when a planner asks for a pose close to the current one); compute_fk of tool0.
   Every IK answer is checked (SUCCESS, FK of the answer reaches the target).
 - throughput: N client processes calling compute_ik (fixed seed) back to back for --duration seconds.
+- collision-aware, on a second node with example-robot-data's UR5 (its collision meshes) and a world of a
+  table under the robot and a box in its workspace, sent on the node's collision_object topic: compute_ik
+  with avoid_collisions=true for poses of random collision-free configurations (fixed and nearby seed),
+  every answer checked collision free with kinematics_py's checker in the client process; and
+  check_state_validity of random configurations.
 """
 from __future__ import annotations
 
@@ -29,8 +34,12 @@ import numpy as np
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.append(str(REPO / "test"))  # the tests' locator of example-robot-data (its wheel has no module)
 GROUP = "ur_manipulator"
 POSITION_TOLERANCE_M = 2e-5
+#: The collision series' world: name -> (box size, centre) [m] in the model frame. The table top is 5 mm
+#: below the robot's base plate.
+SCENE = {"table": ((1.2, 1.6, 0.1), (0.3, 0.0, -0.055)), "box": ((0.2, 0.2, 0.3), (0.45, -0.3, 0.15))}
 
 
 def percentiles(samples_s) -> dict[str, float]:
@@ -91,6 +100,105 @@ def latency(namespace: str, calls: int) -> dict:
     return results
 
 
+def collision_latency(namespace: str, calls: int) -> dict:
+    """compute_ik with avoid_collisions and check_state_validity on the collision node, world SCENE."""
+    from moveit_msgs.msg import CollisionObject
+    from moveit_msgs.srv import GetStateValidity
+    from shape_msgs.msg import SolidPrimitive
+
+    from kinematics_py.demo_client import ik_request, pose_msg
+    from kinematics_py.transforms import make_transform
+
+    client = _client(namespace, "bench_collision")
+    checker, chain = _collision_checker()
+    rng = np.random.default_rng(2)
+    states = rng.uniform(-np.pi, np.pi, (20 * calls, chain.dof))
+    free = states[~checker.check_batch(states)][:calls]
+    validity = client.client(GetStateValidity, f"{namespace}/check_state_validity")
+    publisher = client.node.create_publisher(CollisionObject, f"{namespace}/collision_object", 100)
+    try:
+        objects = []
+        for name, (size, center) in SCENE.items():
+            msg = CollisionObject(id=name, operation=CollisionObject.ADD, pose=pose_msg(make_transform(None, center)),
+                                  primitives=[SolidPrimitive(type=SolidPrimitive.BOX, dimensions=list(size))])
+            msg.primitive_poses = [pose_msg(np.eye(4))]
+            objects.append(msg)
+        witnesses = _colliding_states(checker, chain, rng)
+        deadline = time.monotonic() + 60.0
+        while not all(_contacts(client, validity, chain, q) >= {name} for name, q in witnesses.items()):
+            if time.monotonic() > deadline:
+                raise SystemExit("the collision node did not take the scene within 60 s")
+            for msg in objects:
+                publisher.publish(msg)
+            time.sleep(0.2)
+
+        fixed_seed = dict(zip(chain.joint_names, np.full(chain.dof, 0.1)))
+        results = {}
+        for label, seed_of in (("compute_ik, avoid_collisions, fixed seed", lambda q: fixed_seed),
+                               ("compute_ik, avoid_collisions, nearby seed",
+                                lambda q: dict(zip(chain.joint_names, q + 0.1)))):
+            times, verified = [], 0
+            for q in free:
+                target = chain.forward_kinematics(q)
+                request = ik_request(GROUP, target, seed=seed_of(q), avoid_collisions=True)
+                start = time.perf_counter()
+                response = client.call(client.ik_client, request)
+                times.append(time.perf_counter() - start)
+                if response.error_code.val == 1:
+                    values = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
+                    answer = [values[n] for n in chain.joint_names]
+                    reached = chain.forward_kinematics(answer)
+                    verified += int(np.linalg.norm(reached[:3, 3] - target[:3, 3]) <= POSITION_TOLERANCE_M
+                                    and not checker.is_colliding(dict(zip(chain.joint_names, answer))))
+            results[label] = {**percentiles(times[len(times) // 10:]), "solved": verified, "of": len(free)}
+        times = []
+        for q in states[:calls]:
+            start = time.perf_counter()
+            _contacts(client, validity, chain, q)
+            times.append(time.perf_counter() - start)
+        results["check_state_validity, random state"] = percentiles(times[len(times) // 10:])
+    finally:
+        client.close()
+    return results
+
+
+def _collision_checker():
+    """kinematics_py's checker of example-robot-data's UR5 with SCENE, and the UR5's chain."""
+    from robots import example_robot_urdf, ur5_collision_srdf
+
+    from kinematics_py import Box, CollisionChecker, RobotModel, SemanticModel
+    from kinematics_py.transforms import make_transform
+
+    model = RobotModel.from_urdf_file(example_robot_urdf("ur5"))
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(ur5_collision_srdf(), model))
+    for name, (size, center) in SCENE.items():
+        checker.scene.add_object(name, [Box(size)], pose=make_transform(None, center))
+    return checker, model.chain("base_link", "tool0")
+
+
+def _colliding_states(checker, chain, rng) -> dict:
+    """object -> a configuration colliding with that object (to see when the node has the scene)."""
+    found = {}
+    while len(found) < len(SCENE):
+        q = rng.uniform(-np.pi, np.pi, chain.dof)
+        pairs = checker.check(dict(zip(chain.joint_names, q))).pairs
+        for name in SCENE:
+            if name not in found and any(name in pair for pair in pairs):
+                found[name] = q
+    return found
+
+
+def _contacts(client, validity, chain, q) -> set[str]:
+    """Bodies in contact in the node's answer to check_state_validity for ``q``."""
+    from moveit_msgs.srv import GetStateValidity
+
+    request = GetStateValidity.Request(group_name=GROUP)
+    request.robot_state.joint_state.name = list(chain.joint_names)
+    request.robot_state.joint_state.position = [float(v) for v in q]
+    response = client.call(validity, request)
+    return {body for c in response.contacts for body in (c.contact_body_1, c.contact_body_2)}
+
+
 def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
     from kinematics_py.demo_client import ik_request
 
@@ -114,17 +222,23 @@ def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ orchestration
-def start_node(directory: Path, namespace: str, env: dict) -> subprocess.Popen:
+def start_node(directory: Path, namespace: str, env: dict, collision: bool = False) -> subprocess.Popen:
+    """The node on the bundled UR5, or (``collision``) on example-robot-data's UR5 with its collision meshes."""
+    from robots import example_robot_urdf, ur5_collision_srdf
+
     from kinematics_py.robots import bundled_robot_path
 
     parameters = {
-        "robot_description": bundled_robot_path("ur5").read_text(),
-        "robot_description_semantic": bundled_robot_path("ur5", "srdf").read_text(),
+        "robot_description": example_robot_urdf("ur5").read_text() if collision else
+        bundled_robot_path("ur5").read_text(),
+        "robot_description_semantic": ur5_collision_srdf() if collision else
+        bundled_robot_path("ur5", "srdf").read_text(),
         "robot_description_kinematics": yaml.safe_load((REPO / "config" / "kinematics.yaml").read_text()),
     }
-    params_file = directory / "node.params.yaml"
+    name = "collision_node" if collision else "node"
+    params_file = directory / f"{name}.params.yaml"
     params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameters}}))
-    log = open(directory / "node.log", "wb")
+    log = open(directory / f"{name}.log", "wb")
     return subprocess.Popen([sys.executable, "-m", "kinematics_py.node", "--ros-args", "--params-file",
                              str(params_file), "-r", f"__ns:={namespace}"], env=env, stdout=log,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -163,12 +277,16 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=5.0, help="[s] per throughput run")
     parser.add_argument("--output", type=Path, help="also write the results as JSON here")
     parser.add_argument("--latency", metavar="NAMESPACE", help=argparse.SUPPRESS)
+    parser.add_argument("--collision-latency", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--worker", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.latency:
         print(json.dumps(latency(options.latency, options.calls)))
+        return 0
+    if options.collision_latency:
+        print(json.dumps(collision_latency(options.collision_latency, options.calls)))
         return 0
     if options.worker:
         print(json.dumps(worker(options.worker, options.duration, options.seed, options.start_at)))
@@ -189,11 +307,25 @@ def main() -> int:
     finally:
         node.terminate()
         node.wait(timeout=10)
+    collision_node = start_node(directory, f"{namespace}_collision", env, collision=True)
+    try:
+        results["collision latency"] = run_python(["--collision-latency", f"{namespace}_collision", "--calls",
+                                                   str(options.calls)], env, 900)
+    finally:
+        collision_node.terminate()
+        collision_node.wait(timeout=10)
     print(f"kinematics_node on the bundled UR5, DDS on loopback, {results['machine']['cpus']} CPUs "
           f"(one client, sequential calls; first 10 % dropped as warm-up):")
     for label, figures in results["latency"].items():
         solved = f", {figures['solved']}/{figures['of']} solved and verified" if "solved" in figures else ""
         print(f"  {label:<24} p50 {figures['p50_ms']:6.2f} ms  p90 {figures['p90_ms']:6.2f} ms  "
+              f"p99 {figures['p99_ms']:6.2f} ms  max {figures['max_ms']:7.2f} ms{solved}")
+    print(f"kinematics_node on example-robot-data's UR5 (collision meshes), world: a table under the robot and a "
+          f"box in its workspace; random collision-free targets:")
+    for label, figures in results["collision latency"].items():
+        solved = f", {figures['solved']}/{figures['of']} solved, verified collision free" if "solved" in figures \
+            else ""
+        print(f"  {label:<42} p50 {figures['p50_ms']:6.2f} ms  p90 {figures['p90_ms']:6.2f} ms  "
               f"p99 {figures['p99_ms']:6.2f} ms  max {figures['max_ms']:7.2f} ms{solved}")
     print(f"compute_ik throughput, clients calling back to back for {options.duration:g} s:")
     for figures in results["throughput"]:

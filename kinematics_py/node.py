@@ -1,4 +1,4 @@
-"""The ROS 2 node: MoveIt-compatible ``compute_ik``, ``solve_ik`` and ``compute_fk`` services.
+"""The ROS 2 node: MoveIt-compatible ``compute_ik``, ``solve_ik``, ``compute_fk`` and ``check_state_validity``.
 
 A thin layer over ``KinematicsPlugin`` (one per planning group):
 
@@ -10,6 +10,10 @@ A thin layer over ``KinematicsPlugin`` (one per planning group):
   convention), one ROS parameter per entry of ``parameters.SPECS``, validated when set.
 - The seed / current state is the latest ``joint_states`` message overlaid by the request's robot_state.
 - Poses in frames other than the model frame: robot links from the state, anything else from TF.
+- Collisions: a ``CollisionChecker`` of the robot (URDF collision geometry, SRDF disabled pairs) and a
+  ``PlanningScene`` kept from the ``collision_object`` and ``attached_collision_object`` topics, as
+  move_group keeps its world. IK with ``avoid_collisions`` and ``check_state_validity`` check against that
+  scene, or against a request-scoped copy holding the request's attached objects.
 
 Console script: ``kinematics_node`` (``ros2 run kinematics_py kinematics_node``).
 """
@@ -27,14 +31,15 @@ from typing import Any
 import numpy as np
 import rclpy
 from geometry_msgs.msg import PoseStamped
-from moveit_msgs.srv import GetPositionFK, GetPositionIK
+from moveit_msgs.msg import AttachedCollisionObject, CollisionObject, ConstraintEvalResult
+from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
 from rcl_interfaces.msg import (
     FloatingPointRange,
     IntegerRange,
     ParameterDescriptor,
     SetParametersResult,
 )
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -42,19 +47,26 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from .collision import CollisionChecker
 from .error_codes import ErrorCode
 from .exceptions import KinematicsError
 from .frames import FrameLookupError, create_transform_source
 from .ik_solver import Verdict
 from .parameters import MOVEIT_LOADER_KEYS, SPECS, SPECS_BY_NAME, ParameterError, ParameterSpec, validate_parameter
-from .plugin import KinematicsPlugin
+from .planning_scene import Operation, PlanningScene, SceneError
+from .plugin import LIMIT_SLACK, KinematicsPlugin
 from .robot_model import RobotModel
 from .ros_conversions import (
+    RequestConstraints,
     RequestError,
+    attached_object_update,
+    collision_object_update,
     constraints_from_msg,
+    contact_msg,
     error_code_msg,
     joint_values_from_joint_state,
     joint_values_from_robot_state,
+    operation_of,
     pose_msg_from_transform,
     robot_state_msg,
     seconds_from_duration,
@@ -85,10 +97,11 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("tip_frames", (), "Several tip links of that group (no SRDF); replaces `tip_frame` when not empty."),
     ParameterSpec("solve_ik_service_name", "solve_ik", "Name of the second GetPositionIK service, the one MoveIt's "
                   "srv_kinematics_plugin calls (its `kinematics_solver_service_name`). Read at start-up."),
-    ParameterSpec("collision_checking_unavailable_policy", "error", "Answer to IK requests with "
-                  "avoid_collisions=true while collision checking is unavailable: `error` "
-                  "(COLLISION_CHECKING_UNAVAILABLE) or `ignore_with_warning` (solved without collision checking; "
-                  "the answer's message and the log say so).", choices=COLLISION_POLICIES),
+    ParameterSpec("collision_checking_unavailable_policy", "error", "Only for robots whose collision geometry "
+                  "cannot be loaded (no `<collision>` elements, an unreadable mesh): IK requests with "
+                  "avoid_collisions=true get `error` (COLLISION_CHECKING_UNAVAILABLE with the reason; "
+                  "check_state_validity answers valid=false) or `ignore_with_warning` (no collision check; the "
+                  "answer's message and the log say so).", choices=COLLISION_POLICIES),
     ParameterSpec("max_ik_timeout", 10.0, "Largest IK timeout [s] a request may ask for; larger ones are refused "
                   "with FAILURE.", 0.0, 3600.0),
     ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
@@ -102,6 +115,8 @@ SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=Reliability
                          durability=DurabilityPolicy.VOLATILE)
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+#: World updates arrive in bursts (a scene set up object by object): keep them all, in order.
+SCENE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
 
 class SetupError(Exception):
@@ -196,6 +211,30 @@ def parameters_markdown() -> str:
 
 
 # ------------------------------------------------------------------------------------------- robot set-up
+@dataclass(frozen=True, eq=False)
+class CollisionWorld:
+    """The planning scene kept from the collision topics and the robot's collision checker on it; ``checker`` is
+    None when the robot's collision geometry cannot be loaded (``problem`` says why)."""
+
+    scene: PlanningScene
+    checker: CollisionChecker | None
+    problem: str = ""
+
+
+def build_collision_world(model: RobotModel, semantic: SemanticModel | None) -> CollisionWorld:
+    """An empty scene for ``model`` and a checker of its URDF collision geometry (the SRDF's disabled pairs and
+    adjacent links left out), or the reason there can be no checker."""
+    scene = PlanningScene(model)
+    try:
+        checker = CollisionChecker(model, semantic, scene)
+    except (KinematicsError, ImportError) as error:  # GeometryError, MeshLoadError; coal missing
+        return CollisionWorld(scene, None, f"its collision geometry cannot be loaded: {error}")
+    if not checker.link_geometry:
+        return CollisionWorld(scene, None, "the robot description has no <collision> geometry")
+    checker.is_colliding(None)  # load the compiled kernels now rather than in the first request
+    return CollisionWorld(scene, checker)
+
+
 @dataclass(frozen=True)
 class RobotSetup:
     """Everything built from one robot description; replaced as a whole on re-initialisation."""
@@ -212,6 +251,8 @@ class RobotSetup:
     inputs: tuple[str, str] = ("", "")
     #: (group, link) -> tip the link is rigidly attached to (None: it is not)
     attachments: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    semantic: SemanticModel | None = None
+    world: CollisionWorld | None = None
 
     @property
     def model_frame(self) -> str:
@@ -265,13 +306,22 @@ class KinematicsNode(Node):
                                  DESCRIPTION_QOS, callback_group=self._callbacks)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, 10,
                                  callback_group=self._callbacks)
+        # One update at a time, in the order published.
+        scene_updates = MutuallyExclusiveCallbackGroup()
+        self.create_subscription(CollisionObject, "collision_object", self._on_collision_object, SCENE_QOS,
+                                 callback_group=scene_updates)
+        self.create_subscription(AttachedCollisionObject, "attached_collision_object",
+                                 self._on_attached_collision_object, SCENE_QOS, callback_group=scene_updates)
         solve_ik_name = self.get_parameter("solve_ik_service_name").value
         for service_type, name, callback in ((GetPositionIK, "compute_ik", self._compute_ik),
                                              (GetPositionIK, solve_ik_name, self._compute_ik),
-                                             (GetPositionFK, "compute_fk", self._compute_fk)):
+                                             (GetPositionFK, "compute_fk", self._compute_fk),
+                                             (GetStateValidity, "check_state_validity", self._check_state_validity)):
             self.create_service(service_type, name, callback, qos_profile=SERVICE_QOS, callback_group=self._callbacks)
         self.get_logger().info(f"TF lookups through {self._frames.backend}; services: compute_ik, {solve_ik_name} "
-                               f"(GetPositionIK), compute_fk (GetPositionFK)")
+                               f"(GetPositionIK), compute_fk (GetPositionFK), check_state_validity "
+                               f"(GetStateValidity); world from the collision_object and attached_collision_object "
+                               f"topics")
         self._warn_unused_overrides()
 
         if self._parameter("robot_description"):
@@ -437,20 +487,41 @@ class KinematicsNode(Node):
             self._install(setup, reason)
 
     def _install(self, setup: RobotSetup, reason: str) -> None:
-        self._setup = setup
+        with self._build_lock:  # also held by scene updates: none is lost between the old and the new scene
+            previous = self._setup
+            if previous is not None and previous.world is not setup.world:
+                self._carry_over(previous.world.scene, setup.world.scene)
+            self._setup = setup
         served = sorted(setup.groups)
         self.get_logger().info(f"{reason}: serving group(s) {served}" if served
                                else f"{reason}: NO group can be served")
 
+    def _carry_over(self, old: PlanningScene, new: PlanningScene) -> None:
+        """Keep the world objects (posed in the planning frame) for a new robot description; attached objects
+        are dropped (their links may be gone)."""
+        kept, dropped = [], sorted(old.attached_objects)
+        for object_id, item in old.world_objects.items():
+            try:
+                new.add_object(object_id, item.shapes, item.T_parent_object, subframes=item.subframes)
+                kept.append(object_id)
+            except KinematicsError:
+                dropped.append(object_id)
+        if kept or dropped:
+            self.get_logger().info(f"planning scene of the new robot description: world objects {kept} kept, "
+                                   f"{dropped} dropped (attached objects are dropped)")
+
     def _build(self, overrides: Mapping[str, Any] | None = None) -> RobotSetup:
-        """A new set-up from the current parameters and topics, with ``overrides`` (not yet set) applied."""
+        """A new set-up from the current parameters and topics, with ``overrides`` (not yet set) applied. The
+        robot model and collision world of the current set-up are kept when the URDF and SRDF are the same."""
         overrides = overrides or {}
         logger = self.get_logger()
+        previous = self._setup
         urdf, urdf_source = self._description("robot_description", overrides)
         if not urdf:
             raise SetupError("robot_description is empty")
         try:
-            model = RobotModel.from_urdf_string(urdf)
+            model = previous.model if previous is not None and previous.inputs[0] == urdf else \
+                RobotModel.from_urdf_string(urdf)
         except KinematicsError as error:
             raise SetupError(f"robot_description (from the {urdf_source}) is not a usable URDF: {error}") from None
         srdf, srdf_source = self._description("robot_description_semantic", overrides)
@@ -519,7 +590,18 @@ class KinematicsNode(Node):
 
         aliases = {""} | {joint.parent_frame for joint in (semantic.virtual_joints if semantic else ())
                           if joint.type == "fixed" and joint.child_link == model.root_link}
-        return RobotSetup(model, groups, unavailable, frozenset(aliases), model.single_dof_joint_names, inputs)
+        if previous is not None and previous.inputs == inputs and previous.model is model:
+            world = previous.world
+        else:
+            world = build_collision_world(model, semantic)
+            if world.checker is None:
+                logger.warning(f"collision checking unavailable for robot {model.name!r}: {world.problem}; "
+                               f"avoid_collisions follows collision_checking_unavailable_policy")
+            else:
+                logger.info(f"collision checking: {len(world.checker.link_geometry)} links with collision geometry, "
+                            f"{len(world.checker.disabled_pairs)} link pairs never checked (adjacent or SRDF)")
+        return RobotSetup(model, groups, unavailable, frozenset(aliases), model.single_dof_joint_names, inputs,
+                          semantic=semantic, world=world)
 
     def _group_summary(self, group: str, plugin: KinematicsPlugin, parameters: Mapping[str, Any]) -> str:
         given = {name: parameters[name] for name in sorted(parameters)
@@ -535,6 +617,26 @@ class KinematicsNode(Node):
 
     def _compute_fk(self, request: GetPositionFK.Request, response: GetPositionFK.Response):
         return self._answer(response, self._forward_kinematics, request)
+
+    def _check_state_validity(self, request: GetStateValidity.Request, response: GetStateValidity.Response):
+        """GetStateValidity has no error code: a request that cannot be checked (unknown group, bad joint names or
+        values, unusable constraints, collision checking unavailable) is logged and answered valid=false with no
+        contacts and no constraint results."""
+        logger = self.get_logger()
+        try:
+            reasons = self._state_validity(request, response)
+        except RequestError as error:
+            logger.warning(f"check_state_validity: cannot check the request ({error.code.name}): {error}; "
+                           f"answering valid=false")
+            reasons, response.contacts, response.constraint_result = [str(error)], [], []
+        except Exception as error:  # never a dead node
+            logger.error(f"internal error answering check_state_validity: {error!r}\n{traceback.format_exc()}")
+            reasons, response.contacts, response.constraint_result = [repr(error)], [], []
+        else:
+            if reasons:
+                logger.debug(f"check_state_validity: not valid: {'; '.join(reasons)}")
+        response.valid = not reasons
+        return response
 
     def _answer(self, response, handler, request):
         """Fill ``response`` by ``handler(request, response)``, which returns the success message or a
@@ -559,12 +661,13 @@ class KinematicsNode(Node):
             raise RequestError(ErrorCode.FAILURE, self._setup_problem)
         return setup
 
-    def _state(self, setup: RobotSetup, robot_state) -> dict[str, Any]:
+    def _state(self, setup: RobotSetup, robot_state=None) -> dict[str, Any]:
         """Every movable joint's value: defaults, then /joint_states, then the request's robot_state."""
         model = setup.model
         current = self._current_positions
         values = {name: current[name] for name in setup.joint_names if name in current}
-        values.update(joint_values_from_robot_state(robot_state, model))
+        if robot_state is not None:
+            values.update(joint_values_from_robot_state(robot_state, model))
         try:
             return model.resolve_joint_values(values)
         except KinematicsError as error:
@@ -596,10 +699,8 @@ class KinematicsNode(Node):
         poses = _LinkPoses(setup.model, values)
         targets = self._ik_targets(setup, ik, plugin, poses)
         timeout = self._ik_timeout(ik.timeout)
-        constraints = constraints_from_msg(
-            ik.constraints, setup.model,
-            lambda frame: None if frame in setup.model.link_names else self._frame(setup, frame, poses))
-        note = self._collision_note(ik.avoid_collisions)
+        constraints = self._constraints(setup, ik.constraints, poses)
+        checker, note = self._collision_checker(setup, ik.avoid_collisions, ik.robot_state, values)
 
         joint_names = plugin.getJointNames()
         seed = [values[name] for name in joint_names]
@@ -615,7 +716,8 @@ class KinematicsNode(Node):
                 return Verdict(ErrorCode.SUCCESS) if reason is None else \
                     Verdict(ErrorCode.GOAL_CONSTRAINTS_VIOLATED, reason)
 
-        result = plugin.searchPositionIK(targets, seed, timeout, solution_callback=callback)
+        result = plugin.searchPositionIK(targets, seed, timeout, solution_callback=callback, context_state=values,
+                                         avoid_collisions=checker is not None, collision_checker=checker)
         if not result.success:
             return result.error_code, result.message + note
         solved = setup.model.resolve_joint_values({**values, **dict(zip(joint_names, result.solution))})
@@ -678,18 +780,144 @@ class KinematicsNode(Node):
             raise RequestError(ErrorCode.FAILURE, f"timeout {seconds:g} s exceeds max_ik_timeout ({cap:g} s)")
         return None if seconds == 0 else seconds
 
-    def _collision_note(self, avoid_collisions: bool) -> str:
-        if not avoid_collisions:
-            return ""
+    def _constraints(self, setup: RobotSetup, msg, poses: _LinkPoses) -> RequestConstraints:
+        """A request's constraints; robot-link frames are placed per candidate state, others now (TF)."""
+        return constraints_from_msg(msg, setup.model, lambda frame: None if frame in setup.model.link_names
+                                    else self._frame(setup, frame, poses))
+
+    def _collision_checker(self, setup: RobotSetup, wanted: bool, robot_state,
+                           values: Mapping[str, Any]) -> tuple[CollisionChecker | None, str]:
+        """(checker for this request or None, note for the answer's message). Without collision geometry the
+        policy decides: COLLISION_CHECKING_UNAVAILABLE, or no check and a note saying so."""
+        if not wanted:
+            return None, ""
+        world = setup.world
+        if world.checker is not None:
+            return self._request_checker(setup, robot_state, values), ""
         if self._parameter("collision_checking_unavailable_policy") == "error":
             raise RequestError(ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
-                               "avoid_collisions=true but collision checking is not available yet; send "
-                               "avoid_collisions=false, or set collision_checking_unavailable_policy to "
-                               "ignore_with_warning (MoveIt's srv_kinematics_plugin always sends true)")
-        self.get_logger().warning("avoid_collisions=true requested: solving WITHOUT collision checking "
-                                  "(collision_checking_unavailable_policy=ignore_with_warning)",
+                               f"collisions cannot be checked for robot {setup.model.name!r}: {world.problem}; send "
+                               f"avoid_collisions=false, or set collision_checking_unavailable_policy to "
+                               f"ignore_with_warning (MoveIt's srv_kinematics_plugin always sends true)")
+        self.get_logger().warning(f"collisions NOT checked ({world.problem}; "
+                                  f"collision_checking_unavailable_policy=ignore_with_warning)",
                                   throttle_duration_sec=10.0)
-        return " (collisions NOT checked: collision checking is unavailable)"
+        return None, f" (collisions NOT checked: {world.problem})"
+
+    def _request_checker(self, setup: RobotSetup, robot_state, values: Mapping[str, Any]) -> CollisionChecker:
+        """The shared checker, or one for a copy of the scene with the request's attached objects. As in MoveIt,
+        a robot_state naming joints with is_diff=false replaces the scene's attached objects by its own; with
+        is_diff=true its attached objects are applied over the scene's."""
+        world = setup.world
+        replaces = not robot_state.is_diff and bool(robot_state.joint_state.name or
+                                                    robot_state.multi_dof_joint_state.joint_names)
+        if not robot_state.attached_collision_objects and not (replaces and world.scene.attached_objects):
+            return world.checker
+        scene = world.scene.copy()
+        scene.set_robot_state(values)
+        if replaces:
+            for object_id in list(scene.attached_objects):
+                _forget_attached(scene, object_id)
+        resolve = self._scene_frames(setup, scene)
+        for index, msg in enumerate(robot_state.attached_collision_objects):
+            try:
+                update = attached_object_update(msg, resolve)
+                if update.object.operation == Operation.REMOVE and update.object.id:
+                    _forget_attached(scene, update.object.id)  # MoveIt drops it from the state
+                else:
+                    scene.apply_attached(update)
+            except (KinematicsError, ValueError) as error:
+                raise RequestError(ErrorCode.INVALID_ROBOT_STATE,
+                                   f"robot_state.attached_collision_objects[{index}]: {error}") from None
+        return world.checker.for_scene(scene)
+
+    def _state_validity(self, request: GetStateValidity.Request, response: GetStateValidity.Response) -> list[str]:
+        """Fill contacts and constraint results; the reasons the state is not valid (none: valid). Collisions are
+        limited to the links the group's joints move when a group is named, as in MoveIt."""
+        setup = self._require_setup()
+        values = self._state(setup, request.robot_state)
+        joints = self._group_joints(setup, request.group_name) if request.group_name else setup.joint_names
+        constraints = self._constraints(setup, request.constraints, _LinkPoses(setup.model, values))
+        checker, _ = self._collision_checker(setup, True, request.robot_state, values)
+        reasons = _limit_violations(setup.model, values, joints)
+        if reasons:  # no field of the answer can show them
+            self.get_logger().info(f"check_state_validity: {'; '.join(reasons)}")
+        if checker is not None:
+            links = checker.links_moved_by(joints) if request.group_name else None
+            bodies = len(checker.link_geometry) + len(checker.scene.world_objects) + len(checker.scene.attached_objects)
+            report = checker.check(values, contacts=True, max_contacts=bodies ** 2, links=links)
+            stamp = self.get_clock().now().to_msg()
+            response.contacts = [contact_msg(contact, setup.model_frame, stamp) for contact in report.contacts]
+            if report.in_collision:
+                reasons.append(f"in collision: {report.describe()}")
+        evaluated = constraints.evaluate(values, setup.model)
+        response.constraint_result = [ConstraintEvalResult(result=reason is None, distance=distance)
+                                      for reason, distance in evaluated]
+        return reasons + [reason for reason, _ in evaluated if reason]
+
+    def _group_joints(self, setup: RobotSetup, group: str) -> tuple[str, ...]:
+        """The joints of an SRDF group, or of a served group (no SRDF)."""
+        if setup.semantic is not None and group in setup.semantic.groups:
+            return setup.semantic.groups[group].joint_names
+        if group in setup.groups:
+            return tuple(setup.groups[group].getJointNames())
+        known = sorted(set(setup.semantic.groups if setup.semantic else ()) | set(setup.groups))
+        raise RequestError(ErrorCode.INVALID_GROUP_NAME, f"unknown group {group!r}; groups are {known}")
+
+    # ----------------------------------------------------------------------- the planning scene
+    def _on_collision_object(self, msg: CollisionObject) -> None:
+        what = f"collision_object {msg.id!r} ({_operation_name(operation_of(msg))})"
+        self._update_scene(what, lambda scene, resolve: scene.apply(collision_object_update(msg, resolve)))
+
+    def _on_attached_collision_object(self, msg: AttachedCollisionObject) -> None:
+        what = (f"attached_collision_object {msg.object.id!r} on link {msg.link_name!r} "
+                f"({_operation_name(operation_of(msg.object))})")
+        self._update_scene(what, lambda scene, resolve: scene.apply_attached(attached_object_update(msg, resolve)))
+
+    def _update_scene(self, what: str, apply) -> None:
+        """Apply one update to the shared scene, robot links placed by the current state; a malformed one is
+        logged with the reason and changes nothing."""
+        logger = self.get_logger()
+        with self._build_lock:
+            setup = self._setup
+            if setup is None:
+                logger.warning(f"{what} ignored: no robot description yet")
+                return
+            scene = setup.world.scene
+            try:
+                scene.set_robot_state(self._state(setup))
+                apply(scene, self._scene_frames(setup, scene))
+            except (KinematicsError, ValueError) as error:  # SceneError, GeometryError
+                logger.error(f"{what} refused, the planning scene is unchanged: {error}")
+                return
+            except Exception as error:  # never a dead node
+                logger.error(f"{what}: internal error, the planning scene is unchanged: {error!r}\n"
+                             f"{traceback.format_exc()}")
+                return
+        logger.info(f"{what} applied; world objects {sorted(scene.world_objects)}, attached objects "
+                    f"{sorted(scene.attached_objects)}")
+
+    def _scene_frames(self, setup: RobotSetup, scene: PlanningScene):
+        """Resolves an object's frame_id: the model frame (and its aliases), robot links, objects and their
+        subframes as the scene knows them; any other frame through TF, as ``T_model_frame``."""
+        def resolve(frame_id: str) -> tuple[str, np.ndarray | None]:
+            frame = frame_id.lstrip("/")
+            if not frame:
+                return "", None
+            if frame in setup.model_frame_aliases or frame == setup.model_frame:
+                return setup.model_frame, None
+            try:
+                scene.frame_transform(frame)
+                return frame, None
+            except SceneError:
+                pass
+            try:
+                return setup.model_frame, self._frames.lookup(setup.model_frame, frame)
+            except FrameLookupError as error:
+                raise SceneError(f"unknown frame {frame!r}: not the model frame {setup.model_frame!r}, a robot link, "
+                                 f"an object or subframe (objects: {sorted(scene.world_objects)}), nor known to TF "
+                                 f"({error})") from None
+        return resolve
 
     def _forward_kinematics(self, request: GetPositionFK.Request, response: GetPositionFK.Response):
         setup = self._require_setup()
@@ -725,6 +953,30 @@ class _LinkPoses:
         if self._poses is None:
             self._poses = self._model.link_poses(self._values)
         return self._poses[link]
+
+
+def _forget_attached(scene: PlanningScene, object_id: str) -> None:
+    """Remove an attached object from a (request-scoped) scene altogether."""
+    scene.detach_object(object_id)
+    scene.remove_object(object_id)
+
+
+def _operation_name(operation: int) -> str:
+    try:
+        return Operation(operation).name
+    except ValueError:
+        return f"operation {operation}"
+
+
+def _limit_violations(model: RobotModel, values: Mapping[str, Any], joints) -> list[str]:
+    """'joint = value outside [lower, upper]' for every single-DOF joint of ``joints`` outside its limits."""
+    violations = []
+    for name in joints:
+        joint = model.joints[name]
+        value = values.get(name)
+        if isinstance(value, float) and not joint.lower - LIMIT_SLACK <= value <= joint.upper + LIMIT_SLACK:
+            violations.append(f"joint {name!r} = {value:.6g} outside its limits [{joint.lower:.6g}, {joint.upper:.6g}]")
+    return violations
 
 
 def _rigidly_attached_tip(model: RobotModel, plugin: KinematicsPlugin, link: str) -> str | None:

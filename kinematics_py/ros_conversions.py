@@ -3,7 +3,9 @@
 Poses become 4x4 transforms ``T_frame_link`` (quaternions x, y, z, w as in geometry_msgs); joint states
 become {joint name: value} mappings as ``RobotModel`` takes them; moveit_msgs/Constraints become a
 ``RequestConstraints`` value that says whether a robot state satisfies them (MoveIt's kinematic
-constraint semantics). Request problems raise ``RequestError`` carrying the MoveIt error code.
+constraint semantics); moveit_msgs/CollisionObject and AttachedCollisionObject become the planning
+scene's updates (SceneError names what is malformed), and collision contacts become
+ContactInformation. Request problems raise ``RequestError`` carrying the MoveIt error code.
 """
 from __future__ import annotations
 
@@ -15,11 +17,22 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Pose as PoseMsg
 from geometry_msgs.msg import Transform
-from moveit_msgs.msg import Constraints, MoveItErrorCodes, OrientationConstraint, RobotState
+from moveit_msgs.msg import (
+    AttachedCollisionObject,
+    CollisionObject,
+    Constraints,
+    ContactInformation,
+    MoveItErrorCodes,
+    OrientationConstraint,
+    RobotState,
+)
 from shape_msgs.msg import SolidPrimitive
 
+from .collision import Contact
+from .collision_geometry import GeometryError, Mesh, Plane, solid_primitive
 from .error_codes import ErrorCode
 from .exceptions import KinematicsError
+from .planning_scene import AttachedObjectUpdate, CollisionObjectUpdate, SceneError
 from .poses import PoseError, transform_from_any_pose
 from .robot_model import RobotModel
 from .transforms import invert_transform, quaternion_from_rotation, rotation_log
@@ -175,6 +188,11 @@ class JointBound:
             return None
         return f"joint {self.joint!r} at {value:.6g} is outside [{self.lower:.6g}, {self.upper:.6g}]"
 
+    def distance(self, value: float) -> float:
+        """|value - target| [rad or m] (the shortest angle for continuous joints), as MoveIt reports it."""
+        difference = value - self.target
+        return abs(math.remainder(difference, 2 * math.pi) if self.continuous else difference)
+
 
 @dataclass(frozen=True)
 class PositionRegion:
@@ -188,14 +206,25 @@ class PositionRegion:
     shapes: tuple[tuple[int, tuple[float, ...], np.ndarray], ...]
 
     def violation(self, poses: Mapping[str, np.ndarray]) -> str | None:
-        point_in_root = poses[self.link][:3, :3] @ self.offset + poses[self.link][:3, 3]
-        T_root_frame = poses[self.frame] if self.T_root_frame is None else self.T_root_frame
+        point_in_root = self._point(poses)
+        T_root_frame = self._T_root_frame(poses)
         for shape_type, dimensions, T_frame_shape in self.shapes:
             T_shape_root = invert_transform(T_root_frame @ T_frame_shape)
             if _inside(shape_type, dimensions, T_shape_root[:3, :3] @ point_in_root + T_shape_root[:3, 3]):
                 return None
         return (f"position constraint on {self.link!r}: point {np.round(point_in_root, 4).tolist()} (model frame) "
                 f"is outside the constraint region")
+
+    def distance(self, poses: Mapping[str, np.ndarray]) -> float:
+        """Distance [m] of the point from the centre of the region's first shape, as MoveIt reports it."""
+        center = (self._T_root_frame(poses) @ self.shapes[0][2])[:3, 3]
+        return float(np.linalg.norm(self._point(poses) - center))
+
+    def _point(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
+        return poses[self.link][:3, :3] @ self.offset + poses[self.link][:3, 3]
+
+    def _T_root_frame(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
+        return poses[self.frame] if self.T_root_frame is None else self.T_root_frame
 
 
 @dataclass(frozen=True)
@@ -210,16 +239,22 @@ class OrientationBound:
     parameterization: int
 
     def violation(self, poses: Mapping[str, np.ndarray]) -> str | None:
-        T_root_frame = poses[self.frame] if self.T_root_frame is None else self.T_root_frame
-        R_desired_link = (T_root_frame[:3, :3] @ self.R_frame_desired).T @ poses[self.link][:3, :3]
-        if self.parameterization == OrientationConstraint.ROTATION_VECTOR:
-            error = np.abs(rotation_log(R_desired_link))
-        else:
-            error = np.array([_absolute_angle(a) for a in xyz_euler_angles(R_desired_link)])
+        error = self._error(poses)
         if np.all(error <= self.tolerances):
             return None
         return (f"orientation constraint on {self.link!r}: error {np.round(error, 4).tolist()} rad exceeds "
                 f"tolerances {self.tolerances.tolist()}")
+
+    def distance(self, poses: Mapping[str, np.ndarray]) -> float:
+        """Sum of the per-axis errors [rad], as MoveIt reports it."""
+        return float(np.sum(self._error(poses)))
+
+    def _error(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
+        T_root_frame = poses[self.frame] if self.T_root_frame is None else self.T_root_frame
+        R_desired_link = (T_root_frame[:3, :3] @ self.R_frame_desired).T @ poses[self.link][:3, :3]
+        if self.parameterization == OrientationConstraint.ROTATION_VECTOR:
+            return np.abs(rotation_log(R_desired_link))
+        return np.array([_absolute_angle(a) for a in xyz_euler_angles(R_desired_link)])
 
 
 def xyz_euler_angles(R: np.ndarray) -> tuple[float, float, float]:
@@ -272,6 +307,17 @@ class RequestConstraints:
                 if reason:
                     return reason
         return None
+
+    def evaluate(self, values: Mapping[str, object], model: RobotModel) -> list[tuple[str | None, float]]:
+        """(violation or None, distance) of every constraint, joint constraints first, then position and
+        orientation constraints (MoveIt's order for ConstraintEvalResult)."""
+        results = [(bound.violation(float(values[bound.joint])), bound.distance(float(values[bound.joint])))
+                   for bound in self.joint_bounds]
+        if self.position_regions or self.orientation_bounds:
+            poses = model.link_poses(values)
+            results += [(constraint.violation(poses), constraint.distance(poses))
+                        for constraint in self.position_regions + self.orientation_bounds]
+        return results
 
 
 def constraints_from_msg(msg: Constraints, model: RobotModel, resolve_frame: FrameResolver) -> RequestConstraints:
@@ -365,3 +411,80 @@ def _orientation_bound(constraint, model: RobotModel, resolve_frame: FrameResolv
     return OrientationBound(link, frame or model.root_link, resolve_frame(frame), R_frame_desired, tolerances,
                             constraint.parameterization)
 
+
+
+# ---------------------------------------------------------------------------------------------- planning scene
+#: Resolves an object's header.frame_id into (a frame the planning scene knows, T_that_frame_given or None).
+SceneFrameResolver = Callable[[str], "tuple[str, np.ndarray | None]"]
+_SHAPE_OPERATIONS = (CollisionObject.ADD[0], CollisionObject.APPEND[0])
+
+
+def operation_of(msg: CollisionObject) -> int:
+    """A CollisionObject's operation as an int (rclpy gives ``byte`` fields as bytes)."""
+    operation = msg.operation
+    return operation[0] if isinstance(operation, (bytes, bytearray)) else int(operation)
+
+
+def collision_object_update(msg: CollisionObject, resolve_frame: SceneFrameResolver) -> CollisionObjectUpdate:
+    """The planning-scene update of a moveit_msgs/CollisionObject; SceneError says what is malformed.
+
+    As in MoveIt, REMOVE uses only the id, MOVE only the id and pose; ADD and APPEND read the shapes.
+    """
+    operation = operation_of(msg)
+    if operation == CollisionObject.REMOVE[0]:
+        return CollisionObjectUpdate(msg.id, operation)
+    context = f"collision object {msg.id!r}"
+    frame, T_frame_given = resolve_frame(msg.header.frame_id)
+    pose = msg.pose if T_frame_given is None else T_frame_given @ _scene_transform(msg.pose, f"{context}: pose")
+    if operation not in _SHAPE_OPERATIONS:
+        return CollisionObjectUpdate(msg.id, operation, frame, pose)
+    return CollisionObjectUpdate(
+        msg.id, operation, frame, pose,
+        primitives=[_scene_shape(lambda p=p: solid_primitive(p.type, p.dimensions), f"{context}: primitives[{k}]")
+                    for k, p in enumerate(msg.primitives)],
+        primitive_poses=list(msg.primitive_poses),
+        meshes=[_scene_shape(lambda m=m: _mesh(m), f"{context}: meshes[{k}]") for k, m in enumerate(msg.meshes)],
+        mesh_poses=list(msg.mesh_poses),
+        planes=[_scene_shape(lambda p=p: Plane(tuple(p.coef)), f"{context}: planes[{k}]")
+                for k, p in enumerate(msg.planes)],
+        plane_poses=list(msg.plane_poses),
+        subframe_names=list(msg.subframe_names),
+        subframe_poses=list(msg.subframe_poses),
+    )
+
+
+def attached_object_update(msg: AttachedCollisionObject, resolve_frame: SceneFrameResolver) -> AttachedObjectUpdate:
+    """The planning-scene update of a moveit_msgs/AttachedCollisionObject (an empty object frame is the link's)."""
+    return AttachedObjectUpdate(msg.link_name, collision_object_update(msg.object, resolve_frame),
+                                tuple(msg.touch_links))
+
+
+def _mesh(msg) -> Mesh:
+    vertices = [(v.x, v.y, v.z) for v in msg.vertices]
+    return Mesh(np.array(vertices, dtype=float).reshape(-1, 3),
+                np.array([list(t.vertex_indices) for t in msg.triangles], dtype=np.int64).reshape(-1, 3))
+
+
+def _scene_shape(build: Callable, what: str):
+    try:
+        return build()
+    except GeometryError as error:
+        raise SceneError(f"{what}: {error}") from None
+
+
+def _scene_transform(pose: PoseMsg, what: str) -> np.ndarray:
+    try:
+        return transform_from_any_pose(pose)
+    except PoseError as error:
+        raise SceneError(f"{what}: {error}") from None
+
+
+def contact_msg(contact: Contact, frame_id: str, stamp) -> ContactInformation:
+    """moveit_msgs/ContactInformation of a contact (position and normal in ``frame_id``, the planning frame)."""
+    msg = ContactInformation(depth=float(contact.depth), contact_body_1=contact.body_1,
+                             body_type_1=int(contact.type_1), contact_body_2=contact.body_2,
+                             body_type_2=int(contact.type_2))
+    msg.header.frame_id, msg.header.stamp = frame_id, stamp
+    msg.position.x, msg.position.y, msg.position.z = (float(v) for v in contact.position)
+    msg.normal.x, msg.normal.y, msg.normal.z = (float(v) for v in contact.normal)
+    return msg

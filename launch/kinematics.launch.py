@@ -34,7 +34,8 @@ def _arguments():
         DeclareLaunchArgument("kinematics_config", default_value=str(config / "kinematics.yaml"),
                               description="MoveIt kinematics.yaml: solver settings per group"),
         DeclareLaunchArgument("collision_checking_unavailable_policy", default_value="error",
-                              description="answer to avoid_collisions=true: error | ignore_with_warning"),
+                              description="avoid_collisions=true on a robot without loadable collision geometry: "
+                                          "error | ignore_with_warning"),
         DeclareLaunchArgument("solve_ik_service_name", default_value="solve_ik",
                               description="the service MoveIt's srv_kinematics_plugin calls"),
     ]

@@ -22,6 +22,8 @@ EXAMPLE_ROBOT_DATA_URDFS = {
     "baxter": "baxter_description/urdf/baxter.urdf",
 }
 
+#: example-robot-data's SRDF of the UR5 (its disabled collision pairs).
+UR5_SRDF = "ur_description/srdf/ur5.srdf"
 #: The small edge-case URDFs written for these tests.
 SMALL_URDFS = sorted(p.name for p in SMALL_URDF_DIR.glob("*.urdf"))
 #: The robots shipped with kinematics_py.
@@ -58,3 +60,22 @@ def small_urdf(name: str) -> Path:
 def bundled_robot(name: str) -> Path:
     """A file of ``kinematics_py/robots`` (URDF or SRDF)."""
     return BUNDLED_ROBOTS_DIR / name
+
+
+def ur5_collision_srdf() -> str:
+    """An SRDF for example-robot-data's UR5 (collision meshes included): MoveIt's chain group `ur_manipulator`
+    (base_link -> tool0), a `wrist` group (its three wrist joints), and the disabled collision pairs of
+    example-robot-data's own SRDF, which a pinocchio reference drops too."""
+    from kinematics_py import RobotModel, SemanticModel
+
+    model = RobotModel.from_urdf_file(example_robot_urdf("ur5"))
+    pairs = SemanticModel.from_srdf_file(example_robot_data_dir() / UR5_SRDF, model).disabled_collisions
+    disabled = "\n".join(f'  <disable_collisions link1="{a}" link2="{b}" reason="example-robot-data"/>'
+                         for a, b in sorted(tuple(sorted(pair)) for pair in pairs))
+    return f"""<?xml version="1.0"?>
+<robot name="ur5">
+  <group name="ur_manipulator"><chain base_link="base_link" tip_link="tool0"/></group>
+  <group name="wrist"><joint name="wrist_1_joint"/><joint name="wrist_2_joint"/><joint name="wrist_3_joint"/></group>
+{disabled}
+</robot>
+"""

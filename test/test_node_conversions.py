@@ -5,26 +5,29 @@ import math
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import Pose, TransformStamped
+from geometry_msgs.msg import Point, Pose, TransformStamped
 from moveit_msgs.msg import (
     BoundingVolume,
+    CollisionObject,
     Constraints,
     JointConstraint,
     OrientationConstraint,
     PositionConstraint,
     RobotState,
 )
-from shape_msgs.msg import SolidPrimitive
+from shape_msgs.msg import Mesh, MeshTriangle, Plane, SolidPrimitive
 from tf2_msgs.msg import TFMessage
 
 from kinematics_py.error_codes import ErrorCode
 from kinematics_py.frames import FrameLookupError, TfMessageListener
 from kinematics_py.node import split_kinematics_parameter, validate_node_parameter
 from kinematics_py.parameters import ParameterError
+from kinematics_py.planning_scene import Operation, SceneError
 from kinematics_py.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros_conversions import (
     RequestError,
+    collision_object_update,
     constraints_from_msg,
     joint_values_from_robot_state,
     pose_msg_from_transform,
@@ -116,6 +119,8 @@ def test_orientation_constraints_measure_each_axis():
         checked = constraints_from_msg(Constraints(orientation_constraints=[constraint]), UR5,
                                        lambda frame: np.eye(4))
         assert "orientation constraint" in checked.violation(values, UR5)
+        ((reason, distance),) = checked.evaluate(values, UR5)
+        assert reason and distance == pytest.approx(0.2, abs=1e-9), "the sum of the axis errors, as MoveIt's"
 
 
 def test_joint_constraints_on_continuous_joints_wrap():
@@ -126,6 +131,58 @@ def test_joint_constraints_on_continuous_joints_wrap():
     assert bound.violation(0.25) and bound.violation(0.65)
     continuous = type(bound)(bound.joint, bound.lower, bound.upper, True, bound.target)
     assert continuous.violation(0.5 + 2 * math.pi) is None and continuous.violation(0.65 - 2 * math.pi)
+    assert bound.distance(0.25) == pytest.approx(0.25) and continuous.distance(0.4 + 2 * math.pi) == pytest.approx(0.1)
+
+
+def _object(operation=CollisionObject.ADD, frame="") -> CollisionObject:
+    msg = CollisionObject(id="thing", operation=operation)
+    msg.header.frame_id = frame
+    msg.pose = pose_msg_from_transform(make_transform(None, (1.0, 0.0, 0.0)))
+    msg.primitives = [SolidPrimitive(type=SolidPrimitive.CONE, dimensions=[0.2, 0.05])]
+    msg.primitive_poses = [Pose()]
+    msg.meshes = [Mesh(vertices=[Point(), Point(x=1.0), Point(y=1.0)],
+                       triangles=[MeshTriangle(vertex_indices=[0, 1, 2])])]
+    msg.mesh_poses = [Pose()]
+    msg.planes, msg.plane_poses = [Plane(coef=[0.0, 0.0, 2.0, 1.0])], [Pose()]
+    msg.subframe_names, msg.subframe_poses = ["tip"], [Pose()]
+    return msg
+
+
+def test_collision_objects_become_scene_updates_field_by_field():
+    update = collision_object_update(_object(), lambda frame: (frame, None))
+    assert (update.id, update.operation, update.frame_id) == ("thing", Operation.ADD, "")
+    (cone,), (mesh,), (plane,) = update.primitives, update.meshes, update.planes
+    assert (cone.length, cone.radius) == (0.2, 0.05) and mesh.triangles.tolist() == [[0, 1, 2]]
+    assert plane.coefficients == (0.0, 0.0, 1.0, 0.5) and list(update.subframe_names) == ["tip"]
+
+
+def test_a_frame_known_only_to_tf_is_folded_into_the_pose():
+    T_model_camera = make_transform(rotation_about_axis(Z, 0.5), (0.0, 2.0, 0.0))
+    update = collision_object_update(_object(frame="camera"), lambda frame: ("base_link", T_model_camera))
+    assert update.frame_id == "base_link"
+    assert np.allclose(update.pose, T_model_camera @ make_transform(None, (1.0, 0.0, 0.0)), atol=EXACT)
+
+
+def test_remove_and_move_read_only_what_moveit_reads():
+    broken = _object(operation=CollisionObject.REMOVE)
+    broken.primitives[0].dimensions = [-1.0, 0.0]
+    update = collision_object_update(broken, lambda frame: pytest.fail("REMOVE resolves no frame"))
+    assert update.operation == Operation.REMOVE and not update.has_geometry
+    broken.operation = CollisionObject.MOVE
+    assert not collision_object_update(broken, lambda frame: (frame, None)).has_geometry
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda msg: msg.primitives[0].dimensions.__setitem__(1, -0.05), "primitives[0]: cone radius"),
+    (lambda msg: setattr(msg.meshes[0], "triangles", []), "meshes[0]: mesh: needs at least one triangle"),
+    (lambda msg: setattr(msg, "planes", [Plane()]), "planes[0]: plane coefficients"),
+])
+def test_malformed_shapes_are_scene_errors_naming_the_shape(edit, words):
+    msg = _object()
+    edit(msg)
+    with pytest.raises(SceneError) as error:
+        collision_object_update(msg, lambda frame: (frame, None))
+    assert f"collision object 'thing': {words}" in str(error.value)
 
 
 def test_constraint_frames_that_are_unknown_raise_from_the_resolver():

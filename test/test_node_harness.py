@@ -73,6 +73,7 @@ class NodeUnderTest:
         self.client = KinematicsClient(namespace, node_name="pytest_client")
         self.node = self.client.node
         self._solve_ik = None
+        self._state_validity = None
 
     def wait_serving(self, link: str, timeout: float = NODE_READY_TIMEOUT_S) -> None:
         wait_for(lambda: self.client.wait_until_serving(link, timeout=1.0), timeout,
@@ -93,6 +94,15 @@ class NodeUnderTest:
             assert self.client.wait_until_answering(self._solve_ik, GetPositionIK.Request(), CALL_TIMEOUT_S)
         return self.client.call(self._solve_ik, request, CALL_TIMEOUT_S)
 
+    def state_validity(self, request):
+        """An answer of the node's check_state_validity (moveit_msgs/srv/GetStateValidity)."""
+        from moveit_msgs.srv import GetStateValidity
+
+        if self._state_validity is None:
+            self._state_validity = self.client.client(GetStateValidity, f"{self.namespace}/check_state_validity")
+            assert self.client.wait_until_answering(self._state_validity, GetStateValidity.Request(), CALL_TIMEOUT_S)
+        return self.client.call(self._state_validity, request, CALL_TIMEOUT_S)
+
     def set_parameters(self, **values):
         """Set the node's parameters (dotted names via ``**{"a.b": v}``); returns the SetParametersResults."""
         from rcl_interfaces.srv import SetParameters
@@ -111,6 +121,17 @@ class NodeUnderTest:
 
     def close(self) -> None:
         self.client.close()
+
+
+def state_validity_request(joints: Mapping[str, float] | None = None, group: str = ""):
+    """A GetStateValidity request for these joint values (the others from the node's current state)."""
+    from moveit_msgs.srv import GetStateValidity
+
+    request = GetStateValidity.Request(group_name=group)
+    if joints:
+        request.robot_state.joint_state.name = list(joints)
+        request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
 
 
 def ur5_parameters(**extra) -> dict:

@@ -31,6 +31,7 @@ from test_node_harness import (
     poses_close,
     solution_values,
     start_node,
+    state_validity_request,
     transform_of_pose_stamped,
     ur5_parameters,
     wait_for,
@@ -262,8 +263,9 @@ ERROR_CASES = {
     "NaN seed": (_seed("elbow_joint", math.nan), MoveItErrorCodes.INVALID_ROBOT_STATE, ["elbow_joint"]),
     "timeout above the cap": (_timeout(60), MoveItErrorCodes.FAILURE, ["max_ik_timeout"]),
     "negative timeout": (_timeout(-1), MoveItErrorCodes.FAILURE, [">= 0"]),
-    "avoid_collisions": (lambda ik: setattr(ik, "avoid_collisions", True),
-                         MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE, ["collision_checking_unavailable_policy"]),
+    "avoid_collisions without collision geometry": (
+        lambda ik: setattr(ik, "avoid_collisions", True), MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE,
+        ["no <collision> geometry", "collision_checking_unavailable_policy"]),
     "constraint on an unknown joint": (_joint_constraint(name="no_such_joint"),
                                        MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS, ["no_such_joint"]),
     "negative constraint tolerance": (_joint_constraint(below=-0.1), MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
@@ -332,20 +334,27 @@ def srv_kinematics_plugin_request(q_seed, target):
     return request
 
 
-def test_solve_ik_answers_srv_kinematics_plugin_under_both_collision_policies(ur5):
+def test_without_collision_geometry_the_policy_answers_solve_ik_and_check_state_validity(ur5):
+    """The bundled UR5 has no <collision> elements: collisions cannot be checked. Under `error` (the default)
+    collision-aware requests are refused with the reason; under `ignore_with_warning` they are answered without
+    a collision check, and the answer says so."""
     q = random_configurations(1, seed=8)[0]
     target = link_pose(q, "tool0")
     request = srv_kinematics_plugin_request(q + 0.2, target)
-    assert_error(ur5.solve_ik(request), MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE, "avoid_collisions")
+    assert_error(ur5.solve_ik(request), MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE, "avoid_collisions",
+                 "no <collision> geometry")
+    assert not ur5.state_validity(state_validity_request(dict(zip(JOINTS, q)))).valid
 
     (result,) = ur5.set_parameters(collision_checking_unavailable_policy="ignore_with_warning")
     assert result.successful, result.reason
     try:
         response = ur5.solve_ik(request)
         assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
-        assert "collisions NOT checked" in response.error_code.message
+        assert "collisions NOT checked: the robot description has no <collision> geometry" in \
+            response.error_code.message
         values = solution_values(response)
         assert poses_close(link_pose([values[j] for j in JOINTS], "tool0"), target, POSITION_TOLERANCE_M, ROTATION_TOLERANCE_RAD)
+        assert ur5.state_validity(state_validity_request(dict(zip(JOINTS, q)))).valid
     finally:
         (result,) = ur5.set_parameters(collision_checking_unavailable_policy="error")
         assert result.successful, result.reason
