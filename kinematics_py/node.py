@@ -52,7 +52,15 @@ from .error_codes import ErrorCode
 from .exceptions import KinematicsError
 from .frames import FrameLookupError, create_transform_source
 from .ik_solver import Verdict
-from .parameters import MOVEIT_LOADER_KEYS, SPECS, SPECS_BY_NAME, ParameterError, ParameterSpec, validate_parameter
+from .parameters import (
+    MOVEIT_LOADER_KEYS,
+    SPECS,
+    SPECS_BY_NAME,
+    ParameterError,
+    ParameterSpec,
+    validate_number,
+    validate_parameter,
+)
 from .planning_scene import Operation, PlanningScene, SceneError
 from .plugin import LIMIT_SLACK, KinematicsPlugin
 from .robot_model import RobotModel
@@ -138,14 +146,7 @@ def validate_node_parameter(name: str, value: Any) -> Any:
         if spec.choices and value not in spec.choices:
             raise ParameterError(f"parameter {name!r} must be one of {list(spec.choices)}; got {value!r}")
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterError(f"parameter {name!r} must be a number; got {value!r}")
-    if isinstance(default, int) and not float(value).is_integer():
-        raise ParameterError(f"parameter {name!r} must be an integer; got {value!r}")
-    value = int(value) if isinstance(default, int) else float(value)
-    if not math.isfinite(value) or not spec.minimum <= value <= spec.maximum:
-        raise ParameterError(f"parameter {name!r} must be within [{spec.minimum}, {spec.maximum}]; got {value!r}")
-    return value
+    return validate_number(spec, value)
 
 
 def _descriptor(spec: ParameterSpec, read_only: bool = False) -> ParameterDescriptor:
