@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -86,6 +87,10 @@ class IkProblem:
     @property
     def dof(self) -> int:
         return len(self.variable_names)
+
+    @cached_property
+    def has_continuous_joints(self) -> bool:
+        return bool(self.is_continuous.any())
 
     @property
     def middle(self) -> np.ndarray:
@@ -231,7 +236,7 @@ class IkSearch:
             lower[locked] = upper[locked] = np.clip(self.seed[locked], problem.lower[locked], problem.upper[locked])
         self.lower, self.upper = lower, upper
         # Restarts sample continuous joints within half a turn of the seed, others within their limits.
-        if problem.is_continuous.any():
+        if problem.has_continuous_joints:
             self.sample_lower = np.where(np.isfinite(lower), lower, self.seed - math.pi)
             self.sample_upper = np.where(np.isfinite(upper), upper, self.seed + math.pi)
         else:
@@ -265,8 +270,8 @@ class IkSearch:
             use_seed, count = False, STARTS_PER_CALL
             if found:
                 outcome.reached += 1
-                verdict = self._validity(q)
-                if verdict.error_code == ErrorCode.SUCCESS:
+                verdict = self._validity(q) if self.is_valid is not None else None
+                if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
                     if not any(np.max(np.abs(q - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
                         outcome.solutions.append(q.copy())
                     if not wants_more or len(outcome.solutions) >= self.params.solutions_to_compare:
@@ -282,7 +287,8 @@ class IkSearch:
             kernels.wrap_near(best_candidate, self.seed, problem.is_revolute, self.lower, self.upper)
         outcome.elapsed = time.perf_counter() - started
         if outcome.solutions:
-            outcome.solution = min(outcome.solutions, key=self._preference_cost)
+            outcome.solution = outcome.solutions[0] if len(outcome.solutions) == 1 else \
+                min(outcome.solutions, key=self._preference_cost)
             outcome.error_code = ErrorCode.SUCCESS
             outcome.message = (f"solved in {outcome.elapsed * 1e3:.2f} ms ({len(outcome.solutions)} distinct "
                                f"solution(s) compared, {outcome.searches} local search(es))")

@@ -410,8 +410,9 @@ class KinematicsPlugin:
             def cost(q):
                 return cost_function(ik_pose, [float(v) for v in q])
 
-        locked = np.zeros(setup.solver.problem.dof, dtype=bool)
-        if options.lock_redundant_joints:
+        locked = None
+        if options.lock_redundant_joints and setup.redundant_joints:
+            locked = np.zeros(setup.solver.problem.dof, dtype=bool)
             locked[list(setup.redundant_joints)] = True
         search_args = dict(timeout=timeout, local_only=local_only, consistency_limits=limits, is_valid=is_valid,
                            cost_function=cost, return_approximate=options.return_approximate_solution)
@@ -425,6 +426,7 @@ class KinematicsPlugin:
     def _discretized_search(self, setup: _Setup, targets, q_seed, locked, method, search_args) -> SearchOutcome:
         """All distinct solutions: redundant joints stepped (or sampled), the others solved for each value."""
         problem = setup.solver.problem
+        locked = np.zeros(problem.dof, dtype=bool) if locked is None else locked
         redundant = [i for i in setup.redundant_joints if not locked[i]]
         rng = np.random.default_rng(setup.solver.params.random_seed)
         if not redundant:
