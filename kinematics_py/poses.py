@@ -20,7 +20,7 @@ class Pose(NamedTuple):
 
     @classmethod
     def from_transform(cls, T: np.ndarray) -> Pose:
-        return cls(tuple(float(v) for v in T[:3, 3]), tuple(float(v) for v in quaternion_from_rotation(T[:3, :3])))
+        return cls(tuple(T[:3, 3].tolist()), tuple(quaternion_from_rotation(T[:3, :3]).tolist()))
 
 
 class PoseError(ValueError):
@@ -36,7 +36,7 @@ def pose_values(pose) -> tuple[tuple[float, ...], tuple[float, ...]]:
         position = (position.x, position.y, position.z)
     if hasattr(orientation, "w"):
         orientation = (orientation.x, orientation.y, orientation.z, orientation.w)
-    return tuple(float(v) for v in position), tuple(float(v) for v in orientation)
+    return tuple(map(float, position)), tuple(map(float, orientation))
 
 
 def transform_from_any_pose(pose) -> np.ndarray:

@@ -62,7 +62,7 @@ def _quaternion_matrix_rows(x, y, z, w):
 
 def rotation_from_quaternion(quaternion_xyzw) -> np.ndarray:
     """3x3 rotation from a quaternion (x, y, z, w); the quaternion is normalised first."""
-    x, y, z, w = (float(v) for v in quaternion_xyzw)
+    x, y, z, w = map(float, quaternion_xyzw)
     norm = math.sqrt(x * x + y * y + z * z + w * w)
     if not math.isfinite(norm) or norm < 1e-12:
         raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite norm)")
@@ -103,7 +103,7 @@ def quaternion_from_rotation(rotation: np.ndarray) -> np.ndarray:
 
 def transform_from_pose(position, orientation_xyzw) -> np.ndarray:
     """4x4 transform from a position [m] and a quaternion (x, y, z, w) (normalised first)."""
-    x, y, z, w = (float(v) for v in orientation_xyzw)
+    x, y, z, w = map(float, orientation_xyzw)
     norm = math.sqrt(x * x + y * y + z * z + w * w)
     if not math.isfinite(norm) or norm < 1e-12:
         raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite norm)")
