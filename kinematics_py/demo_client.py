@@ -1,4 +1,5 @@
-"""The ``make run`` demo: the node on a bundled robot, and a client calling compute_fk and compute_ik.
+"""The ``make run`` demo: the node on a bundled robot, and a client calling compute_fk, compute_ik and
+check_state_validity, with an obstacle published on collision_object for the collision-aware calls.
 
     python -m kinematics_py.demo_client --start-node          # start the node, demo, keep it running
     python -m kinematics_py.demo_client --start-node --once   # ... and stop everything afterwards
@@ -12,6 +13,7 @@ set to LOCALHOST, so the demo's DDS traffic stays on this machine.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import subprocess
@@ -25,10 +27,12 @@ import numpy as np
 import rclpy
 import yaml
 from geometry_msgs.msg import Pose
-from moveit_msgs.msg import MoveItErrorCodes
-from moveit_msgs.srv import GetPositionFK, GetPositionIK
+from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
+from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
+from rclpy.duration import Duration
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from shape_msgs.msg import SolidPrimitive
 
 from .error_codes import ErrorCode
 from .robot_model import RobotModel
@@ -45,6 +49,19 @@ CLIENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityP
                         durability=DurabilityPolicy.VOLATILE)
 #: How long a ping waits for its answer before it is sent again [s].
 PING_TIMEOUT_S = 1.0
+#: As the node subscribes to collision_object (and move_group publishes it): reliable, not latched.
+SCENE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+#: Per robot: a configuration (the group's joints in order) and the link of it that the demo's obstacle surrounds.
+OBSTACLE_SCENES = {"ur5": ((0.3, -1.2, 1.5, -1.9, -1.57, 0.0), "forearm_link"),
+                   "panda": ((0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785), "panda_link4")}
+OBSTACLE_ID = "obstacle"
+OBSTACLE_SIZE = 0.15
+#: How long the demo waits for the node to take the obstacle [s], and how often it publishes it meanwhile.
+SCENE_WAIT_S = 10.0
+SCENE_REPUBLISH_S = 0.5
+#: Timeouts of the collision-aware IK calls [s]: a search for a pose reachable only in collision uses all of it.
+COLLISION_IK_TIMEOUT_S = 0.5
+GOAL_IN_COLLISION_TIMEOUT_S = 0.2
 
 
 class KinematicsClient:
@@ -59,9 +76,9 @@ class KinematicsClient:
         self.node = rclpy.create_node(node_name, context=self._context)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self.node)
-        prefix = namespace.rstrip("/") + "/" if namespace else ""
-        self.ik_client = self.client(GetPositionIK, f"{prefix}compute_ik")
-        self.fk_client = self.client(GetPositionFK, f"{prefix}compute_fk")
+        self.prefix = namespace.rstrip("/") + "/" if namespace else ""
+        self.ik_client = self.client(GetPositionIK, f"{self.prefix}compute_ik")
+        self.fk_client = self.client(GetPositionFK, f"{self.prefix}compute_fk")
 
     def client(self, service_type, name: str):
         return self.node.create_client(service_type, name, qos_profile=CLIENT_QOS)
@@ -139,6 +156,23 @@ def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str 
     ik.timeout.sec = int(timeout)
     ik.timeout.nanosec = int(round((timeout - int(timeout)) * 1e9))
     return request
+
+
+def state_validity_request(joints: Mapping[str, float], group: str = ""):
+    request = GetStateValidity.Request(group_name=group)
+    request.robot_state.joint_state.name = list(joints)
+    request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
+
+
+def box_object(object_id: str, size: float, T_frame_box: np.ndarray, frame: str) -> CollisionObject:
+    """An ADD of a cube ``size`` [m] across at ``T_frame_box``."""
+    msg = CollisionObject(id=object_id, operation=CollisionObject.ADD)
+    msg.header.frame_id = frame
+    msg.pose = pose_msg(T_frame_box)
+    msg.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[size] * 3)]
+    msg.primitive_poses = [Pose()]
+    return msg
 
 
 def pose_msg(T: np.ndarray):
@@ -293,15 +327,12 @@ def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
     show(f"5 cm along and 0.3 rad about the tip's axes (pose in frame {tip!r})", response,
          time.perf_counter() - start)
 
-    print("requests the node refuses, with the reason:")
+    print("a request the node refuses, with the reason:")
     start = time.perf_counter()
     response = client.call(client.ik_client, ik_request("no_such_group", T_tip_goal))
     show("unknown group", response, time.perf_counter() - start, MoveItErrorCodes.INVALID_GROUP_NAME)
-    start = time.perf_counter()
-    response = client.call(client.ik_client, ik_request(group.name, T_tip_goal, frame=tip, seed=home,
-                                                        avoid_collisions=True))
-    show("avoid_collisions=true", response, time.perf_counter() - start,
-         MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE)
+
+    ok &= collision_demo(client, robot, model, group.name, tip, joints)
 
     targets = chain.forward_kinematics(rng.uniform(lower, upper, (calls, chain.dof)))
     fk_times, ik_times, solved = [], [], 0
@@ -320,6 +351,107 @@ def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
           f"compute_fk p50 {percentile_ms(fk_times, 50):.2f} ms, p99 {percentile_ms(fk_times, 99):.2f} ms; "
           f"compute_ik p50 {percentile_ms(ik_times, 50):.2f} ms, p99 {percentile_ms(ik_times, 99):.2f} ms "
           f"({solved}/{calls} random reachable poses solved)")
+    return ok
+
+
+def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, group: str, tip: str,
+                   joints: Sequence[str]) -> bool:
+    """Publish a cube around a link of a known configuration A, then: check_state_validity of A (contacts),
+    compute_ik of A's tip pose without and with avoid_collisions (A itself; a collision-free other answer), and
+    of a pose with the tip inside the cube (GOAL_IN_COLLISION); remove the cube. True if every answer is as
+    expected."""
+    values, link = OBSTACLE_SCENES[robot]
+    q_a = dict(zip(joints, values))
+    poses = model.link_poses(q_a)
+    centre, frame = poses[link][:3, 3], model.root_link
+    ok = True
+
+    def report(what: str, good: bool, text: str) -> None:
+        nonlocal ok
+        ok &= good
+        print(f"  {what}: {text}" + ("" if good else "  <-- NOT as expected"))
+
+    def outcome(response, elapsed: float) -> str:
+        return f"{_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms"
+
+    def touches_obstacle(response) -> bool:
+        return any(OBSTACLE_ID in (c.contact_body_1, c.contact_body_2) for c in response.contacts)
+
+    print(f"collision-aware requests, with an obstacle on topic {client.prefix}collision_object:")
+    validity = client.client(GetStateValidity, f"{client.prefix}check_state_validity")
+    publisher = client.node.create_publisher(CollisionObject, f"{client.prefix}collision_object", SCENE_QOS)
+    try:
+        if not client.wait_until_answering(validity, GetStateValidity.Request(), SCENE_WAIT_S):
+            report("check_state_validity", False, f"no answer within {SCENE_WAIT_S} s")
+            return False
+        # The node applies the obstacle asynchronously: publish it until a check of A touches it.
+        obstacle = box_object(OBSTACLE_ID, OBSTACLE_SIZE, make_transform(None, centre), frame)
+        deadline, published, response = time.monotonic() + SCENE_WAIT_S, -math.inf, None
+        while time.monotonic() < deadline:
+            if time.monotonic() - published >= SCENE_REPUBLISH_S and publisher.get_subscription_count() > 0:
+                publisher.publish(obstacle)
+                published = time.monotonic()
+            start = time.perf_counter()
+            response = client.call(validity, state_validity_request(q_a))
+            elapsed = time.perf_counter() - start
+            if touches_obstacle(response):
+                break
+            time.sleep(0.05)
+        print(f"  published {OBSTACLE_ID!r}: a {OBSTACLE_SIZE} m cube around {link!r} of configuration A = "
+              f"{list(values)}, centre {np.round(centre, 3).tolist()} m in {frame!r}")
+        if response is None or not touches_obstacle(response):
+            report("check_state_validity of A", False, f"the node did not take the obstacle within {SCENE_WAIT_S} s")
+            return False
+        depths: dict[str, list[float]] = {}
+        for c in response.contacts:
+            depths.setdefault(f"{c.contact_body_1} - {c.contact_body_2}", []).append(c.depth)
+        contacts = ", ".join(f"{pair} ({len(d)}, up to {max(d) * 1e3:.0f} mm deep)" for pair, d in depths.items())
+        report("check_state_validity of A", not response.valid,
+               f"{'valid' if response.valid else 'invalid'} in {elapsed * 1e3:.1f} ms, {len(response.contacts)} "
+               f"contacts: {contacts}")
+
+        T_frame_tip = poses[tip]
+        seed = {name: value + 0.05 for name, value in q_a.items()}
+        for avoid in (False, True):
+            start = time.perf_counter()
+            response = client.call(client.ik_client, ik_request(group, T_frame_tip, link=tip, frame=frame, seed=seed,
+                                                                timeout=COLLISION_IK_TIMEOUT_S, avoid_collisions=avoid))
+            elapsed = time.perf_counter() - start
+            what = f"compute_ik of A's {tip!r} pose, avoid_collisions={str(avoid).lower()}"
+            if response.error_code.val != MoveItErrorCodes.SUCCESS:
+                report(what, False, f"{outcome(response, elapsed)}: {response.error_code.message}")
+                continue
+            solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
+            q = {name: solution[name] for name in joints}
+            distance = np.linalg.norm(model.link_poses(q)[link][:3, 3] - centre)
+            text = f"{outcome(response, elapsed)}: joints {np.round(list(q.values()), 3).tolist()}, {link!r} " \
+                   f"{distance:.2f} m from the obstacle's centre"
+            if not avoid:
+                report(what, True, text + (" (configuration A, in the obstacle)" if distance < OBSTACLE_SIZE / 2
+                                           else ""))
+                continue
+            check = client.call(validity, state_validity_request(q))
+            differs = max(abs(q[name] - q_a[name]) for name in joints) > 0.1
+            verdict = "valid" if check.valid else "invalid: " + ", ".join(
+                f"{c.contact_body_1} - {c.contact_body_2}" for c in check.contacts)
+            report(what, check.valid and differs, f"{text}; check_state_validity of the answer: {verdict}")
+
+        T_frame_inside = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), math.pi), centre)
+        start = time.perf_counter()
+        response = client.call(client.ik_client, ik_request(group, T_frame_inside, link=tip, frame=frame, seed=q_a,
+                                                            timeout=GOAL_IN_COLLISION_TIMEOUT_S, avoid_collisions=True))
+        elapsed = time.perf_counter() - start
+        message = response.error_code.message
+        report(f"compute_ik with {tip!r} inside the obstacle, avoid_collisions=true",
+               response.error_code.val == MoveItErrorCodes.GOAL_IN_COLLISION
+               and (f" - {OBSTACLE_ID}" in message or f"{OBSTACLE_ID} - " in message),
+               f"{outcome(response, elapsed)}: {message}")
+    finally:
+        publisher.publish(CollisionObject(id=OBSTACLE_ID, operation=CollisionObject.REMOVE))
+        publisher.wait_for_all_acked(Duration(seconds=1.0))  # delivered before the publisher goes
+        print(f"  removed {OBSTACLE_ID!r}")
+        client.node.destroy_publisher(publisher)
+        client.node.destroy_client(validity)
     return ok
 
 
@@ -357,8 +489,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"node ready after {time.monotonic() - start:.1f} s")
             if children:
                 node_log = (log_dir / "kinematics_node.log").read_text(errors="replace").splitlines()
+                said = ("]: group '", "]: collision checking")
                 print("kinematics_node says:", *(line.split("]: ", 1)[-1] for line in node_log
-                                                 if "]: group '" in line), sep="\n  ")
+                                                 if any(text in line for text in said)), sep="\n  ")
             ok = run_demo(client, options.robot, options.calls)
         finally:
             client.close()

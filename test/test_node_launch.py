@@ -139,4 +139,9 @@ def test_make_run_demo_once(python_processes, tmp_path):
     output = demo.stdout()
     assert demo.popen.returncode == 0, demo.output()
     assert "20/20 random reachable poses solved" in output, output
-    assert "INVALID_GROUP_NAME" in output and "COLLISION_CHECKING_UNAVAILABLE" in output
+    assert "INVALID_GROUP_NAME" in output and "COLLISION_CHECKING_UNAVAILABLE" not in output
+    # The bundled UR5 has collision geometry: the demo's obstacle is avoided, or named when it cannot be.
+    assert "check_state_validity of A: invalid" in output and "- obstacle" in output, output
+    assert "avoid_collisions=true: SUCCESS" in output and "check_state_validity of the answer: valid" in output, output
+    assert "inside the obstacle, avoid_collisions=true: GOAL_IN_COLLISION" in output, output
+    assert "NOT as expected" not in output, output

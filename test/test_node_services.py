@@ -35,6 +35,7 @@ from test_node_harness import (
     transform_of_pose_stamped,
     ur5_parameters,
     wait_for,
+    without_collision_geometry,
 )
 
 from kinematics_py.robot_model import RobotModel
@@ -263,9 +264,6 @@ ERROR_CASES = {
     "NaN seed": (_seed("elbow_joint", math.nan), MoveItErrorCodes.INVALID_ROBOT_STATE, ["elbow_joint"]),
     "timeout above the cap": (_timeout(60), MoveItErrorCodes.FAILURE, ["max_ik_timeout"]),
     "negative timeout": (_timeout(-1), MoveItErrorCodes.FAILURE, [">= 0"]),
-    "avoid_collisions without collision geometry": (
-        lambda ik: setattr(ik, "avoid_collisions", True), MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE,
-        ["no <collision> geometry", "collision_checking_unavailable_policy"]),
     "constraint on an unknown joint": (_joint_constraint(name="no_such_joint"),
                                        MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS, ["no_such_joint"]),
     "negative constraint tolerance": (_joint_constraint(below=-0.1), MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
@@ -334,20 +332,47 @@ def srv_kinematics_plugin_request(q_seed, target):
     return request
 
 
-def test_without_collision_geometry_the_policy_answers_solve_ik_and_check_state_validity(ur5):
-    """The bundled UR5 has no <collision> elements: collisions cannot be checked. Under `error` (the default)
-    collision-aware requests are refused with the reason; under `ignore_with_warning` they are answered without
-    a collision check, and the answer says so."""
+def test_the_bundled_ur5s_collision_geometry_is_checked(ur5):
+    """The bundled UR5 has collision primitives: what srv_kinematics_plugin sends is answered with collision
+    checking, the named states are valid, and an elbow folded onto the base is a self-collision with contacts."""
+    q = random_configurations(1, seed=8)[0]
+    target = link_pose(q, "tool0")
+    response = ur5.solve_ik(srv_kinematics_plugin_request(q + 0.2, target))
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+    assert "NOT checked" not in response.error_code.message
+    values = [solution_values(response)[j] for j in JOINTS]
+    assert poses_close(link_pose(values, "tool0"), target, POSITION_TOLERANCE_M, ROTATION_TOLERANCE_RAD)
+    assert ur5.state_validity(state_validity_request(dict(zip(JOINTS, values)))).valid
+    for state in ([0.0] * 6, [0.0, -1.5707, 0.0, -1.5707, 0.0, 0.0]):  # the SRDF's home and up
+        response = ur5.state_validity(state_validity_request(dict(zip(JOINTS, state))))
+        assert response.valid and not response.contacts
+    response = ur5.state_validity(state_validity_request({"elbow_joint": 3.0}))
+    assert not response.valid
+    assert {"base_link", "forearm_link"} in [{c.contact_body_1, c.contact_body_2} for c in response.contacts]
+
+
+def test_without_collision_geometry_the_policy_answers_ik_and_check_state_validity(ur5):
+    """A robot without any <collision> element (the bundled UR5 stripped of its primitives): collisions cannot be
+    checked. Under `error` (the default) collision-aware requests are refused with the reason; under
+    `ignore_with_warning` they are answered without a collision check, and the answer says so."""
     q = random_configurations(1, seed=8)[0]
     target = link_pose(q, "tool0")
     request = srv_kinematics_plugin_request(q + 0.2, target)
-    assert_error(ur5.solve_ik(request), MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE, "avoid_collisions",
-                 "no <collision> geometry")
-    assert not ur5.state_validity(state_validity_request(dict(zip(JOINTS, q)))).valid
-
-    (result,) = ur5.set_parameters(collision_checking_unavailable_policy="ignore_with_warning")
+    bare = without_collision_geometry(bundled_robot_path("ur5").read_text())
+    assert "<collision" not in bare
+    (result,) = ur5.set_parameters(robot_description=bare)
     assert result.successful, result.reason
     try:
+        assert_error(ur5.solve_ik(request), MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE, "avoid_collisions",
+                     "no <collision> geometry")
+        assert_error(ur5.ik(_with(ik_request(GROUP, _reachable(), seed=middle_seed()),
+                                  lambda ik: setattr(ik, "avoid_collisions", True))),
+                     MoveItErrorCodes.COLLISION_CHECKING_UNAVAILABLE, "no <collision> geometry",
+                     "collision_checking_unavailable_policy")
+        assert not ur5.state_validity(state_validity_request(dict(zip(JOINTS, q)))).valid
+
+        (result,) = ur5.set_parameters(collision_checking_unavailable_policy="ignore_with_warning")
+        assert result.successful, result.reason
         response = ur5.solve_ik(request)
         assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
         assert "collisions NOT checked: the robot description has no <collision> geometry" in \
@@ -356,8 +381,9 @@ def test_without_collision_geometry_the_policy_answers_solve_ik_and_check_state_
         assert poses_close(link_pose([values[j] for j in JOINTS], "tool0"), target, POSITION_TOLERANCE_M, ROTATION_TOLERANCE_RAD)
         assert ur5.state_validity(state_validity_request(dict(zip(JOINTS, q)))).valid
     finally:
-        (result,) = ur5.set_parameters(collision_checking_unavailable_policy="error")
-        assert result.successful, result.reason
+        results = ur5.set_parameters(collision_checking_unavailable_policy="error",
+                                     robot_description=bundled_robot_path("ur5").read_text())
+        assert all(result.successful for result in results), [result.reason for result in results]
 
 
 # ------------------------------------------------------------------------------------------ parameters

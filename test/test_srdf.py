@@ -10,8 +10,9 @@ from robots import bundled_robot
 
 PANDA_ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
 PANDA_FINGER_JOINTS = ("panda_finger_joint1", "panda_finger_joint2")
-#: Pairs the Setup Assistant found adjacent or never colliding in MoveIt's panda_moveit_config.
-PANDA_DISABLED_PAIR_COUNT = 34
+#: The Setup Assistant's pairs for panda.urdf's collision primitives (test_bundled_collision.py): adjacent, in contact
+#: in the default state, or never in contact.
+PANDA_DISABLED_PAIR_COUNT = 35
 #: Link pairs that collide in some reachable configuration: never disabled.
 PANDA_COLLIDING_PAIRS = [("panda_link0", "panda_link5"), ("panda_link1", "panda_link7"), ("panda_link0", "panda_hand"),
                          ("panda_link2", "panda_leftfinger")]
