@@ -44,6 +44,7 @@ class Chain:
         #: True for revolute and continuous joints (values that wrap every 2 pi).
         self.is_revolute = _read_only([joint.type in ("revolute", "continuous") for joint in variables])
         self._segments, self._joint_info = _flatten(path, self.joint_names)
+        self._no_jacobian = np.empty((0, 6, self.dof))
         self._movable_joints = tuple(movable)
 
     @property
@@ -65,7 +66,7 @@ class Chain:
         """``T_base_tip`` for joint values ``q`` of shape (*batch, n) -> (*batch, 4, 4)."""
         Q, batch_shape = self._joint_batch(q)
         T = np.empty((Q.shape[0], 4, 4))
-        if not ck.forward_kinematics_batch(Q, self._segments, self._joint_info, T):
+        if not ck.forward_kinematics_batch(Q, self._segments, self._joint_info, T, self._no_jacobian):
             raise self._non_finite(Q)
         return T.reshape(batch_shape + (4, 4))
 
@@ -78,7 +79,7 @@ class Chain:
         Q, batch_shape = self._joint_batch(q)
         T = np.empty((Q.shape[0], 4, 4))
         J = np.empty((Q.shape[0], 6, self.dof))
-        if not ck.forward_kinematics_and_jacobian_batch(Q, self._segments, self._joint_info, T, J):
+        if not ck.forward_kinematics_batch(Q, self._segments, self._joint_info, T, J):
             raise self._non_finite(Q)
         return T.reshape(batch_shape + (4, 4)), J.reshape(batch_shape + (6, self.dof))
 

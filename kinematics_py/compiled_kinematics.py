@@ -163,32 +163,20 @@ def _store_transform(R, p, T):
 
 
 @njit(cache=True, nogil=True)
-def forward_kinematics_batch(Q, segments, joint_info, T_out):
-    """T_out[b] = T_base_tip(Q[b]) for every row of Q (shape (B, n)); False if any value is not finite."""
-    m = joint_info.shape[0]
-    axes_world = np.empty((m, 3))
-    origins_world = np.empty((m, 3))
-    R = np.empty((3, 3))
-    p = np.empty(3)
-    for b in range(Q.shape[0]):
-        if not chain_pose(Q[b], segments, joint_info, R, p, axes_world, origins_world):
-            return False
-        _store_transform(R, p, T_out[b])
-    return True
-
-
-@njit(cache=True, nogil=True)
-def forward_kinematics_and_jacobian_batch(Q, segments, joint_info, T_out, J_out):
-    """As forward_kinematics_batch, and J_out[b] (6, n) the geometric Jacobian at Q[b]."""
+def forward_kinematics_batch(Q, segments, joint_info, T_out, J_out):
+    """T_out[b] = T_base_tip(Q[b]) for every row of Q (shape (B, n)) and, when J_out has B rows (not 0),
+    J_out[b] (6, n) the geometric Jacobian at Q[b]. False if any value is not finite."""
     m = joint_info.shape[0]
     axes_world = np.empty((m, 3))
     origins_world = np.empty((m, 3))
     multipliers = segments[:m, 15].copy()
     R = np.empty((3, 3))
     p = np.empty(3)
+    want_jacobian = J_out.shape[0] > 0
     for b in range(Q.shape[0]):
         if not chain_pose(Q[b], segments, joint_info, R, p, axes_world, origins_world):
             return False
         _store_transform(R, p, T_out[b])
-        chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_world, J_out[b])
+        if want_jacobian:
+            chain_jacobian_from_pose(p, joint_info, multipliers, axes_world, origins_world, J_out[b])
     return True

@@ -42,7 +42,7 @@ from test_node_harness import (
     pose_msg,
     poses_close,
     solution_values,
-    start_node,
+    serving_node,
     state_validity_request,
     ur5_parameters,
     wait_for,
@@ -126,16 +126,10 @@ class SceneNode(NodeUnderTest):
 @pytest.fixture(scope="module")
 def scene_node(module_processes, tmp_path_factory):  # noqa: F811
     parameters = ur5_parameters(robot_description=URDF, robot_description_semantic=SRDF, max_ik_timeout=5.0)
-    process, namespace = start_node(module_processes, tmp_path_factory.mktemp("collision"), parameters,
-                                    "collision_node")
-    node = SceneNode(process, namespace)
-    try:
-        node.wait_serving("tool0")
+    with serving_node(module_processes, tmp_path_factory.mktemp("collision"), parameters, "collision_node",
+                      client_class=SceneNode) as node:
         wait_for(lambda: node.objects.get_subscription_count() > 0, WAIT_S, "the collision_object subscription")
         yield node
-        node.assert_alive()
-    finally:
-        node.close()
 
 
 @pytest.fixture

@@ -10,11 +10,10 @@ import pytest
 from moveit_msgs.msg import MoveItErrorCodes
 from test_node_harness import (
     PROCESSES,
-    NodeUnderTest,
     fk_request,
     ik_request,
     module_processes,  # noqa: F401 (fixture)
-    start_node,
+    serving_node,
     ur5_parameters,
 )
 
@@ -30,15 +29,9 @@ CLIENT_RUN_TIMEOUT_S = 180.0
 
 @pytest.fixture(scope="module")
 def ur5(module_processes, tmp_path_factory):  # noqa: F811
-    process, namespace = start_node(module_processes, tmp_path_factory.mktemp("ur5"), ur5_parameters(),
-                                    "ur5_concurrency_node")
-    node = NodeUnderTest(process, namespace)
-    try:
-        node.wait_serving("tool0")
+    with serving_node(module_processes, tmp_path_factory.mktemp("ur5"), ur5_parameters(),
+                      "ur5_concurrency_node") as node:
         yield node
-        node.assert_alive()
-    finally:
-        node.close()
 
 
 def test_slow_ik_searches_do_not_block_fk(ur5):

@@ -6,6 +6,7 @@ from conftest.py.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import sys
@@ -47,6 +48,21 @@ def start_node(processes: PythonProcesses, directory: Path, parameters: Mapping,
     process = processes.start(kinematics_node_script(), "--ros-args", "--params-file", str(params_file),
                               "-r", f"__ns:={namespace}", name=name)
     return process, namespace
+
+
+@contextlib.contextmanager
+def serving_node(processes: PythonProcesses, directory: Path, parameters: Mapping, name: str, tip: str = "tool0",
+                 client_class: type = None):
+    """A node started with ``parameters``, its client (``client_class``, default NodeUnderTest) once it serves
+    IK for ``tip``; on exit the node must still be alive, and is closed."""
+    process, namespace = start_node(processes, directory, parameters, name)
+    node = (client_class or NodeUnderTest)(process, namespace)
+    try:
+        node.wait_serving(tip)
+        yield node
+        node.assert_alive()
+    finally:
+        node.close()
 
 
 def wait_for(condition: Callable[[], object], timeout: float, what: str, process: ChildProcess | None = None,

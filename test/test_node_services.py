@@ -22,7 +22,6 @@ from moveit_msgs.msg import (
 from sensor_msgs.msg import JointState
 from shape_msgs.msg import Mesh, SolidPrimitive
 from test_node_harness import (
-    NodeUnderTest,
     fk_request,
     ik_request,
     module_processes,  # noqa: F401 (fixture)
@@ -30,7 +29,7 @@ from test_node_harness import (
     pose_msg,
     poses_close,
     solution_values,
-    start_node,
+    serving_node,
     state_validity_request,
     transform_of_pose_stamped,
     ur5_parameters,
@@ -57,15 +56,9 @@ SAMPLE_LIMIT = math.pi
 
 @pytest.fixture(scope="module")
 def ur5(module_processes, tmp_path_factory):  # noqa: F811
-    process, namespace = start_node(module_processes, tmp_path_factory.mktemp("ur5"),
-                                    ur5_parameters(max_ik_timeout=MAX_IK_TIMEOUT_S), "ur5_node")
-    node = NodeUnderTest(process, namespace)
-    try:
-        node.wait_serving("tool0")
+    with serving_node(module_processes, tmp_path_factory.mktemp("ur5"),
+                      ur5_parameters(max_ik_timeout=MAX_IK_TIMEOUT_S), "ur5_node") as node:
         yield node
-        node.assert_alive()
-    finally:
-        node.close()
 
 
 def random_configurations(count: int, seed: int) -> np.ndarray:
