@@ -32,6 +32,7 @@ import argparse
 import math
 import platform
 import statistics
+import importlib.util
 import sys
 import time
 from collections import Counter
@@ -39,11 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-try:
-    import kinematics_py
-except ImportError:  # running from a checkout without `pip install -e .`
+if importlib.util.find_spec("kinematics_py") is None:  # a checkout without `pip install -e .`
     sys.path.append(str(Path(__file__).resolve().parents[1]))
-    import kinematics_py
 
 from kinematics_py import Box, CollisionChecker, KinematicsPlugin, Pose, RobotModel, SemanticModel
 from kinematics_py.collision import CoalBackend

@@ -320,8 +320,8 @@ def main() -> int:
         solved = f", {figures['solved']}/{figures['of']} solved and verified" if "solved" in figures else ""
         print(f"  {label:<24} p50 {figures['p50_ms']:6.2f} ms  p90 {figures['p90_ms']:6.2f} ms  "
               f"p99 {figures['p99_ms']:6.2f} ms  max {figures['max_ms']:7.2f} ms{solved}")
-    print(f"kinematics_node on example-robot-data's UR5 (collision meshes), world: a table under the robot and a "
-          f"box in its workspace; random collision-free targets:")
+    print("kinematics_node on example-robot-data's UR5 (collision meshes), world: a table under the robot and a "
+          "box in its workspace; random collision-free targets:")
     for label, figures in results["collision latency"].items():
         solved = f", {figures['solved']}/{figures['of']} solved, verified collision free" if "solved" in figures \
             else ""
