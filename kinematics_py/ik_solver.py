@@ -207,6 +207,36 @@ class SolverSetup:
                    np.random.default_rng(params.random_seed).random((RESTART_POOL_SIZE, problem.dof)))
 
 
+def sampling_box(problem: IkProblem, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray):
+    """(low, high) of random restarts: continuous joints within half a turn of the seed, others in their limits."""
+    if not problem.has_continuous_joints:
+        return lower, upper
+    return np.where(np.isfinite(lower), lower, seed - math.pi), np.where(np.isfinite(upper), upper, seed + math.pi)
+
+
+def solved_message(elapsed: float, compared: int, searches: int) -> str:
+    return f"solved in {elapsed * 1e3:.2f} ms ({compared} distinct solution(s) compared, {searches} local search(es))"
+
+
+def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray) -> tuple[np.ndarray | None, int]:
+    """The first round of a plain search (no callbacks, bounds = the joint limits) in one kernel call: the
+    seed, then STARTS_PER_CALL - 1 pool restarts. Returns (verified solution or None, starts used);
+    ``IkSearch(..., resume_after=used)`` carries on from there.
+
+    Notes:
+        Most queries end here. Keeping this path short matters most when caches are cold (e.g. a
+        process that also runs other solvers), where every Python statement costs several times more.
+    """
+    problem = solver.problem
+    sample_lower, sample_upper = sampling_box(problem, problem.lower, problem.upper, seed)
+    q = np.empty(problem.dof)
+    used, found, _, _ = kernels.multi_start_search(
+        seed, True, solver.restarts, 0, STARTS_PER_CALL - 1, sample_lower, sample_upper, problem.segments,
+        problem.joint_info, problem.tip_table, targets, solver.weights, problem.lower, problem.upper,
+        solver.joint_weights, solver.preferred, problem.is_revolute, solver.settings, q, math.inf)
+    return (q if found else None), used
+
+
 class IkSearch:
     """One IK query: targets, seed and settings; ``run`` searches until done or out of time."""
 
@@ -214,7 +244,7 @@ class IkSearch:
                  local_only: bool = False, consistency_limits: np.ndarray | None = None,
                  locked: np.ndarray | None = None, is_valid: ValidityCallback | None = None,
                  cost_function: Callable[[np.ndarray], float] | None = None, return_approximate: bool = False,
-                 collect_all: bool = False):
+                 collect_all: bool = False, resume_after: int = 0):
         problem = solver.problem
         self.problem = problem
         self.solver = solver
@@ -227,6 +257,8 @@ class IkSearch:
         self.cost_function = cost_function
         self.return_approximate = return_approximate
         self.collect_all = collect_all
+        #: Starts a ``quick_search`` already tried (the seed and the first pool restarts); 0 for none.
+        self.resume_after = resume_after
         lower, upper = problem.lower, problem.upper
         if consistency_limits is not None:
             lower = np.maximum(lower, self.seed - consistency_limits)
@@ -235,12 +267,7 @@ class IkSearch:
             lower, upper = lower.copy(), upper.copy()
             lower[locked] = upper[locked] = np.clip(self.seed[locked], problem.lower[locked], problem.upper[locked])
         self.lower, self.upper = lower, upper
-        # Restarts sample continuous joints within half a turn of the seed, others within their limits.
-        if problem.has_continuous_joints:
-            self.sample_lower = np.where(np.isfinite(lower), lower, self.seed - math.pi)
-            self.sample_upper = np.where(np.isfinite(upper), upper, self.seed + math.pi)
-        else:
-            self.sample_lower, self.sample_upper = lower, upper
+        self.sample_lower, self.sample_upper = sampling_box(problem, lower, upper, self.seed)
 
     def run(self) -> SearchOutcome:
         started = time.perf_counter()
@@ -250,8 +277,10 @@ class IkSearch:
         best_candidate, best_cost = None, math.inf
         last_rejection = None
         problem, solver = self.problem, self.solver
-        pool, next_restart, pool_block = solver.restarts, 0, 0
-        use_seed, count = True, 0 if self.local_only else STARTS_PER_CALL - 1
+        pool, next_restart, pool_block = solver.restarts, max(self.resume_after - 1, 0), 0
+        use_seed = self.resume_after == 0
+        count = 0 if self.local_only else STARTS_PER_CALL - use_seed
+        outcome.searches = self.resume_after
         q = np.empty(problem.dof)
         while True:
             if next_restart + count > len(pool):
@@ -290,8 +319,7 @@ class IkSearch:
             outcome.solution = outcome.solutions[0] if len(outcome.solutions) == 1 else \
                 min(outcome.solutions, key=self._preference_cost)
             outcome.error_code = ErrorCode.SUCCESS
-            outcome.message = (f"solved in {outcome.elapsed * 1e3:.2f} ms ({len(outcome.solutions)} distinct "
-                               f"solution(s) compared, {outcome.searches} local search(es))")
+            outcome.message = solved_message(outcome.elapsed, len(outcome.solutions), outcome.searches)
             return outcome
         if self.return_approximate and best_candidate is not None and self._approximate_ok(best_candidate):
             outcome.solution = best_candidate

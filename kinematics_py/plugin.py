@@ -11,6 +11,7 @@ import itertools
 import logging
 import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -20,7 +21,7 @@ import numpy as np
 from . import ik_kernels as kernels
 from .error_codes import DiscretizationMethod, ErrorCode
 from .exceptions import KinematicsError
-from .ik_solver import IkProblem, IkSearch, SearchOutcome, SolverSetup, Verdict
+from .ik_solver import IkProblem, IkSearch, SearchOutcome, SolverSetup, Verdict, quick_search, solved_message
 from .parameters import SolverParameters
 from .poses import Pose, PoseError, transform_from_any_pose, transforms_from_poses
 from .robot_model import RobotModel
@@ -401,6 +402,19 @@ class KinematicsPlugin:
         except _RequestError as error:
             return IKResult(False, None, error.code, str(error))
 
+        resume_after = 0
+        plain = (solution_callback is None and cost_function is None and limits is None and not local_only
+                 and options == _DEFAULT_OPTIONS and setup.solver.params.solve_mode == "speed")
+        if plain:
+            started = time.perf_counter()
+            q, resume_after = quick_search(setup.solver, targets, q_seed)
+            elapsed = time.perf_counter() - started
+            if q is not None:
+                solution = q.tolist()
+                return IKResult(True, solution, ErrorCode.SUCCESS, solved_message(elapsed, 1, resume_after),
+                                solutions=(tuple(solution),))
+            timeout = max(0.0, timeout - elapsed)
+
         is_valid = None
         if solution_callback is not None:
             def is_valid(q):
@@ -420,7 +434,8 @@ class KinematicsPlugin:
             outcome = self._discretized_search(setup, targets, q_seed, locked, options.discretization_method,
                                                search_args)
         else:
-            outcome = IkSearch(setup.solver, targets, q_seed, locked=locked, **search_args).run()
+            outcome = IkSearch(setup.solver, targets, q_seed, locked=locked, resume_after=resume_after,
+                               **search_args).run()
         return _result(outcome)
 
     def _discretized_search(self, setup: _Setup, targets, q_seed, locked, method, search_args) -> SearchOutcome:
