@@ -404,7 +404,8 @@ class KinematicsPlugin:
 
         resume_after = 0
         plain = (solution_callback is None and cost_function is None and limits is None and not local_only
-                 and options == _DEFAULT_OPTIONS and setup.solver.params.solve_mode == "speed")
+                 and (options is _DEFAULT_OPTIONS or options == _DEFAULT_OPTIONS)
+                 and setup.solver.params.solve_mode == "speed")
         if plain:
             started = time.perf_counter()
             q, resume_after = quick_search(setup.solver, targets, q_seed)
