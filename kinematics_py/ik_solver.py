@@ -244,7 +244,7 @@ class IkSearch:
                  local_only: bool = False, consistency_limits: np.ndarray | None = None,
                  locked: np.ndarray | None = None, is_valid: ValidityCallback | None = None,
                  cost_function: Callable[[np.ndarray], float] | None = None, return_approximate: bool = False,
-                 collect_all: bool = False, resume_after: int = 0):
+                 collect_all: bool = False, resume_after: int = 0, already_spent: float = 0.0):
         problem = solver.problem
         self.problem = problem
         self.solver = solver
@@ -257,8 +257,10 @@ class IkSearch:
         self.cost_function = cost_function
         self.return_approximate = return_approximate
         self.collect_all = collect_all
-        #: Starts a ``quick_search`` already tried (the seed and the first pool restarts); 0 for none.
+        #: Starts a ``quick_search`` already tried (the seed and the first pool restarts; 0 for none), and the
+        #: time [s] it took out of ``timeout``.
         self.resume_after = resume_after
+        self.already_spent = already_spent
         lower, upper = problem.lower, problem.upper
         if consistency_limits is not None:
             lower = np.maximum(lower, self.seed - consistency_limits)
@@ -270,7 +272,7 @@ class IkSearch:
         self.sample_lower, self.sample_upper = sampling_box(problem, lower, upper, self.seed)
 
     def run(self) -> SearchOutcome:
-        started = time.perf_counter()
+        started = time.perf_counter() - self.already_spent
         deadline = started + self.timeout
         outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
         wants_more = self.collect_all or self.cost_function is not None or self.params.solve_mode != "speed"

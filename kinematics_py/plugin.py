@@ -402,7 +402,7 @@ class KinematicsPlugin:
         except _RequestError as error:
             return IKResult(False, None, error.code, str(error))
 
-        resume_after = 0
+        resume_after, elapsed = 0, 0.0
         plain = (solution_callback is None and cost_function is None and limits is None and not local_only
                  and (options is _DEFAULT_OPTIONS or options == _DEFAULT_OPTIONS)
                  and setup.solver.params.solve_mode == "speed")
@@ -414,7 +414,6 @@ class KinematicsPlugin:
                 solution = q.tolist()
                 return IKResult(True, solution, ErrorCode.SUCCESS, solved_message(elapsed, 1, resume_after),
                                 solutions=(tuple(solution),))
-            timeout = max(0.0, timeout - elapsed)
 
         is_valid = None
         if solution_callback is not None:
@@ -436,7 +435,7 @@ class KinematicsPlugin:
                                                search_args)
         else:
             outcome = IkSearch(setup.solver, targets, q_seed, locked=locked, resume_after=resume_after,
-                               **search_args).run()
+                               already_spent=elapsed, **search_args).run()
         return _result(outcome)
 
     def _discretized_search(self, setup: _Setup, targets, q_seed, locked, method, search_args) -> SearchOutcome:
