@@ -45,17 +45,11 @@ class Chain:
         self.is_revolute = _read_only([joint.type in ("revolute", "continuous") for joint in variables])
         self._segments, self._joint_info = _flatten(path, self.joint_names)
         self._no_jacobian = np.empty((0, 6, self.dof))
-        self._movable_joints = tuple(movable)
 
     @property
     def dof(self) -> int:
         """Number of chain variables."""
         return len(self.joint_names)
-
-    @property
-    def mimic_joints(self) -> tuple[JointSpec, ...]:
-        """Mimic joints on the chain (each follows ``joint.mimic.joint``)."""
-        return tuple(joint for joint in self._movable_joints if joint.mimic is not None)
 
     @property
     def compiled(self) -> tuple[np.ndarray, np.ndarray]:

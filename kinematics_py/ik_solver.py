@@ -179,13 +179,6 @@ def per_joint(values: Sequence[float], default: np.ndarray, name: str, problem: 
     return np.asarray(values, dtype=float)
 
 
-def wrap_near(q: np.ndarray, reference: np.ndarray, problem: IkProblem) -> np.ndarray:
-    """A copy of q with revolute joints shifted by whole turns to lie nearest ``reference`` within the limits."""
-    q = np.array(q, dtype=float)
-    kernels.wrap_near(q, np.asarray(reference, dtype=float), problem.is_revolute, problem.lower, problem.upper)
-    return q
-
-
 @dataclass(frozen=True, eq=False)
 class SolverSetup:
     """A problem with its parameters and everything derived from them once, ready for the kernels."""

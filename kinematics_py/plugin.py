@@ -21,7 +21,16 @@ import numpy as np
 from . import ik_kernels as kernels
 from .error_codes import DiscretizationMethod, ErrorCode
 from .exceptions import KinematicsError
-from .ik_solver import IkProblem, IkSearch, SearchOutcome, SolverSetup, Verdict, quick_search, solved_message
+from .ik_solver import (
+    IkProblem,
+    IkSearch,
+    SearchOutcome,
+    SolverSetup,
+    Verdict,
+    quick_search,
+    sampling_box,
+    solved_message,
+)
 from .parameters import SolverParameters
 from .poses import Pose, PoseError, transform_from_any_pose, transforms_from_poses
 from .robot_model import RobotModel
@@ -526,8 +535,8 @@ class KinematicsPlugin:
 
     def _batch_kernel(self, setup: _Setup, targets: np.ndarray, seeds: np.ndarray, max_starts: int):
         problem = setup.solver.problem
-        sample_lower = np.where(np.isfinite(problem.lower), problem.lower, -math.pi)
-        sample_upper = np.where(np.isfinite(problem.upper), problem.upper, math.pi)
+        # Continuous joints are sampled within half a turn of zero (the pool is shared by all poses).
+        sample_lower, sample_upper = sampling_box(problem, problem.lower, problem.upper, np.zeros(problem.dof))
         count = len(targets)
         solutions = np.empty((count, problem.dof))
         found = np.zeros(count, dtype=np.bool_)

@@ -60,15 +60,6 @@ def _quaternion_matrix_rows(x, y, z, w):
     )
 
 
-def rotation_from_quaternion(quaternion_xyzw) -> np.ndarray:
-    """3x3 rotation from a quaternion (x, y, z, w); the quaternion is normalised first."""
-    x, y, z, w = map(float, quaternion_xyzw)
-    norm = math.sqrt(x * x + y * y + z * z + w * w)
-    if not math.isfinite(norm) or norm < 1e-12:
-        raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite norm)")
-    return np.array(_quaternion_matrix_rows(x / norm, y / norm, z / norm, w / norm))
-
-
 def rotations_from_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
     """(N, 3, 3) rotations from (N, 4) quaternions (x, y, z, w), each normalised first."""
     q = np.asarray(quaternions_xyzw, dtype=float)
@@ -110,11 +101,6 @@ def transform_from_pose(position, orientation_xyzw) -> np.ndarray:
     rows = _quaternion_matrix_rows(x / norm, y / norm, z / norm, w / norm)
     px, py, pz = position
     return np.array([*rows[0], px, *rows[1], py, *rows[2], pz, 0.0, 0.0, 0.0, 1.0]).reshape(4, 4)
-
-
-def pose_from_transform(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(position [m], quaternion (x, y, z, w)) of a 4x4 transform."""
-    return T[:3, 3].copy(), quaternion_from_rotation(T[:3, :3])
 
 
 def invert_transform(T: np.ndarray) -> np.ndarray:
