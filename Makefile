@@ -23,7 +23,7 @@ venv-bench:
 	scripts/setup_venv.sh test bench
 
 run: venv-runtime
-	$(PYTHON) -m kinematics_py.demo_client --start-node $(ARGS)
+	$(PYTHON) -m kinematics_py.ros.demo --start-node $(ARGS)
 
 test: venv-test
 	$(PYTHON) -m pytest

@@ -23,8 +23,8 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     entry_points={"console_scripts": [
-        "kinematics_node = kinematics_py.node:main",
-        "kinematics_description_publisher = kinematics_py.description_publisher:main",
-        "kinematics_demo_client = kinematics_py.demo_client:main",
+        "kinematics_node = kinematics_py.ros.node:main",
+        "kinematics_description_publisher = kinematics_py.ros.description_publisher:main",
+        "kinematics_demo_client = kinematics_py.ros.demo:main",
     ]},
 )

@@ -29,10 +29,10 @@ Prints a Markdown report and writes it to bench/results/collision.md.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import platform
 import statistics
-import importlib.util
 import sys
 import time
 from collections import Counter
@@ -44,9 +44,9 @@ if importlib.util.find_spec("kinematics_py") is None:  # a checkout without `pip
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from kinematics_py import Box, CollisionChecker, KinematicsPlugin, Pose, RobotModel, SemanticModel
-from kinematics_py.collision import CoalBackend
-from kinematics_py.collision_geometry import Mesh, Plane, convex_hull, load_mesh
-from kinematics_py.transforms import make_transform, rotation_about_axis
+from kinematics_py.collision.checker import CoalBackend
+from kinematics_py.collision.geometry import Mesh, Plane, convex_hull, load_mesh
+from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "test"))
 from robots import example_robot_data_dir, example_robot_urdf  # noqa: E402
@@ -60,7 +60,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "collision.md"
 
 
 class FclBackend:
-    """Narrow phase with python-fcl, the same interface as ``kinematics_py.collision.CoalBackend``."""
+    """Narrow phase with python-fcl, the same interface as ``kinematics_py.collision.checker.CoalBackend``."""
 
     name = "python-fcl"
 

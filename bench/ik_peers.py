@@ -176,7 +176,7 @@ def run_robot(robot, keys, settings, targets_count, seed, unavailable, progress)
                 adapter = adapters[k]
                 safe_solve(adapter, prepared[adapter.key][j], starts[j], records[adapter.key], i)
             progress.update(1)
-        for key, record in records.items():
+        for _key, record in records.items():
             record.verified = np.array([verify(robot, q, targets[WARMUP_SOLVES + i]) for i, q in enumerate(record.solutions)])
             record.seconds = np.where(np.isnan(record.seconds), settings.budget_s, record.seconds)
             record.solutions = []

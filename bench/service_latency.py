@@ -50,7 +50,7 @@ def percentiles(samples_s) -> dict[str, float]:
 
 # ------------------------------------------------------------------------------------------ client side
 def _client(namespace: str, name: str):
-    from kinematics_py.demo_client import KinematicsClient
+    from kinematics_py.ros.demo import KinematicsClient
 
     client = KinematicsClient(namespace, node_name=name)
     if not client.wait_for_services(120.0):
@@ -59,7 +59,7 @@ def _client(namespace: str, name: str):
 
 
 def _targets(count: int, seed: int):
-    from kinematics_py.robot_model import RobotModel
+    from kinematics_py.model.robot_model import RobotModel
     from kinematics_py.robots import bundled_robot_path
 
     chain = RobotModel.from_urdf_file(bundled_robot_path("ur5")).chain("base_link", "tool0")
@@ -68,7 +68,7 @@ def _targets(count: int, seed: int):
 
 
 def latency(namespace: str, calls: int) -> dict:
-    from kinematics_py.demo_client import fk_request, ik_request
+    from kinematics_py.ros.demo import fk_request, ik_request
 
     client = _client(namespace, "bench_latency")
     chain, configurations, targets = _targets(calls, seed=1)
@@ -106,8 +106,8 @@ def collision_latency(namespace: str, calls: int) -> dict:
     from moveit_msgs.srv import GetStateValidity
     from shape_msgs.msg import SolidPrimitive
 
-    from kinematics_py.demo_client import ik_request, pose_msg
-    from kinematics_py.transforms import make_transform
+    from kinematics_py.geometry.transforms import make_transform
+    from kinematics_py.ros.demo import ik_request, pose_msg
 
     client = _client(namespace, "bench_collision")
     checker, chain = _collision_checker()
@@ -167,7 +167,7 @@ def _collision_checker():
     from robots import example_robot_urdf, ur5_collision_srdf
 
     from kinematics_py import Box, CollisionChecker, RobotModel, SemanticModel
-    from kinematics_py.transforms import make_transform
+    from kinematics_py.geometry.transforms import make_transform
 
     model = RobotModel.from_urdf_file(example_robot_urdf("ur5"))
     checker = CollisionChecker(model, SemanticModel.from_srdf_string(ur5_collision_srdf(), model))
@@ -200,7 +200,7 @@ def _contacts(client, validity, chain, q) -> set[str]:
 
 
 def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
-    from kinematics_py.demo_client import ik_request
+    from kinematics_py.ros.demo import ik_request
 
     client = _client(namespace, f"bench_worker_{seed}")
     chain, _, targets = _targets(4096, seed=100 + seed)
@@ -239,7 +239,7 @@ def start_node(directory: Path, namespace: str, env: dict, collision: bool = Fal
     params_file = directory / f"{name}.params.yaml"
     params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameters}}))
     log = open(directory / f"{name}.log", "wb")
-    return subprocess.Popen([sys.executable, "-m", "kinematics_py.node", "--ros-args", "--params-file",
+    return subprocess.Popen([sys.executable, "-m", "kinematics_py.ros.node", "--ros-args", "--params-file",
                              str(params_file), "-r", f"__ns:={namespace}"], env=env, stdout=log,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 

@@ -1,30 +1,33 @@
 """kinematics_py: forward and inverse kinematics for robot arms, MoveIt-compatible.
 
-The core (this package minus ``node`` and ``ros_conversions``) needs only numpy, numba and
-urdf_parser_py; it never imports rclpy.
+The names exported here are the ROS-free public API (numpy, numba, urdf_parser_py; coal and trimesh for
+collision checking). The ROS 2 layer lives in ``kinematics_py.ros`` and is never imported from here.
 """
-from .chain import Chain
-from .collision import BodyType, CollisionChecker, CollisionReport, Contact
-from .collision_geometry import Box, Cone, Cylinder, GeometryError, Mesh, MeshLoadError, Placed, Plane, Sphere
-from .collision_matrix import propose_disabled_pairs
-from .exceptions import (
+from .collision.checker import BodyType, CollisionChecker, CollisionReport, Contact
+from .collision.geometry import Box, Cone, Cylinder, GeometryError, Mesh, MeshLoadError, Placed, Plane, Sphere
+from .collision.matrix import propose_disabled_pairs
+from .collision.scene import AttachedObjectUpdate, CollisionObjectUpdate, Operation, PlanningScene, SceneError
+from .errors import (
     ChainError,
+    ErrorCode,
     JointValueError,
+    KinematicError,
     KinematicsError,
+    RequestError,
     SrdfError,
     UnknownGroupError,
     UnknownJointError,
     UnknownLinkError,
     UrdfError,
+    Verdict,
 )
-from .error_codes import DiscretizationMethod, ErrorCode, KinematicError
-from .ik_solver import Verdict
+from .geometry.poses import Pose
+from .ik.options import DiscretizationMethod, KinematicsQueryOptions
+from .ik.plugin import IKDiagnostics, IKResult, JointLimitViolation, KinematicsPlugin
+from .model.chain import Chain
+from .model.robot_model import RobotModel
+from .model.srdf import EndEffector, Group, SemanticModel
 from .parameters import ParameterError, SolverParameters
-from .planning_scene import AttachedObjectUpdate, CollisionObjectUpdate, Operation, PlanningScene, SceneError
-from .plugin import IKDiagnostics, IKResult, JointLimitViolation, KinematicsPlugin, KinematicsQueryOptions
-from .poses import Pose
-from .robot_model import RobotModel
-from .srdf import EndEffector, Group, SemanticModel
 
 __all__ = [
     "AttachedObjectUpdate",
@@ -56,6 +59,7 @@ __all__ = [
     "KinematicsPlugin",
     "KinematicsQueryOptions",
     "ParameterError",
+    "RequestError",
     "Pose",
     "SolverParameters",
     "EndEffector",

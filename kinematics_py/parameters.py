@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any
 
-from .exceptions import KinematicsError
+from .errors import KinematicsError
 
 
 class ParameterError(KinematicsError, ValueError):

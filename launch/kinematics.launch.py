@@ -12,14 +12,14 @@ from pathlib import Path
 
 import yaml
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
+from kinematics_py.model.urdf import urdf_string_from_xacro_file
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.urdf_loading import urdf_string_from_xacro_file
+from launch import LaunchDescription
 
 PACKAGE = "kinematics_py"
 

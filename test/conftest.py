@@ -13,6 +13,7 @@ Notes:
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -121,10 +122,8 @@ class PythonProcesses:
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _wait_group_gone(leader: subprocess.Popen, timeout: float) -> bool:
@@ -173,3 +172,13 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if exitstatus != 0 and RUN_DIR.exists():
         terminalreporter.write_line(f"ROS logs of this run kept in {RUN_DIR}")
+
+
+ROS_TEST_DIR = Path(__file__).resolve().parent / "ros"
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test under test/ros/ ``ros``, so ``pytest -m "not ros"`` runs the core suite alone."""
+    for item in items:
+        if ROS_TEST_DIR in Path(item.fspath).resolve().parents:
+            item.add_marker(pytest.mark.ros)

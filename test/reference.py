@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+from robots import example_robot_data_dir, example_robot_urdf
 
 MOVABLE_TYPES = ("revolute", "continuous", "prismatic", "floating", "planar")
 SINGLE_DOF_TYPES = ("revolute", "continuous", "prismatic")
@@ -233,3 +234,56 @@ class PinocchioReference:
             J[:3, variables.index(master)] += scale * (R_world_base.T @ column[:3])
             J[3:, variables.index(master)] += scale * (R_world_base.T @ column[3:])
         return J
+
+
+#: example-robot-data's SRDFs (their disabled collision pairs), under its ``robots`` folder.
+EXAMPLE_ROBOT_SRDFS = {"panda": "panda_description/srdf/panda.srdf", "ur5": "ur_description/srdf/ur5.srdf"}
+
+class PinocchioCollisions:
+    """Independent collision reference: pinocchio loads the URDF and meshes itself (triangle BVHs), places
+    them with its own kinematics, drops the SRDF's disabled pairs, and asks coal for every pair."""
+
+    def __init__(self, robot: str, with_srdf: bool = True):
+        urdf = str(example_robot_urdf(robot))
+        package_dir = str(example_robot_data_dir().parent.parent)
+        self.model = pin.buildModelFromUrdf(urdf)
+        self.geometry = pin.buildGeomFromUrdf(self.model, urdf, pin.GeometryType.COLLISION, package_dirs=[package_dir])
+        self.robot_objects = len(self.geometry.geometryObjects)
+        self.geometry.addAllCollisionPairs()
+        if with_srdf:
+            pin.removeCollisionPairs(self.model, self.geometry, str(example_robot_data_dir() / EXAMPLE_ROBOT_SRDFS[robot]))
+        self.touching: dict[str, set[str]] = {}
+
+    def body(self, index: int) -> str:
+        name = self.geometry.geometryObjects[index].name
+        return name.rsplit("_", 1)[0] if index < self.robot_objects else name
+
+    def add_world_object(self, name: str, geometry, T_plan_object: np.ndarray) -> None:
+        self._add(name, 0, pin.SE3(T_plan_object), geometry, touching=set())
+
+    def attach(self, name: str, link: str, geometry, T_link_object: np.ndarray, touch_links) -> None:
+        frame = self.model.frames[self.model.getFrameId(link)]
+        self._add(name, frame.parentJoint, frame.placement * pin.SE3(T_link_object), geometry,
+                  touching={link, *touch_links})
+
+    def _add(self, name, joint, placement, geometry, touching) -> None:
+        new = self.geometry.addGeometryObject(pin.GeometryObject(name, joint, placement, geometry))
+        self.touching[name] = touching
+        for other in range(new):
+            other_body = self.body(other)
+            world_pair = joint == 0 and self.geometry.geometryObjects[other].parentJoint == 0
+            if not world_pair and other_body not in touching and name not in self.touching.get(other_body, ()):
+                self.geometry.addCollisionPair(pin.CollisionPair(other, new))
+
+    def colliding_pairs(self, joint_values: dict[str, float]) -> set[frozenset[str]]:
+        q = pin.neutral(self.model)
+        for name, value in joint_values.items():
+            q[self.model.idx_qs[self.model.getJointId(name)]] = value
+        if self.model.existJointName("panda_finger_joint2"):  # a mimic joint: pinocchio keeps it independent
+            q[self.model.idx_qs[self.model.getJointId("panda_finger_joint2")]] = joint_values.get(
+                "panda_finger_joint1", 0.0)
+        data, geometry_data = self.model.createData(), pin.GeometryData(self.geometry)
+        pin.computeCollisions(self.model, data, self.geometry, geometry_data, q, False)
+        return {frozenset((self.body(pair.first), self.body(pair.second)))
+                for pair, result in zip(self.geometry.collisionPairs, geometry_data.collisionResults)
+                if result.isCollision()}

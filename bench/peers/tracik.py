@@ -1,7 +1,6 @@
 """TRAC-IK through `pytracik` (C++; KDL Newton-Raphson and NLopt SQP racing in two threads)."""
 from __future__ import annotations
 
-
 from .common import SolverAdapter, SolverUnavailable, check_fk_agrees, position_and_quaternion
 
 

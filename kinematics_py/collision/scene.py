@@ -1,0 +1,413 @@
+"""The world around the robot: collision objects, and objects attached to robot links.
+
+Updates mirror moveit_msgs/CollisionObject and AttachedCollisionObject with plain Python values
+(shapes from ``collision_geometry``; poses as ``Pose``, (position, quaternion xyzw) pairs,
+geometry_msgs/Pose-like objects or 4x4 arrays; None is the identity),
+so a node converts a message field by field and calls ``apply`` / ``apply_attached``. Every update is
+checked completely before anything changes: on a bad update SceneError names the problem and the
+scene is left as it was.
+
+Frames: every pose is given in a frame ``frame_id``: "" or the planning frame (the robot's root link),
+a robot link (placed at ``robot_state``), a world or attached object's id, or ``"<object>/<subframe>"``.
+Object shapes and subframes are posed relative to the object's ``pose``, as MoveIt does.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ..errors import KinematicsError
+from ..geometry.poses import Pose, PoseError, transform_from_any_pose
+from ..geometry.transforms import invert_transform
+from ..model.robot_model import RobotModel
+from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere, load_mesh
+
+_log = logging.getLogger("kinematics_py.collision.scene")
+
+
+class SceneError(KinematicsError, ValueError):
+    """An update that cannot be applied; the scene is unchanged."""
+
+
+class Operation(IntEnum):
+    """moveit_msgs/CollisionObject operation constants."""
+
+    ADD = 0
+    REMOVE = 1
+    APPEND = 2
+    MOVE = 3
+
+
+@dataclass(frozen=True)
+class CollisionObjectUpdate:
+    """moveit_msgs/CollisionObject in plain Python.
+
+    ``meshes`` entries are Mesh values or mesh file paths/URIs (loaded when the update is applied).
+    A pose of None is the identity.
+    """
+
+    id: str
+    operation: Operation = Operation.ADD
+    frame_id: str = ""
+    pose: Any = None
+    primitives: Sequence[Box | Sphere | Cylinder | Cone] = ()
+    primitive_poses: Sequence[Any] = ()
+    meshes: Sequence[Mesh | str | os.PathLike] = ()
+    mesh_poses: Sequence[Any] = ()
+    planes: Sequence[Plane] = ()
+    plane_poses: Sequence[Any] = ()
+    subframe_names: Sequence[str] = ()
+    subframe_poses: Sequence[Any] = ()
+
+    @property
+    def has_geometry(self) -> bool:
+        return bool(len(self.primitives) or len(self.meshes) or len(self.planes))
+
+
+@dataclass(frozen=True)
+class AttachedObjectUpdate:
+    """moveit_msgs/AttachedCollisionObject in plain Python: ``object.operation`` ADD attaches, REMOVE detaches."""
+
+    link_name: str
+    object: CollisionObjectUpdate
+    touch_links: Sequence[str] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class SceneObject:
+    """An object: ``shapes`` and ``subframes`` (T_object_subframe) in its own frame, posed by ``T_parent_object``
+    in the planning frame (world objects) or in its link's frame (attached objects)."""
+
+    id: str
+    T_parent_object: np.ndarray
+    shapes: tuple[Placed, ...]
+    subframes: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class AttachedObject:
+    """An object moving with ``link``; it may touch ``touch_links`` (and ``link``) without colliding."""
+
+    object: SceneObject
+    link: str
+    touch_links: frozenset[str]
+
+    @property
+    def id(self) -> str:
+        return self.object.id
+
+
+class PlanningScene:
+    """World and attached objects of one robot. Thread-safe; readers get consistent snapshots.
+
+    ``world_objects`` and ``attached_objects`` are read-only mappings replaced as a whole on every change,
+    and ``version`` grows with every change (the collision checker rebuilds what it caches from it).
+    """
+
+    def __init__(self, robot_model: RobotModel):
+        self.robot_model = robot_model
+        self.planning_frame = robot_model.root_link
+        self._lock = threading.Lock()
+        self._world: Mapping[str, SceneObject] = MappingProxyType({})
+        self._attached: Mapping[str, AttachedObject] = MappingProxyType({})
+        self._robot_state: dict[str, object] = robot_model.resolve_joint_values()
+        self._link_poses = robot_model.link_poses(self._robot_state)
+        self.version = 0
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def world_objects(self) -> Mapping[str, SceneObject]:
+        return self._world
+
+    @property
+    def attached_objects(self) -> Mapping[str, AttachedObject]:
+        return self._attached
+
+    @property
+    def robot_state(self) -> dict[str, object]:
+        """Joint values used to place robot-link frames (a copy)."""
+        return dict(self._robot_state)
+
+    def set_robot_state(self, joint_positions: Mapping[str, object]) -> None:
+        """Joint values for robot-link frames (missing joints keep their values); errors name bad joints."""
+        with self._lock:
+            state = self.robot_model.resolve_joint_values({**self._independent_state(), **joint_positions})
+            self._robot_state, self._link_poses = state, self.robot_model.link_poses(state)
+
+    def _independent_state(self) -> dict[str, object]:
+        return {name: self._robot_state[name] for name in self.robot_model.independent_joint_names}
+
+    def frame_transform(self, frame_id: str) -> np.ndarray:
+        """T_planning_frame (4x4) of a frame (see the module docstring); SceneError lists the known frames."""
+        return _frame_transform(frame_id, self._world, self._attached, self._link_poses, self.planning_frame,
+                                self.robot_model)
+
+    def known_frames(self) -> list[str]:
+        names = list(self.robot_model.link_names)
+        for objects in (self._world, {k: a.object for k, a in self._attached.items()}):
+            for object_id, scene_object in objects.items():
+                names += [object_id] + [f"{object_id}/{sub}" for sub in scene_object.subframes]
+        return names
+
+    def copy(self) -> PlanningScene:
+        """An independent scene with the same objects and robot state (cheap: objects are immutable), e.g. to
+        add a request's attached objects without touching the shared scene."""
+        other = PlanningScene.__new__(PlanningScene)
+        other.robot_model, other.planning_frame, other._lock = self.robot_model, self.planning_frame, threading.Lock()
+        with self._lock:
+            other._world, other._attached = self._world, self._attached
+            other._robot_state, other._link_poses, other.version = self._robot_state, self._link_poses, self.version
+        return other
+
+    # ------------------------------------------------------------------ world objects
+    def apply(self, update: CollisionObjectUpdate) -> None:
+        """Apply one CollisionObject operation (ADD replaces, APPEND adds shapes, creating the object if
+        needed, MOVE re-poses, REMOVE deletes; REMOVE with an empty id removes every world object)."""
+        with self._lock:
+            operation = _operation(update)
+            world = dict(self._world)
+            if operation == Operation.REMOVE:
+                self._remove_world(world, update.id)
+            else:
+                world[update.id] = self._updated_object(world.get(update.id), update, operation)
+            self._commit(world, self._attached)
+
+    def _remove_world(self, world: dict, object_id: str) -> None:
+        if not object_id:
+            world.clear()
+        elif object_id in world:
+            del world[object_id]
+        else:
+            raise SceneError(f"cannot remove world object {object_id!r}: it does not exist; world objects are "
+                             f"{sorted(world)}")
+
+    def _updated_object(self, existing: SceneObject | None, update: CollisionObjectUpdate,
+                        operation: Operation) -> SceneObject:
+        context = f"collision object {update.id!r}"
+        if not update.id:
+            raise SceneError(f"a collision object needs a non-empty id ({operation.name})")
+        T_plan_pose = self._pose_in_planning_frame(update, context)
+        if operation == Operation.MOVE:
+            if existing is None:
+                raise SceneError(f"cannot move {context}: it does not exist; world objects are {sorted(self._world)}")
+            if update.has_geometry:
+                _log.warning("%s: MOVE ignores the geometry in the update (as MoveIt does)", context)
+            return SceneObject(existing.id, T_plan_pose, existing.shapes, existing.subframes)
+        shapes, subframes = _shapes_and_subframes(update, context)
+        if operation == Operation.ADD or existing is None:
+            if not shapes:
+                raise SceneError(f"{context}: {operation.name} needs at least one primitive, mesh or plane")
+            return SceneObject(update.id, T_plan_pose, shapes, MappingProxyType(subframes))
+        # APPEND: new shapes and subframes are given relative to the update's pose; keep the object's pose.
+        T_object_pose = invert_transform(existing.T_parent_object) @ T_plan_pose
+        moved = tuple(Placed(p.shape, T_object_pose @ p.T_frame_shape) for p in shapes)
+        subframes = {**existing.subframes, **{name: T_object_pose @ T for name, T in subframes.items()}}
+        return SceneObject(existing.id, existing.T_parent_object, existing.shapes + moved, MappingProxyType(subframes))
+
+    def _pose_in_planning_frame(self, update: CollisionObjectUpdate, context: str) -> np.ndarray:
+        T_plan_frame = self.frame_transform(update.frame_id)
+        return T_plan_frame @ _transform(update.pose, f"{context}: pose")
+
+    # ------------------------------------------------------------------ attached objects
+    def apply_attached(self, update: AttachedObjectUpdate) -> None:
+        """Attach (object.operation ADD) or detach (REMOVE) an object, as MoveIt's AttachedCollisionObject.
+
+        ADD with geometry attaches a new object (posed in ``object.frame_id``; "" means the link's frame) and
+        removes a world object of that id; ADD without geometry attaches the world object of that id where it
+        is. REMOVE puts the object back into the world where it is; an empty id detaches every object of
+        ``link_name`` (of every link when that is empty too).
+        """
+        with self._lock:
+            operation = _operation(update.object)
+            world, attached = dict(self._world), dict(self._attached)
+            if operation == Operation.REMOVE:
+                self._detach(world, attached, update)
+            elif operation == Operation.ADD:
+                self._attach(world, attached, update)
+            else:
+                raise SceneError(f"attached object {update.object.id!r}: operation {operation.name} is not "
+                                 f"supported for attached objects (use ADD to attach, REMOVE to detach)")
+            self._commit(world, attached)
+
+    def _attach(self, world: dict, attached: dict, update: AttachedObjectUpdate) -> None:
+        spec = update.object
+        context = f"attached object {spec.id!r}"
+        if not spec.id:
+            raise SceneError("an attached object needs a non-empty id")
+        link = update.link_name
+        if link not in self._link_poses:
+            raise SceneError(f"{context}: unknown link {link!r}; links are {list(self.robot_model.link_names)}")
+        unknown = [name for name in update.touch_links if name not in self._link_poses]
+        if unknown:
+            raise SceneError(f"{context}: unknown touch_links {unknown}; links are {list(self.robot_model.link_names)}")
+        T_link_plan = invert_transform(self._link_poses[link])
+        if spec.has_geometry:
+            T_link_frame = np.eye(4) if spec.frame_id in ("", link) else T_link_plan @ self.frame_transform(spec.frame_id)
+            T_link_object = T_link_frame @ _transform(spec.pose, f"{context}: pose")
+            shapes, subframes = _shapes_and_subframes(spec, context)
+            scene_object = SceneObject(spec.id, T_link_object, shapes, MappingProxyType(subframes))
+        elif spec.id in world:
+            existing = world[spec.id]
+            scene_object = SceneObject(spec.id, T_link_plan @ existing.T_parent_object, existing.shapes,
+                                       existing.subframes)
+        elif spec.id in attached:
+            current = attached[spec.id]
+            T_link_object = T_link_plan @ self._link_poses[current.link] @ current.object.T_parent_object
+            scene_object = SceneObject(spec.id, T_link_object, current.object.shapes, current.object.subframes)
+        else:
+            raise SceneError(f"{context}: no geometry given and no world object of that id to attach; world "
+                             f"objects are {sorted(world)}")
+        world.pop(spec.id, None)
+        attached[spec.id] = AttachedObject(scene_object, link, frozenset(update.touch_links))
+
+    def _detach(self, world: dict, attached: dict, update: AttachedObjectUpdate) -> None:
+        object_id, link = update.object.id, update.link_name
+        if object_id:
+            if object_id not in attached:
+                raise SceneError(f"cannot detach {object_id!r}: it is not attached; attached objects are "
+                                 f"{sorted(attached)}")
+            ids = [object_id]
+        else:
+            ids = [k for k, a in attached.items() if not link or a.link == link]
+        for key in ids:
+            item = attached.pop(key)
+            T_plan_object = self._link_poses[item.link] @ item.object.T_parent_object
+            world[key] = SceneObject(key, T_plan_object, item.object.shapes, item.object.subframes)
+
+    # ------------------------------------------------------------------ conveniences
+    def add_object(self, object_id: str, shapes: Sequence[Any], pose: Any = None, frame_id: str = "",
+                   subframes: Mapping[str, Any] | None = None) -> None:
+        """Add (or replace) a world object. ``shapes``: shapes, ``Placed`` values or (shape, pose) pairs."""
+        self.apply(_update_from_shapes(object_id, Operation.ADD, shapes, pose, frame_id, subframes))
+
+    def append_to_object(self, object_id: str, shapes: Sequence[Any], pose: Any = None, frame_id: str = "") -> None:
+        self.apply(_update_from_shapes(object_id, Operation.APPEND, shapes, pose, frame_id, None))
+
+    def move_object(self, object_id: str, pose: Any, frame_id: str = "") -> None:
+        self.apply(CollisionObjectUpdate(object_id, Operation.MOVE, frame_id, pose))
+
+    def remove_object(self, object_id: str) -> None:
+        """Remove a world object ("" removes them all)."""
+        self.apply(CollisionObjectUpdate(object_id, Operation.REMOVE))
+
+    def attach_object(self, object_id: str, link: str, touch_links: Sequence[str] = (),
+                      shapes: Sequence[Any] = (), pose: Any = None, frame_id: str = "") -> None:
+        """Attach the world object ``object_id`` (no shapes given) or new shapes posed in the link's frame."""
+        update = _update_from_shapes(object_id, Operation.ADD, shapes, pose, frame_id, None)
+        self.apply_attached(AttachedObjectUpdate(link, update, tuple(touch_links)))
+
+    def detach_object(self, object_id: str) -> None:
+        """Detach an attached object; it stays in the world where it is."""
+        self.apply_attached(AttachedObjectUpdate("", CollisionObjectUpdate(object_id, Operation.REMOVE)))
+
+    def clear(self) -> None:
+        """Remove every world and attached object."""
+        with self._lock:
+            self._commit({}, {})
+
+    def _commit(self, world: Mapping[str, SceneObject], attached: Mapping[str, AttachedObject]) -> None:
+        self._world, self._attached = MappingProxyType(dict(world)), MappingProxyType(dict(attached))
+        self.version += 1
+
+
+# ---------------------------------------------------------------------------------------------- checks
+def _operation(update: CollisionObjectUpdate) -> Operation:
+    try:
+        return Operation(update.operation)
+    except ValueError:
+        raise SceneError(f"collision object {update.id!r}: unknown operation {update.operation!r}; operations are "
+                         f"{ {o.name: o.value for o in Operation} }") from None
+
+
+def _transform(pose: Any, what: str) -> np.ndarray:
+    if pose is None:
+        return np.eye(4)
+    if isinstance(pose, (tuple, list)) and len(pose) == 2:  # (position, quaternion xyzw)
+        pose = Pose(*pose)
+    try:
+        return transform_from_any_pose(pose)
+    except PoseError as error:
+        raise SceneError(f"{what}: {error}") from None
+
+
+def _shapes_and_subframes(update: CollisionObjectUpdate, context: str) -> tuple[tuple[Placed, ...], dict]:
+    groups = (("primitives", update.primitives, update.primitive_poses, (Box, Sphere, Cylinder, Cone)),
+              ("meshes", update.meshes, update.mesh_poses, (Mesh,)),
+              ("planes", update.planes, update.plane_poses, (Plane,)))
+    placed = []
+    for name, shapes, poses, types in groups:
+        pose_name = f"{name[:-1] if name != 'meshes' else 'mesh'}_poses"
+        if len(shapes) != len(poses):
+            raise SceneError(f"{context}: {len(shapes)} {name} but {len(poses)} {pose_name}; give one pose per shape")
+        for k, (shape, pose) in enumerate(zip(shapes, poses)):
+            shape = _loaded(shape, f"{context}: {name}[{k}]")
+            if not isinstance(shape, types):
+                raise SceneError(f"{context}: {name}[{k}] is a {type(shape).__name__}; {name} takes "
+                                 f"{[t.__name__ for t in types]}")
+            placed.append(Placed(shape, _transform(pose, f"{context}: {pose_name}[{k}]")))
+    names, poses = list(update.subframe_names), list(update.subframe_poses)
+    if len(names) != len(poses):
+        raise SceneError(f"{context}: {len(names)} subframe_names but {len(poses)} subframe_poses")
+    bad = [n for n in names if not isinstance(n, str) or not n or "/" in n]
+    if bad or len(set(names)) != len(names):
+        raise SceneError(f"{context}: subframe names must be distinct, non-empty and without '/'; got {names}")
+    subframes = {n: _transform(p, f"{context}: subframe {n!r}") for n, p in zip(names, poses)}
+    return tuple(placed), subframes
+
+
+def _loaded(shape: Any, what: str):
+    if isinstance(shape, (str, os.PathLike)):
+        try:
+            return load_mesh(shape)
+        except GeometryError as error:
+            raise SceneError(f"{what}: {error}") from None
+    return shape
+
+
+def _frame_transform(frame_id: str, world, attached, link_poses, planning_frame, model) -> np.ndarray:
+    if frame_id in ("", planning_frame):
+        return np.eye(4)
+    if frame_id in link_poses:
+        return link_poses[frame_id]
+    object_id, _, subframe = frame_id.partition("/")
+    if object_id in world:
+        scene_object, T_plan_parent = world[object_id], np.eye(4)
+    elif object_id in attached:
+        scene_object, T_plan_parent = attached[object_id].object, link_poses[attached[object_id].link]
+    else:
+        objects = sorted(world) + sorted(attached)
+        raise SceneError(f"unknown frame {frame_id!r}: not the planning frame {planning_frame!r}, a robot link "
+                         f"(e.g. {list(model.link_names)[:8]}) or an object {objects}")
+    T_plan_object = T_plan_parent @ scene_object.T_parent_object
+    if not subframe:
+        return T_plan_object
+    if subframe not in scene_object.subframes:
+        raise SceneError(f"unknown frame {frame_id!r}: object {object_id!r} has subframes "
+                         f"{sorted(scene_object.subframes)}")
+    return T_plan_object @ scene_object.subframes[subframe]
+
+
+def _update_from_shapes(object_id, operation, shapes, pose, frame_id, subframes) -> CollisionObjectUpdate:
+    groups = {"primitives": [], "primitive_poses": [], "meshes": [], "mesh_poses": [], "planes": [], "plane_poses": []}
+    for item in shapes:
+        if isinstance(item, Placed):
+            shape, shape_pose = item.shape, item.T_frame_shape
+        elif isinstance(item, tuple) and len(item) == 2:
+            shape, shape_pose = item
+        else:
+            shape, shape_pose = item, None
+        key = "meshes" if isinstance(shape, (Mesh, str, os.PathLike)) else "planes" if isinstance(shape, Plane) \
+            else "primitives"
+        groups[key].append(shape)
+        groups["mesh_poses" if key == "meshes" else key[:-1] + "_poses"].append(shape_pose)
+    subframes = dict(subframes or {})
+    return CollisionObjectUpdate(object_id, operation, frame_id, pose, subframe_names=tuple(subframes),
+                                 subframe_poses=tuple(subframes.values()), **{k: tuple(v) for k, v in groups.items()})

@@ -1,0 +1,1 @@
+"""Inverse kinematics: the problem, the compiled searches, and KinematicsPlugin (MoveIt's KinematicsBase)."""

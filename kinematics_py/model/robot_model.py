@@ -1,0 +1,174 @@
+"""The kinematic tree of a robot: link poses for any joint values, and serial chains for IK."""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import ChainError, JointValueError, UnknownJointError, UnknownLinkError
+from ..geometry.transforms import make_transform, rotation_about_axis, rotation_from_rpy
+from .chain import Chain
+from .urdf import (
+    JOINT_VALUE_COUNT,
+    SINGLE_DOF_JOINT_TYPES,
+    JointSpec,
+    RobotDescription,
+    description_from_urdf_file,
+    description_from_urdf_string,
+    urdf_string_from_xacro_file,
+)
+
+
+class RobotModel:
+    """A robot's links and joints from its URDF.
+
+    Joint values are given as a mapping joint name -> value: a float [rad] or [m] for revolute,
+    continuous and prismatic joints; (x, y, z, roll, pitch, yaw) for a floating joint; (x, y, theta)
+    for a planar joint, x and y along two axes of the plane normal to the joint axis.
+    """
+
+    def __init__(self, description: RobotDescription, urdf_xml: str = ""):
+        self.description = description
+        self.urdf_xml = urdf_xml
+        self.name = description.name
+        self.root_link: str = description.root_link
+        #: Every link, parent-first.
+        self.link_names: tuple[str, ...] = description.link_names
+        #: Every joint by name (fixed ones included).
+        self.joints: dict[str, JointSpec] = {joint.name: joint for joint in description.joints}
+        #: Movable joints (mimic joints included), parent-first.
+        self.joint_names: tuple[str, ...] = tuple(j.name for j in description.joints if j.is_movable)
+        #: Movable joints that do not mimic another joint, parent-first.
+        self.independent_joint_names: tuple[str, ...] = tuple(
+            j.name for j in description.joints if j.is_movable and j.mimic is None
+        )
+        #: Revolute, continuous and prismatic joints (mimic included), parent-first.
+        self.single_dof_joint_names: tuple[str, ...] = tuple(
+            j.name for j in description.joints if j.type in SINGLE_DOF_JOINT_TYPES
+        )
+        self._parent_joint = {joint.child: joint for joint in description.joints}
+        self._chains: dict[tuple[str, str], Chain] = {}
+
+    @classmethod
+    def from_urdf_string(cls, urdf_xml: str) -> RobotModel:
+        return cls(description_from_urdf_string(urdf_xml), urdf_xml)
+
+    @classmethod
+    def from_urdf_file(cls, path: str | os.PathLike) -> RobotModel:
+        description = description_from_urdf_file(path)
+        with open(path, encoding="utf-8") as file:
+            return cls(description, file.read())
+
+    @classmethod
+    def from_xacro_file(cls, path: str | os.PathLike, mappings: dict[str, str] | None = None) -> RobotModel:
+        return cls.from_urdf_string(urdf_string_from_xacro_file(path, mappings))
+
+    def parent_joint(self, link: str) -> JointSpec | None:
+        """The joint whose child is ``link`` (None for the root link)."""
+        self.check_link(link)
+        return self._parent_joint.get(link)
+
+    def check_link(self, link: str) -> None:
+        if link not in self._parent_joint and link != self.root_link:
+            raise UnknownLinkError(link, self.link_names, f"robot {self.name!r}")
+
+    def check_joint(self, joint: str) -> None:
+        if joint not in self.joints or not self.joints[joint].is_movable:
+            raise UnknownJointError(joint, self.joint_names, f"robot {self.name!r} (movable joints)")
+
+    def joint_path(self, base_link: str, tip_link: str) -> list[JointSpec]:
+        """Joints from ``base_link`` down to ``tip_link``; ChainError unless base is an ancestor of tip."""
+        self.check_link(base_link)
+        self.check_link(tip_link)
+        path, link = [], tip_link
+        while link != base_link:
+            joint = self._parent_joint.get(link)
+            if joint is None:
+                ancestors = [tip_link] + [j.parent for j in reversed(path)]
+                raise ChainError(
+                    f"base link {base_link!r} is not an ancestor of tip link {tip_link!r}; "
+                    f"the tip's ancestors are {ancestors}"
+                )
+            path.append(joint)
+            link = joint.parent
+        return path[::-1]
+
+    def chain(self, base_link: str, tip_link: str) -> Chain:
+        """The serial chain from ``base_link`` to ``tip_link`` (cached; chains are immutable)."""
+        key = (base_link, tip_link)
+        if key not in self._chains:
+            self._chains[key] = Chain(base_link, tip_link, self.joint_path(base_link, tip_link), self.joints)
+        return self._chains[key]
+
+    def default_joint_value(self, joint: str):
+        """Zero, clamped into the joint's limits (zeros for floating and planar joints)."""
+        spec = self.joints[joint]
+        if spec.type in SINGLE_DOF_JOINT_TYPES:
+            return float(np.clip(0.0, spec.lower, spec.upper))
+        return np.zeros(JOINT_VALUE_COUNT[spec.type])
+
+    def resolve_joint_values(self, joint_positions: Mapping[str, object] | None = None) -> dict[str, object]:
+        """Every movable joint's value: given ones checked, missing ones defaulted, mimic joints derived.
+
+        Mimic joints always follow their master: a value given for one is checked, then replaced (a
+        joint_states message from a real robot lists them too).
+        """
+        values = {name: self.default_joint_value(name) for name in self.joint_names}
+        for name, value in (joint_positions or {}).items():
+            self.check_joint(name)
+            values[name] = self._checked_value(name, value)
+        for name in self.joint_names:
+            mimic = self.joints[name].mimic
+            if mimic is not None:
+                values[name] = mimic.multiplier * values[mimic.joint] + mimic.offset
+        return values
+
+    def _checked_value(self, name: str, value):
+        joint_type = self.joints[name].type
+        count = JOINT_VALUE_COUNT[joint_type]
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise JointValueError(f"joint {name!r} value {value!r} is not a number") from None
+        expected_shape = () if count == 1 else (count,)
+        if array.shape != expected_shape and not (count == 1 and array.shape == (1,)):
+            raise JointValueError(
+                f"joint {name!r} ({joint_type}) takes {count} value(s); got {value!r}"
+            )
+        if not np.isfinite(array).all():
+            raise JointValueError(f"joint {name!r} value must be finite; got {value!r}")
+        return float(array.reshape(-1)[0]) if count == 1 else array
+
+    def link_poses(self, joint_positions: Mapping[str, object] | None = None) -> dict[str, np.ndarray]:
+        """``T_root_link`` (4x4) of every link for the given joint values (see class docstring)."""
+        values = self.resolve_joint_values(joint_positions)
+        poses = {self.root_link: np.eye(4)}
+        for joint in self.description.joints:
+            T_root_joint = poses[joint.parent] @ joint.T_parent_joint
+            if joint.is_movable:
+                T_root_joint = T_root_joint @ joint_motion(joint, values[joint.name])
+            poses[joint.child] = T_root_joint
+        return poses
+
+
+def joint_motion(joint: JointSpec, value) -> np.ndarray:
+    """Transform from a joint's frame to its child link's frame for ``value``."""
+    if joint.type in ("revolute", "continuous"):
+        return make_transform(rotation_about_axis(joint.axis, value))
+    if joint.type == "prismatic":
+        return make_transform(None, joint.axis * value)
+    if joint.type == "floating":
+        return make_transform(rotation_from_rpy(*value[3:]), value[:3])
+    if joint.type == "planar":
+        u, v = _plane_axes(joint.axis)
+        return make_transform(rotation_about_axis(joint.axis, value[2]), value[0] * u + value[1] * v)
+    return np.eye(4)
+
+
+def _plane_axes(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit axes spanning the plane normal to ``normal``: x and y of the joint frame for a z normal."""
+    reference = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    u = reference - (reference @ normal) * normal
+    u /= np.linalg.norm(u)
+    return u, np.cross(normal, u)

@@ -1,0 +1,514 @@
+"""The ``make run`` demo: the node on a bundled robot, and a client calling compute_fk, compute_ik and
+check_state_validity, with an obstacle published on collision_object for the collision-aware calls.
+
+    python -m kinematics_py.ros.demo --start-node          # start the node, demo, keep it running
+    python -m kinematics_py.ros.demo --start-node --once   # ... and stop everything afterwards
+    python -m kinematics_py.ros.demo                       # only the client, against a running node
+
+With ``--start-node`` it starts ``kinematics_node`` with ``config/kinematics.yaml`` and a description
+publisher: robot_state_publisher if installed (plus ``description_publisher --semantic-only`` for the
+SRDF), else ``kinematics_py.ros.description_publisher``. Unless ROS_AUTOMATIC_DISCOVERY_RANGE is set, it is
+set to LOCALHOST, so the demo's DDS traffic stays on this machine.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import rclpy
+import yaml
+from geometry_msgs.msg import Pose
+from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
+from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
+from rclpy.duration import Duration
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from shape_msgs.msg import SolidPrimitive
+
+from ..errors import ErrorCode
+from ..geometry.transforms import make_transform, quaternion_from_rotation, rotation_about_axis
+from ..model.robot_model import RobotModel
+from ..model.srdf import SemanticModel
+from ..robots import BUNDLED_ROBOTS, bundled_robot_path
+
+GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
+STOP_GRACE_S = 5.0
+#: Every service answer goes to every client of the service, and the client's DDS layer picks out its own.
+#: With the default history (the last 10), a client that falls behind while many others are served can lose
+#: its own answer among theirs; keeping all of them until taken avoids that.
+CLIENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.VOLATILE)
+#: How long a ping waits for its answer before it is sent again [s].
+PING_TIMEOUT_S = 1.0
+#: As the node subscribes to collision_object (and move_group publishes it): reliable, not latched.
+SCENE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+#: Per robot: a configuration (the group's joints in order) and the link of it that the demo's obstacle surrounds.
+OBSTACLE_SCENES = {"ur5": ((0.3, -1.2, 1.5, -1.9, -1.57, 0.0), "forearm_link"),
+                   "panda": ((0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785), "panda_link4")}
+OBSTACLE_ID = "obstacle"
+OBSTACLE_SIZE = 0.15
+#: How long the demo waits for the node to take the obstacle [s], and how often it publishes it meanwhile.
+SCENE_WAIT_S = 10.0
+SCENE_REPUBLISH_S = 0.5
+#: Timeouts of the collision-aware IK calls [s]: a search for a pose reachable only in collision uses all of it.
+COLLISION_IK_TIMEOUT_S = 0.5
+GOAL_IN_COLLISION_TIMEOUT_S = 0.2
+
+
+class KinematicsClient:
+    """Blocking calls to the node's services from a node of its own (its own rclpy context).
+
+    ``namespace`` is where the services live ("" for /compute_ik, /compute_fk).
+    """
+
+    def __init__(self, namespace: str = "", node_name: str = "kinematics_client", args: list[str] | None = None):
+        self._context = rclpy.Context()
+        rclpy.init(args=args, context=self._context)
+        self.node = rclpy.create_node(node_name, context=self._context)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self.node)
+        self.prefix = namespace.rstrip("/") + "/" if namespace else ""
+        self.ik_client = self.client(GetPositionIK, f"{self.prefix}compute_ik")
+        self.fk_client = self.client(GetPositionFK, f"{self.prefix}compute_fk")
+
+    def client(self, service_type, name: str):
+        return self.node.create_client(service_type, name, qos_profile=CLIENT_QOS)
+
+    def wait_for_services(self, timeout: float) -> bool:
+        """True once compute_ik and compute_fk answer (an empty request, refused at once) within ``timeout`` [s]."""
+        deadline = time.monotonic() + timeout
+        return all(self.wait_until_answering(client, request, max(0.0, deadline - time.monotonic()))
+                   for client, request in ((self.ik_client, GetPositionIK.Request()),
+                                           (self.fk_client, GetPositionFK.Request())))
+
+    def wait_until_answering(self, client, request, timeout: float) -> bool:
+        """True once ``client``'s service answers ``request`` within ``timeout`` [s].
+
+        Notes:
+            A service can be discovered before its answers can reach this client; a request sent in that
+            gap goes unanswered. Sending a harmless request until one is answered closes the gap.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not client.wait_for_service(timeout_sec=remaining):
+                return False
+            try:
+                self.call(client, request, timeout=min(PING_TIMEOUT_S, max(0.01, remaining)))
+                return True
+            except TimeoutError:
+                continue
+
+    def call(self, client, request, timeout: float = 10.0):
+        """The response, or TimeoutError after ``timeout`` [s]."""
+        future = client.call_async(request)
+        self._executor.spin_until_future_complete(future, timeout_sec=timeout)
+        if not future.done():
+            client.remove_pending_request(future)
+            raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
+        return future.result()
+
+    def wait_until_serving(self, link: str, timeout: float) -> bool:
+        """True once compute_fk answers SUCCESS for ``link`` (the robot is loaded) within ``timeout`` [s]."""
+        deadline = time.monotonic() + timeout
+        if not self.wait_for_services(timeout):
+            return False
+        while time.monotonic() < deadline:
+            if self.call(self.fk_client, fk_request([link]), timeout).error_code.val == MoveItErrorCodes.SUCCESS:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self.node.destroy_node()
+        self._context.try_shutdown()
+
+
+def fk_request(links: Sequence[str], joints: Mapping[str, float] | None = None, frame: str = ""):
+    request = GetPositionFK.Request(fk_link_names=list(links))
+    request.header.frame_id = frame
+    if joints:
+        request.robot_state.joint_state.name = list(joints)
+        request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
+
+
+def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str = "",
+               seed: Mapping[str, float] | None = None, timeout: float = 0.0, avoid_collisions: bool = False):
+    request = GetPositionIK.Request()
+    ik = request.ik_request
+    ik.group_name, ik.ik_link_name, ik.avoid_collisions = group, link, avoid_collisions
+    ik.pose_stamped.header.frame_id = frame
+    ik.pose_stamped.pose = pose_msg(T_frame_link)
+    if seed:
+        ik.robot_state.joint_state.name = list(seed)
+        ik.robot_state.joint_state.position = [float(v) for v in seed.values()]
+    ik.timeout.sec = int(timeout)
+    ik.timeout.nanosec = int(round((timeout - int(timeout)) * 1e9))
+    return request
+
+
+def state_validity_request(joints: Mapping[str, float], group: str = ""):
+    request = GetStateValidity.Request(group_name=group)
+    request.robot_state.joint_state.name = list(joints)
+    request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
+
+
+def box_object(object_id: str, size: float, T_frame_box: np.ndarray, frame: str) -> CollisionObject:
+    """An ADD of a cube ``size`` [m] across at ``T_frame_box``."""
+    msg = CollisionObject(id=object_id, operation=CollisionObject.ADD)
+    msg.header.frame_id = frame
+    msg.pose = pose_msg(T_frame_box)
+    msg.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[size] * 3)]
+    msg.primitive_poses = [Pose()]
+    return msg
+
+
+def pose_msg(T: np.ndarray):
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
+    o = pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quaternion_from_rotation(T[:3, :3]))
+    return pose
+
+
+def transform_of(pose) -> np.ndarray:
+    from ..geometry.poses import transform_from_any_pose
+
+    return transform_from_any_pose(pose)
+
+
+def _code_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def percentile_ms(samples: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(samples) * 1e3, q))
+
+
+# ------------------------------------------------------------------------------------------- start-up
+def config_file(name: str) -> Path:
+    """A file of this package's config/ folder: the source tree's if run from one, else the installed one."""
+    source = Path(__file__).resolve().parents[2] / "config" / name
+    if source.exists():
+        return source
+    from ament_index_python.packages import get_package_share_directory
+
+    return Path(get_package_share_directory("kinematics_py")) / "config" / name
+
+
+def kinematics_parameters_file(kinematics_yaml: Path | None, directory: Path, extra: Mapping | None = None) -> Path:
+    """A ROS parameter file for kinematics_node: MoveIt's kinematics.yaml under robot_description_kinematics."""
+    parameters = dict(extra or {})
+    if kinematics_yaml is not None:
+        parameters["robot_description_kinematics"] = yaml.safe_load(kinematics_yaml.read_text(encoding="utf-8"))
+    path = directory / "kinematics_node.params.yaml"
+    path.write_text(yaml.safe_dump({"kinematics_node": {"ros__parameters": parameters}}), encoding="utf-8")
+    return path
+
+
+def _robot_state_publisher() -> Path | None:
+    try:
+        from ament_index_python.packages import get_package_prefix
+
+        executable = Path(get_package_prefix("robot_state_publisher")) / "lib" / "robot_state_publisher" / \
+            "robot_state_publisher"
+    except (ImportError, LookupError, OSError):  # no ament index, or no robot_state_publisher in it
+        return None
+    return executable if executable.exists() else None
+
+
+def start_stack(robot: str, log_dir: Path) -> dict[str, subprocess.Popen]:
+    """Start the description publisher(s) and kinematics_node; their output goes to ``log_dir``."""
+    kinematics_yaml = config_file("kinematics.yaml") if robot == "ur5" else None
+    commands = []
+    rsp = _robot_state_publisher()
+    if rsp is not None:
+        urdf = bundled_robot_path(robot).read_text(encoding="utf-8")
+        rsp_params = log_dir / "robot_state_publisher.params.yaml"
+        rsp_params.write_text(yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
+            "robot_description": urdf}}}), encoding="utf-8")
+        commands.append(("robot_state_publisher", [str(rsp), "--ros-args", "--params-file", str(rsp_params)]))
+        commands.append(("description_publisher", [sys.executable, "-m", "kinematics_py.ros.description_publisher",
+                                                   "--robot", robot, "--semantic-only"]))
+    else:
+        commands.append(("description_publisher", [sys.executable, "-m", "kinematics_py.ros.description_publisher",
+                                                   "--robot", robot]))
+    params = kinematics_parameters_file(kinematics_yaml, log_dir)
+    commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.ros.node", "--ros-args",
+                                         "--params-file", str(params)]))
+    children = {}
+    for name, command in commands:
+        with open(log_dir / f"{name}.log", "wb") as log:
+            children[name] = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    return children
+
+
+def stop_stack(children: Mapping[str, subprocess.Popen]) -> None:
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for child in children.values():
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+# ------------------------------------------------------------------------------------------- the demo
+def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
+    """Print FK and IK answers and latencies; True if every answer is as expected."""
+    model = RobotModel.from_urdf_file(bundled_robot_path(robot))
+    semantic = SemanticModel.from_srdf_file(bundled_robot_path(robot, "srdf"), model)
+    group = semantic.group(GROUPS[robot])
+    tip, joints = group.tip_link, group.joint_names
+    ok = True
+
+    def show(what: str, response, elapsed: float, expected: int = MoveItErrorCodes.SUCCESS, detail: str = ""):
+        nonlocal ok
+        code = response.error_code.val
+        ok &= code == expected
+        text = detail if code == MoveItErrorCodes.SUCCESS and detail else response.error_code.message
+        print(f"  {what}: {_code_name(code)} in {elapsed * 1e3:.2f} ms: {text}")
+
+    print(f"compute_fk of {tip!r} (group {group.name!r}) in the SRDF's named states:")
+    for state, values in semantic.group_states.get(group.name, {}).items():
+        start = time.perf_counter()
+        response = client.call(client.fk_client, fk_request([tip], values))
+        elapsed = time.perf_counter() - start
+        detail = ""
+        if response.pose_stamped:
+            pose = response.pose_stamped[0]
+            p, o = pose.pose.position, pose.pose.orientation
+            detail = (f"position [{p.x:.4f}, {p.y:.4f}, {p.z:.4f}] m, orientation (xyzw) "
+                      f"[{o.x:.4f}, {o.y:.4f}, {o.z:.4f}, {o.w:.4f}] in {pose.header.frame_id!r}")
+        show(f"{state:>6}", response, elapsed, detail=detail)
+
+    chain = model.chain(group.base_link, tip)
+    rng = np.random.default_rng(7)
+    lower = np.maximum(chain.lower, -np.pi)
+    upper = np.minimum(chain.upper, np.pi)
+    seed = dict(zip(joints, (lower + upper) / 2))
+    print(f"compute_ik of {tip!r} for poses of random configurations (seed: the middle of the joint ranges):")
+    for index in range(3):
+        T_base_tip = chain.forward_kinematics(rng.uniform(lower, upper))
+        start = time.perf_counter()
+        response = client.call(client.ik_client, ik_request(group.name, T_base_tip, seed=seed))
+        elapsed = time.perf_counter() - start
+        detail = ""
+        if response.error_code.val == MoveItErrorCodes.SUCCESS:
+            solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
+            reached = chain.forward_kinematics([solution[name] for name in chain.joint_names])
+            detail = (f"joints {np.round([solution[j] for j in joints], 3).tolist()}; FK of the answer is "
+                      f"{np.linalg.norm(reached[:3, 3] - T_base_tip[:3, 3]):.1e} m from the target")
+        show(f"pose {index + 1}", response, elapsed, detail=detail)
+
+    home = {name: float(value) for name, value in semantic.group_states[group.name][next(
+        iter(semantic.group_states[group.name]))].items()}
+    T_tip_goal = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), 0.3), (0.0, 0.0, 0.05))
+    start = time.perf_counter()
+    response = client.call(client.ik_client, ik_request(group.name, T_tip_goal, frame=tip, seed=home))
+    show(f"5 cm along and 0.3 rad about the tip's axes (pose in frame {tip!r})", response,
+         time.perf_counter() - start)
+
+    print("a request the node refuses, with the reason:")
+    start = time.perf_counter()
+    response = client.call(client.ik_client, ik_request("no_such_group", T_tip_goal))
+    show("unknown group", response, time.perf_counter() - start, MoveItErrorCodes.INVALID_GROUP_NAME)
+
+    ok &= collision_demo(client, robot, model, group.name, tip, joints)
+
+    targets = chain.forward_kinematics(rng.uniform(lower, upper, (calls, chain.dof)))
+    fk_times, ik_times, solved = [], [], 0
+    for T_base_tip in targets:
+        request = ik_request(group.name, T_base_tip, seed=seed)
+        start = time.perf_counter()
+        response = client.call(client.ik_client, request)
+        ik_times.append(time.perf_counter() - start)
+        solved += response.error_code.val == MoveItErrorCodes.SUCCESS
+        request = fk_request([tip], seed)
+        start = time.perf_counter()
+        client.call(client.fk_client, request)
+        fk_times.append(time.perf_counter() - start)
+    ok &= solved == calls
+    print(f"round trip over {calls} calls each (this client, DDS on this machine): "
+          f"compute_fk p50 {percentile_ms(fk_times, 50):.2f} ms, p99 {percentile_ms(fk_times, 99):.2f} ms; "
+          f"compute_ik p50 {percentile_ms(ik_times, 50):.2f} ms, p99 {percentile_ms(ik_times, 99):.2f} ms "
+          f"({solved}/{calls} random reachable poses solved)")
+    return ok
+
+
+def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, group: str, tip: str,
+                   joints: Sequence[str]) -> bool:
+    """Publish a cube around a link of a known configuration A, then: check_state_validity of A (contacts),
+    compute_ik of A's tip pose without and with avoid_collisions (A itself; a collision-free other answer), and
+    of a pose with the tip inside the cube (GOAL_IN_COLLISION); remove the cube. True if every answer is as
+    expected."""
+    values, link = OBSTACLE_SCENES[robot]
+    q_a = dict(zip(joints, values))
+    poses = model.link_poses(q_a)
+    centre, frame = poses[link][:3, 3], model.root_link
+    ok = True
+
+    def report(what: str, good: bool, text: str) -> None:
+        nonlocal ok
+        ok &= good
+        print(f"  {what}: {text}" + ("" if good else "  <-- NOT as expected"))
+
+    def outcome(response, elapsed: float) -> str:
+        return f"{_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms"
+
+    def touches_obstacle(response) -> bool:
+        return any(OBSTACLE_ID in (c.contact_body_1, c.contact_body_2) for c in response.contacts)
+
+    print(f"collision-aware requests, with an obstacle on topic {client.prefix}collision_object:")
+    validity = client.client(GetStateValidity, f"{client.prefix}check_state_validity")
+    publisher = client.node.create_publisher(CollisionObject, f"{client.prefix}collision_object", SCENE_QOS)
+    try:
+        if not client.wait_until_answering(validity, GetStateValidity.Request(), SCENE_WAIT_S):
+            report("check_state_validity", False, f"no answer within {SCENE_WAIT_S} s")
+            return False
+        # The node applies the obstacle asynchronously: publish it until a check of A touches it.
+        obstacle = box_object(OBSTACLE_ID, OBSTACLE_SIZE, make_transform(None, centre), frame)
+        deadline, published, response = time.monotonic() + SCENE_WAIT_S, -math.inf, None
+        while time.monotonic() < deadline:
+            if time.monotonic() - published >= SCENE_REPUBLISH_S and publisher.get_subscription_count() > 0:
+                publisher.publish(obstacle)
+                published = time.monotonic()
+            start = time.perf_counter()
+            response = client.call(validity, state_validity_request(q_a))
+            elapsed = time.perf_counter() - start
+            if touches_obstacle(response):
+                break
+            time.sleep(0.05)
+        print(f"  published {OBSTACLE_ID!r}: a {OBSTACLE_SIZE} m cube around {link!r} of configuration A = "
+              f"{list(values)}, centre {np.round(centre, 3).tolist()} m in {frame!r}")
+        if response is None or not touches_obstacle(response):
+            report("check_state_validity of A", False, f"the node did not take the obstacle within {SCENE_WAIT_S} s")
+            return False
+        depths: dict[str, list[float]] = {}
+        for c in response.contacts:
+            depths.setdefault(f"{c.contact_body_1} - {c.contact_body_2}", []).append(c.depth)
+        contacts = ", ".join(f"{pair} ({len(d)}, up to {max(d) * 1e3:.0f} mm deep)" for pair, d in depths.items())
+        report("check_state_validity of A", not response.valid,
+               f"{'valid' if response.valid else 'invalid'} in {elapsed * 1e3:.1f} ms, {len(response.contacts)} "
+               f"contacts: {contacts}")
+
+        T_frame_tip = poses[tip]
+        seed = {name: value + 0.05 for name, value in q_a.items()}
+        for avoid in (False, True):
+            start = time.perf_counter()
+            response = client.call(client.ik_client, ik_request(group, T_frame_tip, link=tip, frame=frame, seed=seed,
+                                                                timeout=COLLISION_IK_TIMEOUT_S, avoid_collisions=avoid))
+            elapsed = time.perf_counter() - start
+            what = f"compute_ik of A's {tip!r} pose, avoid_collisions={str(avoid).lower()}"
+            if response.error_code.val != MoveItErrorCodes.SUCCESS:
+                report(what, False, f"{outcome(response, elapsed)}: {response.error_code.message}")
+                continue
+            solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
+            q = {name: solution[name] for name in joints}
+            distance = np.linalg.norm(model.link_poses(q)[link][:3, 3] - centre)
+            text = f"{outcome(response, elapsed)}: joints {np.round(list(q.values()), 3).tolist()}, {link!r} " \
+                   f"{distance:.2f} m from the obstacle's centre"
+            if not avoid:
+                report(what, True, text + (" (configuration A, in the obstacle)" if distance < OBSTACLE_SIZE / 2
+                                           else ""))
+                continue
+            check = client.call(validity, state_validity_request(q))
+            differs = max(abs(q[name] - q_a[name]) for name in joints) > 0.1
+            verdict = "valid" if check.valid else "invalid: " + ", ".join(
+                f"{c.contact_body_1} - {c.contact_body_2}" for c in check.contacts)
+            report(what, check.valid and differs, f"{text}; check_state_validity of the answer: {verdict}")
+
+        T_frame_inside = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), math.pi), centre)
+        start = time.perf_counter()
+        response = client.call(client.ik_client, ik_request(group, T_frame_inside, link=tip, frame=frame, seed=q_a,
+                                                            timeout=GOAL_IN_COLLISION_TIMEOUT_S, avoid_collisions=True))
+        elapsed = time.perf_counter() - start
+        message = response.error_code.message
+        report(f"compute_ik with {tip!r} inside the obstacle, avoid_collisions=true",
+               response.error_code.val == MoveItErrorCodes.GOAL_IN_COLLISION
+               and (f" - {OBSTACLE_ID}" in message or f"{OBSTACLE_ID} - " in message),
+               f"{outcome(response, elapsed)}: {message}")
+    finally:
+        publisher.publish(CollisionObject(id=OBSTACLE_ID, operation=CollisionObject.REMOVE))
+        publisher.wait_for_all_acked(Duration(seconds=1.0))  # delivered before the publisher goes
+        print(f"  removed {OBSTACLE_ID!r}")
+        client.node.destroy_publisher(publisher)
+        client.node.destroy_client(validity)
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--start-node", action="store_true", help="start kinematics_node and a description "
+                        "publisher for the robot first")
+    parser.add_argument("--once", action="store_true", help="with --start-node: stop everything after the demo "
+                        "instead of leaving the node running until Ctrl-C")
+    parser.add_argument("--robot", default="ur5", choices=BUNDLED_ROBOTS)
+    parser.add_argument("--calls", type=int, default=200, help="calls per service for the latency figures")
+    parser.add_argument("--wait", type=float, default=120.0, help="how long to wait for the node [s] (its first "
+                        "start compiles the solver, about a minute)")
+    options = parser.parse_args(argv)
+
+    children: dict[str, subprocess.Popen] = {}
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    try:
+        if options.start_node:
+            log_dir = Path(tempfile.mkdtemp(prefix="kinematics_py-run-"))
+            children = start_stack(options.robot, log_dir)
+            print(f"started kinematics_node and the description publisher for {options.robot} "
+                  f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, discovery "
+                  f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}; logs in {log_dir})")
+        client = KinematicsClient(node_name="kinematics_demo_client")
+        try:
+            group_tip = SemanticModel.from_srdf_file(
+                bundled_robot_path(options.robot, "srdf"),
+                RobotModel.from_urdf_file(bundled_robot_path(options.robot))).group(GROUPS[options.robot]).tip_link
+            start = time.monotonic()
+            if not client.wait_until_serving(group_tip, options.wait):
+                print(f"the node did not serve compute_fk within {options.wait} s"
+                      + (f"; see {log_dir}" if children else " (is kinematics_node running?)"), file=sys.stderr)
+                return 1
+            print(f"node ready after {time.monotonic() - start:.1f} s")
+            if children:
+                node_log = (log_dir / "kinematics_node.log").read_text(errors="replace").splitlines()
+                said = ("]: group '", "]: collision checking")
+                print("kinematics_node says:", *(line.split("]: ", 1)[-1] for line in node_log
+                                                 if any(text in line for text in said)), sep="\n  ")
+            ok = run_demo(client, options.robot, options.calls)
+        finally:
+            client.close()
+        if children and not options.once:
+            print("kinematics_node keeps running (services /compute_ik, /solve_ik, /compute_fk); Ctrl-C stops it")
+            try:
+                while all(child.poll() is None for child in children.values()):
+                    time.sleep(0.5)
+                failed = [name for name, child in children.items() if child.returncode]
+                if failed:
+                    print(f"{failed} exited with an error; stopping (logs in {log_dir})", file=sys.stderr)
+            except KeyboardInterrupt:
+                pass
+        return 0 if ok else 1
+    finally:
+        stop_stack(children)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

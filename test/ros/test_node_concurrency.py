@@ -1,0 +1,70 @@
+"""kinematics_node serves requests concurrently: a slow IK search does not hold up FK, and several client
+processes at once all get correct answers."""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from moveit_msgs.msg import MoveItErrorCodes
+from test_node_harness import (
+    PROCESSES,
+    fk_request,
+    ik_request,
+    module_processes,  # noqa: F401 (fixture)
+    serving_node,
+    ur5_parameters,
+)
+
+from kinematics_py.geometry.transforms import make_transform
+
+CLIENTS = 8
+REQUESTS_PER_CLIENT = 100
+SLOW_IK_S = 2.0
+#: An FK answer slower than this while IK searches would mean the IK call blocks the node.
+FK_WHILE_IK_LIMIT_S = 0.5
+CLIENT_RUN_TIMEOUT_S = 180.0
+
+
+@pytest.fixture(scope="module")
+def ur5(module_processes, tmp_path_factory):  # noqa: F811
+    with serving_node(module_processes, tmp_path_factory.mktemp("ur5"), ur5_parameters(),
+                      "ur5_concurrency_node") as node:
+        yield node
+
+
+def test_slow_ik_searches_do_not_block_fk(ur5):
+    unreachable = ik_request("ur_manipulator", make_transform(None, (5.0, 0.0, 0.0)), timeout=SLOW_IK_S)
+    started = time.monotonic()
+    slow = [ur5.client.ik_client.call_async(unreachable) for _ in range(2)]
+    fk_times = []
+    while not all(future.done() for future in slow):
+        start = time.monotonic()
+        response = ur5.fk(fk_request(["tool0"]))
+        fk_times.append(time.monotonic() - start)
+        assert response.error_code.val == MoveItErrorCodes.SUCCESS
+    elapsed = time.monotonic() - started
+    assert all(future.result().error_code.val == MoveItErrorCodes.NO_IK_SOLUTION for future in slow)
+    assert elapsed >= SLOW_IK_S
+    assert len(fk_times) >= 20, f"only {len(fk_times)} FK answers during {elapsed:.1f} s of IK search"
+    assert max(fk_times) < FK_WHILE_IK_LIMIT_S, f"slowest FK answer {max(fk_times):.3f} s"
+
+
+def test_concurrent_clients_all_get_correct_answers(ur5, python_processes):
+    clients = [python_processes.start(PROCESSES / "ik_load_client.py", "--namespace", ur5.namespace,
+                                      "--requests", str(REQUESTS_PER_CLIENT), "--seed", str(index),
+                                      name=f"load_client_{index}") for index in range(CLIENTS)]
+    deadline = time.monotonic() + CLIENT_RUN_TIMEOUT_S
+    for client in clients:
+        client.popen.wait(timeout=max(1.0, deadline - time.monotonic()))
+    summaries = []
+    for client in clients:
+        assert client.popen.returncode == 0, client.output()
+        summaries.append(json.loads(client.stdout()))
+    for summary in summaries:
+        assert summary["failures"] == [], summary
+        assert summary["ik_ok"] == summary["fk_ok"] == REQUESTS_PER_CLIENT
+    assert sum(s["ik_ok"] for s in summaries) == CLIENTS * REQUESTS_PER_CLIENT
+    print(f"IK p50 per client under load [ms]: {np.round([s['ik_p50_ms'] for s in summaries], 2).tolist()}")
+    ur5.assert_alive()

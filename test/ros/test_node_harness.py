@@ -1,0 +1,203 @@
+"""Shared by the test_node_* modules (no tests here): start kinematics_node in its own process, build requests.
+
+Each node runs in a namespace of its own, so services and topics of one test module never reach
+another's node; the session's ROS isolation (loopback discovery, own domain id, log folder) comes
+from conftest.py.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from conftest import ChildProcess, PythonProcesses
+
+from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.demo import KinematicsClient, fk_request, ik_request, pose_msg  # noqa: F401
+
+REPO = Path(__file__).resolve().parents[2]
+TREE_URDF = REPO / "test" / "data" / "urdf" / "tree.urdf"
+PROCESSES = Path(__file__).parent / "processes"
+#: The first node of a fresh checkout compiles the solver (numba) before it serves.
+NODE_READY_TIMEOUT_S = 240.0
+CALL_TIMEOUT_S = 30.0
+_namespaces = itertools.count(1)
+
+
+def kinematics_node_script() -> Path:
+    """The installed console script (proves the entry point works)."""
+    script = Path(sys.prefix) / "bin" / "kinematics_node"
+    if not script.exists():
+        pytest.fail(f"{script} is missing: reinstall the project (scripts/setup_venv.sh test)")
+    return script
+
+
+def start_node(processes: PythonProcesses, directory: Path, parameters: Mapping, name: str) -> tuple[ChildProcess, str]:
+    """Start kinematics_node with ``parameters`` in a fresh namespace; returns (process, namespace)."""
+    namespace = f"/kinematics_test_{next(_namespaces)}"
+    params_file = directory / f"{name}.params.yaml"
+    params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": dict(parameters)}}), encoding="utf-8")
+    process = processes.start(kinematics_node_script(), "--ros-args", "--params-file", str(params_file),
+                              "-r", f"__ns:={namespace}", name=name)
+    return process, namespace
+
+
+@contextlib.contextmanager
+def serving_node(processes: PythonProcesses, directory: Path, parameters: Mapping, name: str, tip: str = "tool0",
+                 client_class: type = None):
+    """A node started with ``parameters``, its client (``client_class``, default NodeUnderTest) once it serves
+    IK for ``tip``; on exit the node must still be alive, and is closed."""
+    process, namespace = start_node(processes, directory, parameters, name)
+    node = (client_class or NodeUnderTest)(process, namespace)
+    try:
+        node.wait_serving(tip)
+        yield node
+        node.assert_alive()
+    finally:
+        node.close()
+
+
+def wait_for(condition: Callable[[], object], timeout: float, what: str, process: ChildProcess | None = None,
+             interval: float = 0.05):
+    """Poll ``condition`` until it returns a truthy value (returned) or fail after ``timeout`` [s]."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if process is not None and process.popen.poll() is not None:
+            pytest.fail(f"{process.name} exited while waiting for {what}\n{process.output()}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}" +
+                        (f"\n{process.output()}" if process is not None else ""))
+        time.sleep(interval)
+
+
+class NodeUnderTest:
+    """A running node and a client of it in this process (its own rclpy context)."""
+
+    def __init__(self, process: ChildProcess, namespace: str):
+        self.process = process
+        self.namespace = namespace
+        self.client = KinematicsClient(namespace, node_name="pytest_client")
+        self.node = self.client.node
+        self._solve_ik = None
+        self._state_validity = None
+
+    def wait_serving(self, link: str, timeout: float = NODE_READY_TIMEOUT_S) -> None:
+        wait_for(lambda: self.client.wait_until_serving(link, timeout=1.0), timeout,
+                 f"compute_fk to serve {link!r}", self.process)
+
+    def fk(self, request):
+        return self.client.call(self.client.fk_client, request, CALL_TIMEOUT_S)
+
+    def ik(self, request):
+        return self.client.call(self.client.ik_client, request, CALL_TIMEOUT_S)
+
+    def solve_ik(self, request):
+        from moveit_msgs.srv import GetPositionIK
+
+        if self._solve_ik is None:
+            # The default service QoS, as MoveIt's srv_kinematics_plugin uses.
+            self._solve_ik = self.node.create_client(GetPositionIK, f"{self.namespace}/solve_ik")
+            assert self.client.wait_until_answering(self._solve_ik, GetPositionIK.Request(), CALL_TIMEOUT_S)
+        return self.client.call(self._solve_ik, request, CALL_TIMEOUT_S)
+
+    def state_validity(self, request):
+        """An answer of the node's check_state_validity (moveit_msgs/srv/GetStateValidity)."""
+        from moveit_msgs.srv import GetStateValidity
+
+        if self._state_validity is None:
+            self._state_validity = self.client.client(GetStateValidity, f"{self.namespace}/check_state_validity")
+            assert self.client.wait_until_answering(self._state_validity, GetStateValidity.Request(), CALL_TIMEOUT_S)
+        return self.client.call(self._state_validity, request, CALL_TIMEOUT_S)
+
+    def set_parameters(self, **values):
+        """Set the node's parameters (dotted names via ``**{"a.b": v}``); returns the SetParametersResults."""
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+
+        client = self.client.client(SetParameters, f"{self.namespace}/kinematics_node/set_parameters")
+        assert self.client.wait_until_answering(client, SetParameters.Request(), CALL_TIMEOUT_S)
+        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
+                                                    for name, value in values.items()])
+        results = self.client.call(client, request, 120.0).results
+        self.node.destroy_client(client)
+        return results
+
+    def assert_alive(self) -> None:
+        assert self.process.popen.poll() is None, f"the node exited\n{self.process.output()}"
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def state_validity_request(joints: Mapping[str, float] | None = None, group: str = ""):
+    """A GetStateValidity request for these joint values (the others from the node's current state)."""
+    from moveit_msgs.srv import GetStateValidity
+
+    request = GetStateValidity.Request(group_name=group)
+    if joints:
+        request.robot_state.joint_state.name = list(joints)
+        request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
+
+
+def ur5_parameters(**extra) -> dict:
+    """The bundled UR5 with config/kinematics.yaml under robot_description_kinematics."""
+    return {
+        "robot_description": bundled_robot_path("ur5").read_text(encoding="utf-8"),
+        "robot_description_semantic": bundled_robot_path("ur5", "srdf").read_text(encoding="utf-8"),
+        "robot_description_kinematics": yaml.safe_load((REPO / "config" / "kinematics.yaml").read_text()),
+        **extra,
+    }
+
+
+def without_collision_geometry(urdf: str) -> str:
+    """The URDF with every ``<collision>`` element removed: a robot that truly has no collision geometry (the
+    bundled robots have primitives)."""
+    root = ET.fromstring(urdf)
+    for link in root.iter("link"):
+        for collision in link.findall("collision"):
+            link.remove(collision)
+    return ET.tostring(root, encoding="unicode")
+
+
+@pytest.fixture(scope="module")
+def module_processes(tmp_path_factory):
+    processes = PythonProcesses(tmp_path_factory.mktemp("node"))
+    try:
+        yield processes
+    finally:
+        processes.stop_all()
+
+
+def pose_error(T_a: np.ndarray, T_b: np.ndarray) -> tuple[float, float]:
+    """(position error [m], rotation angle [rad]) between two transforms."""
+    R = T_a[:3, :3].T @ T_b[:3, :3]
+    angle = math.acos(float(np.clip((np.trace(R) - 1) / 2, -1.0, 1.0)))
+    return float(np.linalg.norm(T_a[:3, 3] - T_b[:3, 3])), angle
+
+
+def poses_close(T_a: np.ndarray, T_b: np.ndarray, position_tolerance: float, rotation_tolerance: float) -> bool:
+    position_error, rotation_error = pose_error(T_a, T_b)
+    return position_error <= position_tolerance and rotation_error <= rotation_tolerance
+
+
+def transform_of_pose_stamped(pose_stamped) -> np.ndarray:
+    from kinematics_py.geometry.poses import transform_from_any_pose
+
+    return transform_from_any_pose(pose_stamped.pose)
+
+
+def solution_values(response) -> dict[str, float]:
+    state = response.solution.joint_state
+    return dict(zip(state.name, state.position))

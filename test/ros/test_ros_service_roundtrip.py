@@ -1,0 +1,41 @@
+"""A GetPositionFK service in one process answers a client in another over DDS on loopback."""
+import json
+from pathlib import Path
+
+from moveit_msgs.msg import MoveItErrorCodes
+
+PROCESSES = Path(__file__).parent / "processes"
+SERVICE = "/kinematics_py_test/fk_echo"
+CLIENT_TIMEOUT_S = 60.0
+SERVER_LIFETIME_S = 2 * CLIENT_TIMEOUT_S
+
+
+def test_session_keeps_ros_traffic_local(ros_env):
+    assert ros_env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+    assert 1 <= int(ros_env["ROS_DOMAIN_ID"]) <= 100
+    assert Path(ros_env["ROS_LOG_DIR"]).is_absolute()
+
+
+def test_fk_service_round_trip_between_processes(python_processes):
+    server = python_processes.start(
+        PROCESSES / "fk_echo_server.py", "--service", SERVICE,
+        "--lifetime", str(SERVER_LIFETIME_S), name="server")
+    client = python_processes.run(
+        PROCESSES / "fk_client.py", "--service", SERVICE, "--wait", "15",
+        name="client", timeout=CLIENT_TIMEOUT_S)
+
+    assert client.popen.returncode == 0, client.output() + server.output()
+    with_links, without_links = json.loads(client.stdout())
+
+    assert with_links["error_code"] == MoveItErrorCodes.SUCCESS
+    assert with_links["fk_link_names"] == ["shoulder_link", "tool0"]
+    assert with_links["frame_ids"] == ["world", "world"]
+    assert with_links["positions"] == [[0.0, 0.0, 0.75], [1.0, 0.0, 0.75]]
+    assert with_links["message"] == "echoed 2 links"
+    assert with_links["source"] == "fk_echo_server"
+
+    assert without_links["error_code"] == MoveItErrorCodes.INVALID_LINK_NAME
+    assert without_links["fk_link_names"] == []
+    assert without_links["message"] == "fk_link_names is empty"
+
+    assert server.popen.poll() is None, "server stopped while serving\n" + server.output()

@@ -1,0 +1,130 @@
+"""The package's shape: layers, size limits and one exception root, checked on the source itself.
+
+- Only ``kinematics_py/ros/`` imports rclpy, tf2_ros, launch, launch_ros or a ``*_msgs`` package; the rest
+  (the ROS-free core) imports with those blocked.
+- No module over MAX_MODULE_LINES lines, no class over MAX_CLASS_LINES, no function over MAX_FUNCTION_LINES.
+- Every exception class defined in the package derives from ``KinematicsError``.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import kinematics_py
+from kinematics_py.errors import KinematicsError
+
+PACKAGE_DIR = Path(kinematics_py.__file__).resolve().parent
+ROS_LAYER = PACKAGE_DIR / "ros"
+MAX_MODULE_LINES = 600
+MAX_CLASS_LINES = 300
+MAX_FUNCTION_LINES = 100
+ROS_ROOTS = ("rclpy", "tf2_ros", "launch", "launch_ros")
+
+
+def _sources() -> list[Path]:
+    return sorted(PACKAGE_DIR.rglob("*.py"))
+
+
+def _is_ros_module(name: str) -> bool:
+    root = name.split(".")[0]
+    return root in ROS_ROOTS or root.endswith("_msgs")
+
+
+def _imported_modules(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def _relative(path: Path) -> str:
+    return str(path.relative_to(PACKAGE_DIR.parent))
+
+
+def test_only_the_ros_layer_imports_ros():
+    offenders = {}
+    for path in _sources():
+        if ROS_LAYER in path.parents:
+            continue
+        ros_imports = sorted(name for name in _imported_modules(ast.parse(path.read_text())) if _is_ros_module(name))
+        if ros_imports:
+            offenders[_relative(path)] = ros_imports
+    assert not offenders, f"ROS imports outside kinematics_py/ros/: {offenders}"
+
+
+def test_core_imports_with_ros_blocked():
+    """Every module outside kinematics_py.ros imports with rclpy, tf2_ros, launch* and every *_msgs blocked."""
+    script = textwrap.dedent("""
+        import importlib, importlib.abc, pkgutil, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                root = name.split('.')[0]
+                if root in ('rclpy', 'tf2_ros', 'launch', 'launch_ros') or root.endswith('_msgs'):
+                    raise ImportError('blocked: ' + name)
+        sys.meta_path.insert(0, Block())
+        import kinematics_py
+        for info in pkgutil.walk_packages(kinematics_py.__path__, 'kinematics_py.'):
+            if not info.name.startswith('kinematics_py.ros'):
+                importlib.import_module(info.name)
+        print('ok')
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def _too_long(tree: ast.AST) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            limit = MAX_CLASS_LINES
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            limit = MAX_FUNCTION_LINES
+        else:
+            continue
+        lines = node.end_lineno - node.lineno + 1
+        if lines > limit:
+            found.append(f"{node.name} ({lines} lines > {limit})")
+    return found
+
+
+def test_size_limits():
+    offenders = {}
+    for path in _sources():
+        text = path.read_text()
+        problems = _too_long(ast.parse(text))
+        lines = text.count("\n") + 1
+        if lines > MAX_MODULE_LINES:
+            problems.insert(0, f"module ({lines} lines > {MAX_MODULE_LINES})")
+        if problems:
+            offenders[_relative(path)] = problems
+    assert not offenders, f"over the size limits: {offenders}"
+
+
+def _package_modules():
+    for info in pkgutil.walk_packages(kinematics_py.__path__, "kinematics_py."):
+        yield importlib.import_module(info.name)
+
+
+@pytest.mark.ros
+def test_every_exception_derives_from_kinematics_error():
+    """Imports every module (the ROS layer too: its exceptions count)."""
+    exceptions = {}
+    for module in _package_modules():
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == module.__name__:
+                exceptions[f"{module.__name__}.{name}"] = value
+    assert len(exceptions) >= 10, sorted(exceptions)  # the walk found the package's exceptions
+    outside = sorted(name for name, cls in exceptions.items() if not issubclass(cls, KinematicsError))
+    assert not outside, f"exceptions outside the KinematicsError tree: {outside}"
