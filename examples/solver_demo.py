@@ -34,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     for state, values in semantic.group_states.get(group, {}).items():
         q = [values[name] for name in plugin.getJointNames()]
         _, (pose,) = plugin.getPositionFK([plugin.getTipFrame()], q)
-        print(f"FK  {state:>8}: position {np.round(pose.position, 4)}, orientation (xyzw) {np.round(pose.orientation, 4)}")
+        print(f"FK  {state:>8}: position {np.round(pose.position, 4)}, "
+              f"orientation (xyzw) {np.round(pose.orientation, 4)}")
 
     rng = np.random.default_rng(7)
     chain = plugin.robot_model.chain(plugin.getBaseFrame(), plugin.getTipFrame())
@@ -45,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         result = plugin.searchPositionIK(pose, seed, timeout=0.005)
         elapsed = (time.perf_counter() - t0) * 1e3
-        print(f"IK  {result.error_code.name} in {elapsed:.3f} ms: {np.round(result.solution, 3) if result.success else result.message}")
+        outcome = np.round(result.solution, 3) if result.success else result.message
+        print(f"IK  {result.error_code.name} in {elapsed:.3f} ms: {outcome}")
 
     goals = rng.uniform(chain.lower, chain.upper, (args.poses, chain.dof))
     poses = [plugin.getPositionFK([plugin.getTipFrame()], q)[1][0] for q in goals]

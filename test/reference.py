@@ -251,7 +251,8 @@ class PinocchioCollisions:
         self.robot_objects = len(self.geometry.geometryObjects)
         self.geometry.addAllCollisionPairs()
         if with_srdf:
-            pin.removeCollisionPairs(self.model, self.geometry, str(example_robot_data_dir() / EXAMPLE_ROBOT_SRDFS[robot]))
+            srdf = example_robot_data_dir() / EXAMPLE_ROBOT_SRDFS[robot]
+            pin.removeCollisionPairs(self.model, self.geometry, str(srdf))
         self.touching: dict[str, set[str]] = {}
 
     def body(self, index: int) -> str:
