@@ -1,15 +1,18 @@
-# Everything runs in .venv/, created and refreshed by scripts/setup_venv.sh.
-PYTHON := .venv/bin/python
+# Everything runs in .venv/ (or $KINEMATICS_PY_VENV), created and refreshed by scripts/setup_venv.sh.
+VENV := $(or $(KINEMATICS_PY_VENV),.venv)
+PYTHON := $(VENV)/bin/python
 
 # Set by any other venv's ROS wheels; it would stop ours from setting LD_LIBRARY_PATH.
 unexport _ROS_WHEELS_BOOTSTRAP_COMPLETE
 
-.PHONY: help run test bench bench-fk bench-ik venv-runtime venv-test venv-bench clean
+.PHONY: help run test lint bench bench-fk bench-ik venv-runtime venv-test venv-bench clean
 
 help:
 	@echo "make run    set up the runtime venv, start kinematics_node on the bundled UR5 and call it;"
 	@echo "            the node keeps running until Ctrl-C (make run ARGS=--once: stop after the calls)"
-	@echo "make test   set up the test venv, then run the test suite"
+	@echo "make test   set up the test venv, run ruff, then the test suite"
+	@echo "            (make test ARGS='-m \"not ros\"': the ROS-free core suite only)"
+	@echo "make lint   set up the test venv, then run ruff alone"
 	@echo "make bench  set up the bench venv, then run the benchmarks (bench-fk, bench-ik)"
 	@echo "make clean  remove .venv/, build/ and caches"
 
@@ -25,8 +28,11 @@ venv-bench:
 run: venv-runtime
 	$(PYTHON) -m kinematics_py.ros.demo --start-node $(ARGS)
 
-test: venv-test
-	$(PYTHON) -m pytest
+lint: venv-test
+	$(VENV)/bin/ruff check .
+
+test: lint
+	$(PYTHON) -m pytest $(ARGS)
 
 bench: bench-fk bench-ik
 
@@ -37,5 +43,5 @@ bench-ik: venv-bench
 	$(PYTHON) bench/ik_peers.py
 
 clean:
-	rm -rf .venv build .pytest_cache
+	rm -rf .venv build .pytest_cache .ruff_cache
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
