@@ -14,6 +14,7 @@ Notes:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _pytest.mark.expression import Expression  # pytest's own -m parser (pytest is pinned)
 
 BOOTSTRAP_GUARD = "_ROS_WHEELS_BOOTSTRAP_COMPLETE"
 STOP_GRACE_S = 5.0
@@ -180,5 +182,35 @@ ROS_TEST_DIR = Path(__file__).resolve().parent / "ros"
 def pytest_collection_modifyitems(items):
     """Mark every test under test/ros/ ``ros``, so ``pytest -m "not ros"`` runs the core suite alone."""
     for item in items:
-        if ROS_TEST_DIR in Path(item.fspath).resolve().parents:
+        if ROS_TEST_DIR in item.path.resolve().parents:
             item.add_marker(pytest.mark.ros)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Do not even import test/ros/ (rclpy, *_msgs) when ``-m`` deselects every ``ros`` test.
+
+    So ``pytest -m "not ros"`` needs neither ROS nor the message packages, and proves the core suite does not.
+    """
+    if collection_path.resolve() == ROS_TEST_DIR and _deselects_every_ros_test(config.getoption("markexpr")):
+        return True
+    return None
+
+
+def _deselects_every_ros_test(markexpr: str) -> bool:
+    """Whether ``markexpr`` is false for a test marked ``ros``, whichever other markers it has."""
+    if not markexpr:
+        return False
+    try:
+        expression = Expression.compile(markexpr)
+    except SyntaxError:
+        return False  # pytest itself reports the malformed expression
+    others = sorted(expression.idents() - {"ros"})
+    for present in itertools.product((False, True), repeat=len(others)):
+        if expression.evaluate(_has_marker({"ros", *itertools.compress(others, present)})):
+            return False
+    return True
+
+
+def _has_marker(names: set[str]):
+    """A ``-m`` matcher for a test carrying the markers ``names`` (marker arguments are not compared)."""
+    return lambda name, **kwargs: name in names
