@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-DOCUMENTS = sorted([REPOSITORY / "README.md", *(REPOSITORY / "docs").glob("*.md")])
+README = REPOSITORY / "README.md"
+DOCS = sorted((REPOSITORY / "docs").glob("*.md"))
+DOCUMENTS = [README, *DOCS]
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#+ (.+)$", re.MULTILINE)
@@ -52,6 +54,6 @@ def test_relative_links_resolve(document):
 
 
 def test_docs_are_linked_from_the_readme():
-    readme = (REPOSITORY / "README.md").read_text()
-    unlinked = [_name(document) for document in DOCUMENTS[1:] if f"({_name(document)})" not in readme]
+    readme = README.read_text()
+    unlinked = [_name(document) for document in DOCS if f"({_name(document)})" not in readme]
     assert not unlinked, f"not linked from README.md: {unlinked}"
