@@ -10,7 +10,7 @@ import numpy as np
 from robots import example_robot_data_dir, example_robot_urdf, small_urdf
 
 from kinematics_py import RobotModel
-from kinematics_py.ik.closed_form import ClosedFormSolver, kernels
+from kinematics_py.ik.closed_form import ChainGeometry, ClosedFormSolver, kernels
 from kinematics_py.ik.closed_form.families import MAX_BRANCHES
 
 #: name -> (URDF path getter, base link, tip link, expected family name).
@@ -86,9 +86,13 @@ def solve_without_limits(closed_form: ClosedFormSolver, T, seed) -> np.ndarray:
 
 def eaik_robot(closed_form: ClosedFormSolver):
     """EAIK's robot built from the same joint axes, points on them and tip orientation at zero."""
+    return eaik_robot_of_geometry(closed_form.classification.geometry)
+
+
+def eaik_robot_of_geometry(g: ChainGeometry):
+    """EAIK's robot of a chain geometry: axes H (6, 3), offsets between points on them P (7, 3), R0."""
     from eaik.pybindings.EAIK import Robot
 
-    g = closed_form.classification.geometry
     offsets = np.vstack([g.points[0], np.diff(g.points, axis=0), g.T_zero[:3, 3] - g.points[5]])
     return Robot(g.axes.T, offsets.T, g.T_zero[:3, :3], [], True)
 
