@@ -28,6 +28,7 @@ from .subproblems import (
     subproblem2,
     subproblem3,
     subproblem4,
+    subproblem4_directions,
 )
 
 MAX_BRANCHES = 8
@@ -145,7 +146,7 @@ def spherical_wrist(geometry, M_h6, M_x6, seed, raw, codes, n, code):
     h5 = row(geometry, 4)
     h6 = row(geometry, 5)
     x6 = row(geometry, NORMAL_TO_H6_ROW)
-    t5a, t5b, count = subproblem4(h4, h5, h6, dot(h4, M_h6), seed[4])
+    t5a, t5b, count = subproblem4_directions(h4, h5, h6, M_h6, seed[4])
     first = n
     for j in range(count):
         theta5 = t5a if j == 0 else t5b
@@ -207,7 +208,7 @@ def solve_three_parallel(geometry, R, p_t, seed, raw, codes):
     n = 0
     for i in range(count1):
         theta1 = -(m1a if i == 0 else m1b)
-        t5a, t5b, count5 = subproblem4(h2, h5, h6, dot(h2, rotate(h1, -theta1, R_h6)), seed[4])
+        t5a, t5b, count5 = subproblem4_directions(h2, h5, h6, rotate(h1, -theta1, R_h6), seed[4])
         for j in range(count5):
             theta5 = t5a if j == 0 else t5b
             h2_in_tip = matrix_transpose_vector(R, rotate(h1, theta1, h2))

@@ -149,3 +149,36 @@ def subproblem2(k1, k2, p1, p2, fallback1, fallback2):
     # rot(k1, theta1) p1 = x  <=>  theta1 = SP1(k1, p1 -> x); likewise theta2 = SP1(k2, p2 -> x).
     return (subproblem1(k1, p1, x_a, fallback1), subproblem1(k2, p2, x_a, fallback2),
             subproblem1(k1, p1, x_b, fallback1), subproblem1(k2, p2, x_b, fallback2), count)
+
+
+@compiled_kernel(inline="always")
+def _angle_between(u, v):
+    """The angle [rad] between two vectors, accurate near 0 and pi (unlike acos of the dot product)."""
+    return math.atan2(math.sqrt(dot(cross(u, v), cross(u, v))), dot(u, v))
+
+
+@compiled_kernel(inline="always")
+def subproblem4_directions(h, k, p, target, fallback):
+    """Subproblem 4 for unit vectors, accurate near the singular (tangent) case: the angles theta with
+    ``angle(h, rot(k, theta) p) = angle(h, target)`` -> (theta_a, theta_b, count) as ``subproblem4``.
+
+    By the spherical law of cosines, with a = angle(k, h), b = angle(k, p), alpha = angle(h, target) and
+    theta0 the angle bringing p nearest h: sin^2((theta - theta0) / 2) = sin((alpha + a - b) / 2)
+    sin((alpha - a + b) / 2) / (sin a sin b). Every term is an accurate angle, so theta keeps its precision
+    when the two roots nearly coincide (a wrist nearly straight), where the plain form's acos loses half
+    the digits.
+    """
+    a = _angle_between(k, h)
+    b = _angle_between(k, p)
+    product = math.sin(a) * math.sin(b)
+    if product * product < DEGENERATE_SQUARED_NORM:
+        return fallback, fallback, 1
+    theta0 = subproblem1(k, p, h, fallback)
+    alpha = _angle_between(h, target)
+    half_sine_squared = math.sin(0.5 * (alpha + a - b)) * math.sin(0.5 * (alpha - a + b)) / product
+    if half_sine_squared <= 0.0:
+        return theta0, theta0, 1
+    if half_sine_squared >= 1.0:
+        return theta0 + math.pi, theta0 + math.pi, 1
+    half_width = 2.0 * math.asin(math.sqrt(half_sine_squared))
+    return theta0 + half_width, theta0 - half_width, 2
