@@ -50,7 +50,7 @@ def percentiles(samples_s) -> dict[str, float]:
 
 # ------------------------------------------------------------------------------------------ client side
 def _client(namespace: str, name: str):
-    from kinematics_py.ros.demo import KinematicsClient
+    from kinematics_py.ros.client import KinematicsClient
 
     client = KinematicsClient(namespace, node_name=name)
     if not client.wait_for_services(120.0):
@@ -68,7 +68,7 @@ def _targets(count: int, seed: int):
 
 
 def latency(namespace: str, calls: int) -> dict:
-    from kinematics_py.ros.demo import fk_request, ik_request
+    from kinematics_py.ros.client import fk_request, ik_request
 
     client = _client(namespace, "bench_latency")
     chain, configurations, targets = _targets(calls, seed=1)
@@ -107,7 +107,8 @@ def collision_latency(namespace: str, calls: int) -> dict:
     from shape_msgs.msg import SolidPrimitive
 
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.demo import ik_request, pose_msg
+    from kinematics_py.ros.client import ik_request
+    from kinematics_py.ros.conversions import pose_msg_from_transform
 
     client = _client(namespace, "bench_collision")
     checker, chain = _collision_checker()
@@ -119,9 +120,10 @@ def collision_latency(namespace: str, calls: int) -> dict:
     try:
         objects = []
         for name, (size, center) in SCENE.items():
-            msg = CollisionObject(id=name, operation=CollisionObject.ADD, pose=pose_msg(make_transform(None, center)),
+            msg = CollisionObject(id=name, operation=CollisionObject.ADD,
+                                  pose=pose_msg_from_transform(make_transform(None, center)),
                                   primitives=[SolidPrimitive(type=SolidPrimitive.BOX, dimensions=list(size))])
-            msg.primitive_poses = [pose_msg(np.eye(4))]
+            msg.primitive_poses = [pose_msg_from_transform(np.eye(4))]
             objects.append(msg)
         witnesses = _colliding_states(checker, chain, rng)
         deadline = time.monotonic() + 60.0
@@ -200,7 +202,7 @@ def _contacts(client, validity, chain, q) -> set[str]:
 
 
 def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
-    from kinematics_py.ros.demo import ik_request
+    from kinematics_py.ros.client import ik_request
 
     client = _client(namespace, f"bench_worker_{seed}")
     chain, _, targets = _targets(4096, seed=100 + seed)
@@ -238,10 +240,10 @@ def start_node(directory: Path, namespace: str, env: dict, collision: bool = Fal
     name = "collision_node" if collision else "node"
     params_file = directory / f"{name}.params.yaml"
     params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameters}}))
-    log = open(directory / f"{name}.log", "wb")
-    return subprocess.Popen([sys.executable, "-m", "kinematics_py.ros.node", "--ros-args", "--params-file",
-                             str(params_file), "-r", f"__ns:={namespace}"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    with open(directory / f"{name}.log", "wb") as log:  # the child keeps its own copy of the file
+        return subprocess.Popen([sys.executable, "-m", "kinematics_py.ros.node", "--ros-args", "--params-file",
+                                 str(params_file), "-r", f"__ns:={namespace}"], env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
 def run_python(args: list[str], env: dict, timeout: float) -> dict:
