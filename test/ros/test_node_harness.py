@@ -92,6 +92,7 @@ class NodeUnderTest:
         self.node = self.client.node
         self._solve_ik = None
         self._state_validity = None
+        self._parameter_clients = {}
 
     def wait_serving(self, link: str, timeout: float = NODE_READY_TIMEOUT_S) -> None:
         wait_for(lambda: self.client.wait_until_serving(link, timeout=1.0), timeout,
@@ -122,17 +123,28 @@ class NodeUnderTest:
         return self.client.call(self._state_validity, request, CALL_TIMEOUT_S)
 
     def set_parameters(self, **values):
-        """Set the node's parameters (dotted names via ``**{"a.b": v}``); returns the SetParametersResults."""
+        """Set the node's parameters one by one (dotted names via ``**{"a.b": v}``); returns the
+        SetParametersResults."""
         from rcl_interfaces.srv import SetParameters
+
+        return self._parameter_call(SetParameters, "set_parameters", values).results
+
+    def set_parameters_atomically(self, **values):
+        """Set the node's parameters all at once, or none; returns the SetParametersResult."""
+        from rcl_interfaces.srv import SetParametersAtomically
+
+        return self._parameter_call(SetParametersAtomically, "set_parameters_atomically", values).result
+
+    def _parameter_call(self, service_type, service: str, values):
         from rclpy.parameter import Parameter
 
-        client = self.client.client(SetParameters, f"{self.namespace}/kinematics_node/set_parameters")
-        assert self.client.wait_until_answering(client, SetParameters.Request(), CALL_TIMEOUT_S)
-        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
-                                                    for name, value in values.items()])
-        results = self.client.call(client, request, 120.0).results
-        self.node.destroy_client(client)
-        return results
+        if service not in self._parameter_clients:
+            client = self.client.client(service_type, f"{self.namespace}/kinematics_node/{service}")
+            assert self.client.wait_until_answering(client, service_type.Request(), CALL_TIMEOUT_S)
+            self._parameter_clients[service] = client
+        request = service_type.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
+                                                   for name, value in values.items()])
+        return self.client.call(self._parameter_clients[service], request, 120.0)
 
     def assert_alive(self) -> None:
         assert self.process.popen.poll() is None, f"the node exited\n{self.process.output()}"
