@@ -77,11 +77,15 @@ class KinematicsClient:
     def call(self, client, request, timeout: float = 10.0):
         """The response, or TimeoutError after ``timeout`` [s]."""
         future = client.call_async(request)
-        self._executor.spin_until_future_complete(future, timeout_sec=timeout)
+        self.spin_until(future, timeout)
         if not future.done():
             client.remove_pending_request(future)
             raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
         return future.result()
+
+    def spin_until(self, future, timeout: float) -> None:
+        """Process this client's callbacks until ``future`` is done or ``timeout`` [s] has passed."""
+        self._executor.spin_until_future_complete(future, timeout_sec=timeout)
 
     def wait_until_serving(self, link: str, timeout: float) -> bool:
         """True once compute_fk answers SUCCESS for ``link`` (the robot is loaded) within ``timeout`` [s]."""

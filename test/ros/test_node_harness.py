@@ -135,16 +135,36 @@ class NodeUnderTest:
 
         return self._parameter_call(SetParametersAtomically, "set_parameters_atomically", values).result
 
-    def _parameter_call(self, service_type, service: str, values):
-        from rclpy.parameter import Parameter
+    def set_parameters_async(self, **values):
+        """Send a set_parameters request; ``result(future)`` waits for its SetParametersResults."""
+        from rcl_interfaces.srv import SetParameters
 
+        return self._parameter_client(SetParameters, "set_parameters").call_async(
+            self._parameters_request(SetParameters, values))
+
+    def result(self, future, timeout: float = 120.0):
+        """The answer of an async call (see set_parameters_async); fails the test after ``timeout`` [s]."""
+        self.client.spin_until(future, timeout)
+        assert future.done(), f"no answer within {timeout} s"
+        return future.result().results
+
+    def _parameter_call(self, service_type, service: str, values):
+        return self.client.call(self._parameter_client(service_type, service),
+                                self._parameters_request(service_type, values), 120.0)
+
+    def _parameter_client(self, service_type, service: str):
         if service not in self._parameter_clients:
             client = self.client.client(service_type, f"{self.namespace}/kinematics_node/{service}")
             assert self.client.wait_until_answering(client, service_type.Request(), CALL_TIMEOUT_S)
             self._parameter_clients[service] = client
-        request = service_type.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
-                                                   for name, value in values.items()])
-        return self.client.call(self._parameter_clients[service], request, 120.0)
+        return self._parameter_clients[service]
+
+    @staticmethod
+    def _parameters_request(service_type, values):
+        from rclpy.parameter import Parameter
+
+        return service_type.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
+                                                for name, value in values.items()])
 
     def assert_alive(self) -> None:
         assert self.process.popen.poll() is None, f"the node exited\n{self.process.output()}"

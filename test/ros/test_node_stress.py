@@ -15,9 +15,21 @@ import time
 from collections import Counter
 
 import pytest
-from moveit_msgs.msg import CollisionObject
+from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from shape_msgs.msg import SolidPrimitive
-from test_node_harness import PROCESSES, pose_msg, serving_node, ur5_parameters
+from std_msgs.msg import String
+from test_node_harness import (
+    PROCESSES,
+    NodeUnderTest,
+    fk_request,
+    ik_request,
+    pose_msg,
+    serving_node,
+    start_node,
+    ur5_parameters,
+    wait_for,
+)
 
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.robots import bundled_robot_path
@@ -30,6 +42,7 @@ CLIENT_STARTUP_S = 8.0
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 #: Time the node serves each robot before the next switch [s]: several answers of each kind.
 DWELL_S = 1.0
+LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def kinematics(group: str, name: str) -> str:
@@ -109,3 +122,47 @@ def test_answers_stay_consistent_with_one_robot_while_everything_changes(node, p
     node.assert_alive()
     log = node.process.output()
     assert "internal error" not in log and "Traceback" not in log, log[-5000:]
+
+
+# ------------------------------------------------------------------------------------------ the last change wins
+RACE_ROUNDS = 8
+ROUND_WAIT_S = 20.0
+
+
+def ur5_with_marker(marker: str) -> str:
+    """The bundled UR5 with a link ``marker`` fixed to tool0: a description whose use compute_fk shows."""
+    urdf = bundled_robot_path("ur5").read_text(encoding="utf-8")
+    extra = (f'<link name="{marker}"/><joint name="{marker}_joint" type="fixed"><parent link="tool0"/>'
+             f'<child link="{marker}"/></joint></robot>')
+    return urdf[:urdf.rindex("</robot>")] + extra
+
+
+def test_a_description_and_a_parameter_changing_together_both_take_effect(python_processes, tmp_path):
+    """Each round publishes a new robot_description on its topic while a solver parameter is being set: the node
+    ends serving both, whichever it handled first (a set-up validated before the new description arrived must not
+    be served after it)."""
+    parameters = {key: value for key, value in ur5_parameters().items() if key != "robot_description"}
+    process, namespace = start_node(python_processes, tmp_path, parameters, "race_node")
+    node = NodeUnderTest(process, namespace)
+    description = node.node.create_publisher(String, f"{namespace}/robot_description", LATCHED_QOS)
+    timeout_parameter = kinematics("ur_manipulator", "kinematics_solver_timeout")
+    unreachable = ik_request("ur_manipulator", make_transform(None, (5.0, 0.0, 0.0)))
+    try:
+        description.publish(String(data=ur5_with_marker("marker_0")))
+        node.wait_serving("marker_0")
+        for round_index in range(1, RACE_ROUNDS + 1):
+            marker, timeout_ms = f"marker_{round_index}", 20 + round_index
+            future = node.set_parameters_async(**{timeout_parameter: timeout_ms / 1000})
+            description.publish(String(data=ur5_with_marker(marker)))
+            (result,) = node.result(future)
+            assert result.successful, result.reason
+
+            def serves_both(marker=marker, timeout_ms=timeout_ms) -> bool:
+                fk = node.fk(fk_request([marker]))
+                ik = node.ik(unreachable)
+                return fk.error_code.val == MoveItErrorCodes.SUCCESS and f"{timeout_ms:.1f} ms" in ik.error_code.message
+            wait_for(serves_both, ROUND_WAIT_S, f"round {round_index}: {marker} with a {timeout_ms} ms timeout",
+                     process)
+        node.assert_alive()
+    finally:
+        node.close()
