@@ -246,6 +246,19 @@ def start_node(directory: Path, namespace: str, env: dict, collision: bool = Fal
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
+def stop_node(node: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if the node has not exited within ``grace_s`` [s] (said on stderr: the figures
+    are complete by then)."""
+    node.terminate()
+    try:
+        node.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        print(f"kinematics_node (pid {node.pid}) did not exit within {grace_s:g} s of SIGTERM: killed",
+              file=sys.stderr)
+        node.kill()
+        node.wait()
+
+
 def run_python(args: list[str], env: dict, timeout: float) -> dict:
     output = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True, text=True,
                             timeout=timeout)
@@ -307,15 +320,13 @@ def main() -> int:
                    "latency": run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900),
                    "throughput": [throughput(namespace, n, options.duration, env) for n in options.clients]}
     finally:
-        node.terminate()
-        node.wait(timeout=10)
+        stop_node(node)
     collision_node = start_node(directory, f"{namespace}_collision", env, collision=True)
     try:
         results["collision latency"] = run_python(["--collision-latency", f"{namespace}_collision", "--calls",
                                                    str(options.calls)], env, 900)
     finally:
-        collision_node.terminate()
-        collision_node.wait(timeout=10)
+        stop_node(collision_node)
     print(f"kinematics_node on the bundled UR5, DDS on loopback, {results['machine']['cpus']} CPUs "
           f"(one client, sequential calls; first 10 % dropped as warm-up):")
     for label, figures in results["latency"].items():

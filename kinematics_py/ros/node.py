@@ -228,6 +228,9 @@ def main(args: Sequence[str] | None = None) -> int:
         print(f"{NODE_NAME}: {error}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
+    if not rclpy.ok():  # SIGINT / SIGTERM while starting
+        node.destroy_node()
+        return 0
     executor = MultiThreadedExecutor(num_threads=node.executor_threads)
     executor.add_node(node)
     try:
