@@ -230,6 +230,7 @@ def main(args: Sequence[str] | None = None) -> int:
         return 1
     if not rclpy.ok():  # SIGINT / SIGTERM while starting
         node.destroy_node()
+        rclpy.try_shutdown()
         return 0
     executor = MultiThreadedExecutor(num_threads=node.executor_threads)
     executor.add_node(node)
