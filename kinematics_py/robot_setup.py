@@ -123,7 +123,7 @@ def build_robot_setup(inputs: SetupInputs, previous: RobotSetup | None = None) -
     groups, unavailable = _plugins(inputs, model, semantic, srdf, log)
     aliases = {""} | {joint.parent_frame for joint in (semantic.virtual_joints if semantic else ())
                       if joint.type == "fixed" and joint.child_link == model.root_link}
-    if same_urdf and previous.model is model and previous.srdf == srdf:
+    if same_urdf and previous.srdf == srdf:
         collision = previous.collision
     else:
         collision = _collision_world(model, semantic, log)

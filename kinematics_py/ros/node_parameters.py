@@ -9,6 +9,7 @@ requests (``ServiceSettings``), with changes that are not yet set applied over t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -184,7 +185,8 @@ class NodeParameters:
         (urdf, urdf_source), (srdf, srdf_source) = (
             (text, "parameter") if (text := self.value(which, changes)) else (topic_descriptions[which], "topic")
             for which in DESCRIPTIONS)
-        groups = {group: given for group in self._declared_groups if (given := self._given(group, changes))}
+        groups = MappingProxyType({group: MappingProxyType(given) for group in self._declared_groups
+                                   if (given := self._given(group, changes))})
         return SetupInputs(urdf, srdf, urdf_source, srdf_source, self.value("group_name", changes),
                            self.value("base_frame", changes),
                            self.value("tip_frames", changes) or tuple(t for t in [self.value("tip_frame", changes)]
