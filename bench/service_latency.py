@@ -50,7 +50,7 @@ def percentiles(samples_s) -> dict[str, float]:
 
 # ------------------------------------------------------------------------------------------ client side
 def _client(namespace: str, name: str):
-    from kinematics_py.ros.demo import KinematicsClient
+    from kinematics_py.ros.client import KinematicsClient
 
     client = KinematicsClient(namespace, node_name=name)
     if not client.wait_for_services(120.0):
@@ -68,7 +68,7 @@ def _targets(count: int, seed: int):
 
 
 def latency(namespace: str, calls: int) -> dict:
-    from kinematics_py.ros.demo import fk_request, ik_request
+    from kinematics_py.ros.client import fk_request, ik_request
 
     client = _client(namespace, "bench_latency")
     chain, configurations, targets = _targets(calls, seed=1)
@@ -107,7 +107,8 @@ def collision_latency(namespace: str, calls: int) -> dict:
     from shape_msgs.msg import SolidPrimitive
 
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.demo import ik_request, pose_msg
+    from kinematics_py.ros.client import ik_request
+    from kinematics_py.ros.conversions import pose_msg_from_transform
 
     client = _client(namespace, "bench_collision")
     checker, chain = _collision_checker()
@@ -119,9 +120,10 @@ def collision_latency(namespace: str, calls: int) -> dict:
     try:
         objects = []
         for name, (size, center) in SCENE.items():
-            msg = CollisionObject(id=name, operation=CollisionObject.ADD, pose=pose_msg(make_transform(None, center)),
+            msg = CollisionObject(id=name, operation=CollisionObject.ADD,
+                                  pose=pose_msg_from_transform(make_transform(None, center)),
                                   primitives=[SolidPrimitive(type=SolidPrimitive.BOX, dimensions=list(size))])
-            msg.primitive_poses = [pose_msg(np.eye(4))]
+            msg.primitive_poses = [pose_msg_from_transform(np.eye(4))]
             objects.append(msg)
         witnesses = _colliding_states(checker, chain, rng)
         deadline = time.monotonic() + 60.0
@@ -200,7 +202,7 @@ def _contacts(client, validity, chain, q) -> set[str]:
 
 
 def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
-    from kinematics_py.ros.demo import ik_request
+    from kinematics_py.ros.client import ik_request
 
     client = _client(namespace, f"bench_worker_{seed}")
     chain, _, targets = _targets(4096, seed=100 + seed)
@@ -238,10 +240,23 @@ def start_node(directory: Path, namespace: str, env: dict, collision: bool = Fal
     name = "collision_node" if collision else "node"
     params_file = directory / f"{name}.params.yaml"
     params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": parameters}}))
-    log = open(directory / f"{name}.log", "wb")
-    return subprocess.Popen([sys.executable, "-m", "kinematics_py.ros.node", "--ros-args", "--params-file",
-                             str(params_file), "-r", f"__ns:={namespace}"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    with open(directory / f"{name}.log", "wb") as log:  # the child keeps its own copy of the file
+        return subprocess.Popen([sys.executable, "-m", "kinematics_py.ros.node", "--ros-args", "--params-file",
+                                 str(params_file), "-r", f"__ns:={namespace}"], env=env, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def stop_node(node: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if the node has not exited within ``grace_s`` [s] (said on stderr: the figures
+    are complete by then)."""
+    node.terminate()
+    try:
+        node.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        print(f"kinematics_node (pid {node.pid}) did not exit within {grace_s:g} s of SIGTERM: killed",
+              file=sys.stderr)
+        node.kill()
+        node.wait()
 
 
 def run_python(args: list[str], env: dict, timeout: float) -> dict:
@@ -305,15 +320,13 @@ def main() -> int:
                    "latency": run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900),
                    "throughput": [throughput(namespace, n, options.duration, env) for n in options.clients]}
     finally:
-        node.terminate()
-        node.wait(timeout=10)
+        stop_node(node)
     collision_node = start_node(directory, f"{namespace}_collision", env, collision=True)
     try:
         results["collision latency"] = run_python(["--collision-latency", f"{namespace}_collision", "--calls",
                                                    str(options.calls)], env, 900)
     finally:
-        collision_node.terminate()
-        collision_node.wait(timeout=10)
+        stop_node(collision_node)
     print(f"kinematics_node on the bundled UR5, DDS on loopback, {results['machine']['cpus']} CPUs "
           f"(one client, sequential calls; first 10 % dropped as warm-up):")
     for label, figures in results["latency"].items():

@@ -1,7 +1,8 @@
-"""Solver parameters: the one place that defines their names, defaults, ranges and meaning.
+"""Solver and node parameters: the one place that defines their names, defaults, ranges and meaning.
 
-The plugin reads them from a group's kinematics.yaml dict, the node declares them as ROS parameters
-from the same table, and the README's parameter table is generated from it.
+The plugin reads the solver parameters (``SPECS``) from a group's kinematics.yaml dict; the node declares
+them as ROS parameters ``robot_description_kinematics.<group>.<name>`` from the same table, beside its own
+parameters (``NODE_PARAMETERS``), and the README's parameter tables are generated from both.
 """
 from __future__ import annotations
 
@@ -133,7 +134,8 @@ def validate_parameter(name: str, value: Any) -> Any:
         except (TypeError, ValueError):
             raise ParameterError(f"parameter {name!r} must be a list of numbers; got {value!r}") from None
         if not all(math.isfinite(v) for v in numbers) or (name != "preferred_posture" and any(v < 0 for v in numbers)):
-            raise ParameterError(f"parameter {name!r} must hold finite{'' if name == 'preferred_posture' else ', non-negative'} numbers; got {value!r}")
+            sign = "" if name == "preferred_posture" else ", non-negative"
+            raise ParameterError(f"parameter {name!r} must hold finite{sign} numbers; got {value!r}")
         if name.endswith("axis_weights") and len(numbers) != 3:
             raise ParameterError(f"parameter {name!r} takes 3 weights (x, y, z); got {value!r}")
         return numbers
@@ -151,3 +153,50 @@ def validate_number(spec: ParameterSpec, value: Any) -> int | float:
     if not math.isfinite(value) or not spec.minimum <= value <= spec.maximum:
         raise ParameterError(f"parameter {name!r} must be within [{spec.minimum}, {spec.maximum}]; got {value!r}")
     return value
+
+
+# ---------------------------------------------------------------------------------------------- node parameters
+#: The ROS parameter namespace of the solver parameters: ``robot_description_kinematics.<group>.<name>``.
+KINEMATICS_NAMESPACE = "robot_description_kinematics"
+COLLISION_POLICIES = ("error", "ignore_with_warning")
+
+NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("robot_description", "", "URDF XML. Empty: taken from the `robot_description` topic "
+                  "(std_msgs/String, transient local), re-initialising on every new message."),
+    ParameterSpec("robot_description_semantic", "", "SRDF XML. Empty: taken from the `robot_description_semantic` "
+                  "topic likewise. Without an SRDF one group is built from `group_name`, `base_frame`, `tip_frame`."),
+    ParameterSpec("group_name", "arm", "Name of the group served when there is no SRDF."),
+    ParameterSpec("base_frame", "", "Base link of that group (no SRDF)."),
+    ParameterSpec("tip_frame", "", "Tip link of that group (no SRDF)."),
+    ParameterSpec("tip_frames", (), "Several tip links of that group (no SRDF); replaces `tip_frame` when not empty."),
+    ParameterSpec("solve_ik_service_name", "solve_ik", "Name of the second GetPositionIK service, the one MoveIt's "
+                  "srv_kinematics_plugin calls (its `kinematics_solver_service_name`). Read at start-up."),
+    ParameterSpec("collision_checking_unavailable_policy", "error", "Only for robots whose collision geometry "
+                  "cannot be loaded (no `<collision>` elements, an unreadable mesh): IK requests with "
+                  "avoid_collisions=true get `error` (COLLISION_CHECKING_UNAVAILABLE with the reason; "
+                  "check_state_validity answers valid=false) or `ignore_with_warning` (no collision check; the "
+                  "answer's message and the log say so).", choices=COLLISION_POLICIES),
+    ParameterSpec("max_ik_timeout", 10.0, "Largest IK timeout [s] a request may ask for; larger ones are refused "
+                  "with FAILURE.", 0.0, 3600.0),
+    ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
+                  "start-up.", 0, 256),
+)
+NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
+
+
+def validate_node_parameter(name: str, value: Any) -> Any:
+    """A node parameter's value, converted (lists of strings become tuples); ParameterError says why it is
+    invalid."""
+    spec = NODE_SPECS_BY_NAME[name]
+    default = spec.default
+    if isinstance(default, tuple):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise ParameterError(f"parameter {name!r} must be a list of strings; got {value!r}")
+        return tuple(value)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ParameterError(f"parameter {name!r} must be a string; got {value!r}")
+        if spec.choices and value not in spec.choices:
+            raise ParameterError(f"parameter {name!r} must be one of {list(spec.choices)}; got {value!r}")
+        return value
+    return validate_number(spec, value)

@@ -29,7 +29,7 @@ def _arguments():
     return [
         DeclareLaunchArgument("description_file", default_value=str(bundled_robot_path("ur5")),
                               description="URDF or xacro file of the robot"),
-        DeclareLaunchArgument("semantic_description_file", default_value=str(config / "ur5.srdf"),
+        DeclareLaunchArgument("semantic_description_file", default_value=str(bundled_robot_path("ur5", "srdf")),
                               description="SRDF file with the planning groups"),
         DeclareLaunchArgument("kinematics_config", default_value=str(config / "kinematics.yaml"),
                               description="MoveIt kinematics.yaml: solver settings per group"),

@@ -24,31 +24,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-import rclpy
 import yaml
-from geometry_msgs.msg import Pose
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
-from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
+from moveit_msgs.srv import GetStateValidity
 from rclpy.duration import Duration
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from shape_msgs.msg import SolidPrimitive
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from ..errors import ErrorCode
-from ..geometry.transforms import make_transform, quaternion_from_rotation, rotation_about_axis
+from ..geometry.transforms import make_transform, rotation_about_axis
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from ..robots import BUNDLED_ROBOTS, bundled_robot_path
+from .client import KinematicsClient, box_object, fk_request, ik_request, state_validity_request
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 STOP_GRACE_S = 5.0
-#: Every service answer goes to every client of the service, and the client's DDS layer picks out its own.
-#: With the default history (the last 10), a client that falls behind while many others are served can lose
-#: its own answer among theirs; keeping all of them until taken avoids that.
-CLIENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
-                        durability=DurabilityPolicy.VOLATILE)
-#: How long a ping waits for its answer before it is sent again [s].
-PING_TIMEOUT_S = 1.0
 #: As the node subscribes to collision_object (and move_group publishes it): reliable, not latched.
 SCENE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 #: Per robot: a configuration (the group's joints in order) and the link of it that the demo's obstacle surrounds.
@@ -62,131 +52,6 @@ SCENE_REPUBLISH_S = 0.5
 #: Timeouts of the collision-aware IK calls [s]: a search for a pose reachable only in collision uses all of it.
 COLLISION_IK_TIMEOUT_S = 0.5
 GOAL_IN_COLLISION_TIMEOUT_S = 0.2
-
-
-class KinematicsClient:
-    """Blocking calls to the node's services from a node of its own (its own rclpy context).
-
-    ``namespace`` is where the services live ("" for /compute_ik, /compute_fk).
-    """
-
-    def __init__(self, namespace: str = "", node_name: str = "kinematics_client", args: list[str] | None = None):
-        self._context = rclpy.Context()
-        rclpy.init(args=args, context=self._context)
-        self.node = rclpy.create_node(node_name, context=self._context)
-        self._executor = SingleThreadedExecutor(context=self._context)
-        self._executor.add_node(self.node)
-        self.prefix = namespace.rstrip("/") + "/" if namespace else ""
-        self.ik_client = self.client(GetPositionIK, f"{self.prefix}compute_ik")
-        self.fk_client = self.client(GetPositionFK, f"{self.prefix}compute_fk")
-
-    def client(self, service_type, name: str):
-        return self.node.create_client(service_type, name, qos_profile=CLIENT_QOS)
-
-    def wait_for_services(self, timeout: float) -> bool:
-        """True once compute_ik and compute_fk answer (an empty request, refused at once) within ``timeout`` [s]."""
-        deadline = time.monotonic() + timeout
-        return all(self.wait_until_answering(client, request, max(0.0, deadline - time.monotonic()))
-                   for client, request in ((self.ik_client, GetPositionIK.Request()),
-                                           (self.fk_client, GetPositionFK.Request())))
-
-    def wait_until_answering(self, client, request, timeout: float) -> bool:
-        """True once ``client``'s service answers ``request`` within ``timeout`` [s].
-
-        Notes:
-            A service can be discovered before its answers can reach this client; a request sent in that
-            gap goes unanswered. Sending a harmless request until one is answered closes the gap.
-        """
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not client.wait_for_service(timeout_sec=remaining):
-                return False
-            try:
-                self.call(client, request, timeout=min(PING_TIMEOUT_S, max(0.01, remaining)))
-                return True
-            except TimeoutError:
-                continue
-
-    def call(self, client, request, timeout: float = 10.0):
-        """The response, or TimeoutError after ``timeout`` [s]."""
-        future = client.call_async(request)
-        self._executor.spin_until_future_complete(future, timeout_sec=timeout)
-        if not future.done():
-            client.remove_pending_request(future)
-            raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
-        return future.result()
-
-    def wait_until_serving(self, link: str, timeout: float) -> bool:
-        """True once compute_fk answers SUCCESS for ``link`` (the robot is loaded) within ``timeout`` [s]."""
-        deadline = time.monotonic() + timeout
-        if not self.wait_for_services(timeout):
-            return False
-        while time.monotonic() < deadline:
-            if self.call(self.fk_client, fk_request([link]), timeout).error_code.val == MoveItErrorCodes.SUCCESS:
-                return True
-            time.sleep(0.05)
-        return False
-
-    def close(self) -> None:
-        self._executor.shutdown()
-        self.node.destroy_node()
-        self._context.try_shutdown()
-
-
-def fk_request(links: Sequence[str], joints: Mapping[str, float] | None = None, frame: str = ""):
-    request = GetPositionFK.Request(fk_link_names=list(links))
-    request.header.frame_id = frame
-    if joints:
-        request.robot_state.joint_state.name = list(joints)
-        request.robot_state.joint_state.position = [float(v) for v in joints.values()]
-    return request
-
-
-def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str = "",
-               seed: Mapping[str, float] | None = None, timeout: float = 0.0, avoid_collisions: bool = False):
-    request = GetPositionIK.Request()
-    ik = request.ik_request
-    ik.group_name, ik.ik_link_name, ik.avoid_collisions = group, link, avoid_collisions
-    ik.pose_stamped.header.frame_id = frame
-    ik.pose_stamped.pose = pose_msg(T_frame_link)
-    if seed:
-        ik.robot_state.joint_state.name = list(seed)
-        ik.robot_state.joint_state.position = [float(v) for v in seed.values()]
-    ik.timeout.sec = int(timeout)
-    ik.timeout.nanosec = int(round((timeout - int(timeout)) * 1e9))
-    return request
-
-
-def state_validity_request(joints: Mapping[str, float], group: str = ""):
-    request = GetStateValidity.Request(group_name=group)
-    request.robot_state.joint_state.name = list(joints)
-    request.robot_state.joint_state.position = [float(v) for v in joints.values()]
-    return request
-
-
-def box_object(object_id: str, size: float, T_frame_box: np.ndarray, frame: str) -> CollisionObject:
-    """An ADD of a cube ``size`` [m] across at ``T_frame_box``."""
-    msg = CollisionObject(id=object_id, operation=CollisionObject.ADD)
-    msg.header.frame_id = frame
-    msg.pose = pose_msg(T_frame_box)
-    msg.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[size] * 3)]
-    msg.primitive_poses = [Pose()]
-    return msg
-
-
-def pose_msg(T: np.ndarray):
-    pose = Pose()
-    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
-    o = pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in quaternion_from_rotation(T[:3, :3]))
-    return pose
-
-
-def transform_of(pose) -> np.ndarray:
-    from ..geometry.poses import transform_from_any_pose
-
-    return transform_from_any_pose(pose)
 
 
 def _code_name(code: int) -> str:
@@ -211,9 +76,9 @@ def config_file(name: str) -> Path:
     return Path(get_package_share_directory("kinematics_py")) / "config" / name
 
 
-def kinematics_parameters_file(kinematics_yaml: Path | None, directory: Path, extra: Mapping | None = None) -> Path:
+def kinematics_parameters_file(kinematics_yaml: Path | None, directory: Path) -> Path:
     """A ROS parameter file for kinematics_node: MoveIt's kinematics.yaml under robot_description_kinematics."""
-    parameters = dict(extra or {})
+    parameters = {}
     if kinematics_yaml is not None:
         parameters["robot_description_kinematics"] = yaml.safe_load(kinematics_yaml.read_text(encoding="utf-8"))
     path = directory / "kinematics_node.params.yaml"

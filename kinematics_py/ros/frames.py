@@ -1,4 +1,5 @@
-"""Frame lookups from TF for the node: ``lookup(target, source) -> T_target_source`` (4x4).
+"""Frames for the node: TF lookups ``lookup(target, source) -> T_target_source`` (4x4), and ``ModelFrames``,
+which places any frame in a robot set-up's model frame.
 
 ``create_transform_source`` uses tf2_ros (Buffer + TransformListener) where it is importable. Where it
 is not (ROS 2 from PyPI wheels has no tf2_ros), ``TfMessageListener`` subscribes to ``/tf`` and
@@ -13,6 +14,7 @@ Notes:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import numpy as np
@@ -20,8 +22,10 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
-from ..errors import KinematicsError
+from ..collision.scene import PlanningScene, SceneError
+from ..errors import ErrorCode, KinematicsError, RequestError
 from ..geometry.transforms import invert_transform
+from ..robot_setup import RobotSetup
 from .conversions import transform_from_transform_msg
 
 #: Longest chain of parents followed before a frame tree is declared cyclic.
@@ -41,6 +45,57 @@ class TransformSource(Protocol):
     backend: str
 
     def lookup(self, target_frame: str, source_frame: str) -> np.ndarray: ...
+
+
+class ModelFrames:
+    """Frames of one robot set-up, placed in its model frame: the model frame and its aliases (identity), robot
+    links (placed by a robot state's link poses), anything else through TF."""
+
+    def __init__(self, setup: RobotSetup, transforms: TransformSource):
+        self._setup, self._transforms = setup, transforms
+
+    def is_model_frame(self, frame: str) -> bool:
+        return frame in self._setup.model_frame_aliases or frame == self._setup.model_frame
+
+    def T_model_frame(self, frame: str, link_poses: Mapping[str, np.ndarray]) -> np.ndarray:
+        """``T_model_frame``; RequestError(FRAME_TRANSFORM_FAILURE) for a frame TF does not know either."""
+        setup = self._setup
+        frame = _frame(frame)
+        if self.is_model_frame(frame):
+            return np.eye(4)
+        if frame in setup.model.link_names:
+            return link_poses[frame]
+        try:
+            return self._transforms.lookup(setup.model_frame, frame)
+        except FrameLookupError as error:
+            raise RequestError(ErrorCode.FRAME_TRANSFORM_FAILURE,
+                               f"cannot transform frame {frame!r} into the model frame {setup.model_frame!r}: "
+                               f"{error}") from None
+
+    def scene_resolver(self, scene: PlanningScene) -> Callable[[str], tuple[str, np.ndarray | None]]:
+        """Resolves an object's frame_id into (a frame ``scene`` knows, ``T_model_frame`` or None): the model frame
+        (and its aliases), robot links, objects and their subframes as the scene knows them; any other frame
+        through TF. SceneError for a frame nobody knows."""
+        setup = self._setup
+
+        def resolve(frame_id: str) -> tuple[str, np.ndarray | None]:
+            frame = _frame(frame_id)
+            if not frame:
+                return "", None
+            if self.is_model_frame(frame):
+                return setup.model_frame, None
+            try:
+                scene.frame_transform(frame)
+                return frame, None
+            except SceneError:
+                pass
+            try:
+                return setup.model_frame, self._transforms.lookup(setup.model_frame, frame)
+            except FrameLookupError as error:
+                raise SceneError(f"unknown frame {frame!r}: not the model frame {setup.model_frame!r}, a robot link, "
+                                 f"an object or subframe (objects: {sorted(scene.world_objects)}), nor known to TF "
+                                 f"({error})") from None
+        return resolve
 
 
 def create_transform_source(node: Node, callback_group=None) -> TransformSource:

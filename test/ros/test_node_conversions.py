@@ -19,23 +19,21 @@ from shape_msgs.msg import Mesh, MeshTriangle, Plane, SolidPrimitive
 from tf2_msgs.msg import TFMessage
 
 from kinematics_py.collision.scene import Operation, SceneError
-from kinematics_py.errors import ErrorCode
+from kinematics_py.errors import ErrorCode, RequestError
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 from kinematics_py.model.robot_model import RobotModel
-from kinematics_py.parameters import ParameterError
+from kinematics_py.parameters import ParameterError, validate_node_parameter
 from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.constraints import constraints_from_msg, xyz_euler_angles
 from kinematics_py.ros.conversions import (
-    RequestError,
     collision_object_update,
-    constraints_from_msg,
     joint_values_from_robot_state,
     pose_msg_from_transform,
     transform_from_pose_msg,
     transform_msg_from_transform,
-    xyz_euler_angles,
 )
 from kinematics_py.ros.frames import FrameLookupError, TfMessageListener
-from kinematics_py.ros.node import split_kinematics_parameter, validate_node_parameter
+from kinematics_py.ros.node_parameters import split_kinematics_parameter
 
 UR5 = RobotModel.from_urdf_file(bundled_robot_path("ur5"))
 X, Y, Z = np.eye(3)

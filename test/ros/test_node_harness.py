@@ -21,7 +21,8 @@ import yaml
 from conftest import ChildProcess, PythonProcesses
 
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.demo import KinematicsClient, fk_request, ik_request, pose_msg  # noqa: F401
+from kinematics_py.ros.client import KinematicsClient, fk_request, ik_request  # noqa: F401
+from kinematics_py.ros.conversions import pose_msg_from_transform as pose_msg  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 TREE_URDF = REPO / "test" / "data" / "urdf" / "tree.urdf"
@@ -91,6 +92,7 @@ class NodeUnderTest:
         self.node = self.client.node
         self._solve_ik = None
         self._state_validity = None
+        self._parameter_clients = {}
 
     def wait_serving(self, link: str, timeout: float = NODE_READY_TIMEOUT_S) -> None:
         wait_for(lambda: self.client.wait_until_serving(link, timeout=1.0), timeout,
@@ -121,17 +123,48 @@ class NodeUnderTest:
         return self.client.call(self._state_validity, request, CALL_TIMEOUT_S)
 
     def set_parameters(self, **values):
-        """Set the node's parameters (dotted names via ``**{"a.b": v}``); returns the SetParametersResults."""
+        """Set the node's parameters one by one (dotted names via ``**{"a.b": v}``); returns the
+        SetParametersResults."""
         from rcl_interfaces.srv import SetParameters
+
+        return self._parameter_call(SetParameters, "set_parameters", values).results
+
+    def set_parameters_atomically(self, **values):
+        """Set the node's parameters all at once, or none; returns the SetParametersResult."""
+        from rcl_interfaces.srv import SetParametersAtomically
+
+        return self._parameter_call(SetParametersAtomically, "set_parameters_atomically", values).result
+
+    def set_parameters_async(self, **values):
+        """Send a set_parameters request; ``result(future)`` waits for its SetParametersResults."""
+        from rcl_interfaces.srv import SetParameters
+
+        return self._parameter_client(SetParameters, "set_parameters").call_async(
+            self._parameters_request(SetParameters, values))
+
+    def result(self, future, timeout: float = 120.0):
+        """The answer of an async call (see set_parameters_async); fails the test after ``timeout`` [s]."""
+        self.client.spin_until(future, timeout)
+        assert future.done(), f"no answer within {timeout} s"
+        return future.result().results
+
+    def _parameter_call(self, service_type, service: str, values):
+        return self.client.call(self._parameter_client(service_type, service),
+                                self._parameters_request(service_type, values), 120.0)
+
+    def _parameter_client(self, service_type, service: str):
+        if service not in self._parameter_clients:
+            client = self.client.client(service_type, f"{self.namespace}/kinematics_node/{service}")
+            assert self.client.wait_until_answering(client, service_type.Request(), CALL_TIMEOUT_S)
+            self._parameter_clients[service] = client
+        return self._parameter_clients[service]
+
+    @staticmethod
+    def _parameters_request(service_type, values):
         from rclpy.parameter import Parameter
 
-        client = self.client.client(SetParameters, f"{self.namespace}/kinematics_node/set_parameters")
-        assert self.client.wait_until_answering(client, SetParameters.Request(), CALL_TIMEOUT_S)
-        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
-                                                    for name, value in values.items()])
-        results = self.client.call(client, request, 120.0).results
-        self.node.destroy_client(client)
-        return results
+        return service_type.Request(parameters=[Parameter(name, value=value).to_parameter_msg()
+                                                for name, value in values.items()])
 
     def assert_alive(self) -> None:
         assert self.process.popen.poll() is None, f"the node exited\n{self.process.output()}"

@@ -18,14 +18,10 @@ import yaml
 
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
-from kinematics_py.parameters import SolverParameters
+from kinematics_py.parameters import NODE_SPECS_BY_NAME, SolverParameters, validate_node_parameter
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.node import (
-    IGNORED_KINEMATICS_KEYS,
-    NODE_SPECS_BY_NAME,
-    parameters_markdown,
-    validate_node_parameter,
-)
+from kinematics_py.ros.node import parameters_markdown
+from kinematics_py.ros.node_parameters import IGNORED_KINEMATICS_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH_FILE = REPO / "launch" / "kinematics.launch.py"
@@ -88,6 +84,8 @@ def test_launch_file_arguments_name_existing_files(launched):
     arguments, _ = launched
     for name in ("description_file", "semantic_description_file", "kinematics_config"):
         assert Path(arguments[name]).is_file(), (name, arguments[name])
+    assert Path(arguments["description_file"]) == bundled_robot_path("ur5")
+    assert Path(arguments["semantic_description_file"]) == bundled_robot_path("ur5", "srdf")
     validate_node_parameter("collision_checking_unavailable_policy",
                             arguments["collision_checking_unavailable_policy"])
     assert arguments["solve_ik_service_name"] == NODE_SPECS_BY_NAME["solve_ik_service_name"].default
@@ -109,10 +107,13 @@ def test_launch_file_starts_robot_state_publisher_and_the_node_with_valid_parame
         SolverParameters.from_dict({k: v for k, v in settings.items() if k not in IGNORED_KINEMATICS_KEYS})
 
 
-def test_default_config_is_the_bundled_ur5():
-    assert (REPO / "config" / "ur5.srdf").read_text() == bundled_robot_path("ur5", "srdf").read_text()
+def test_default_config_is_for_the_bundled_ur5():
+    """config/ holds only kinematics.yaml, for the bundled UR5's groups (its SRDF is the bundled one)."""
+    assert sorted(path.name for path in (REPO / "config").iterdir()) == ["kinematics.yaml"]
     kinematics = yaml.safe_load((REPO / "config" / "kinematics.yaml").read_text())
     assert list(kinematics) == ["ur_manipulator"]
+    model = RobotModel.from_urdf_file(bundled_robot_path("ur5"))
+    SemanticModel.from_srdf_file(bundled_robot_path("ur5", "srdf"), model).group("ur_manipulator")
 
 
 def test_setup_installs_the_launch_file_config_and_console_scripts(monkeypatch):
@@ -121,8 +122,10 @@ def test_setup_installs_the_launch_file_config_and_console_scripts(monkeypatch):
     monkeypatch.chdir(REPO)
     runpy.run_path(str(REPO / "setup.py"))
     installed = {str(Path(folder) / Path(file).name) for folder, files in captured["data_files"] for file in files}
-    assert {"share/kinematics_py/launch/kinematics.launch.py", "share/kinematics_py/config/kinematics.yaml",
-            "share/kinematics_py/config/ur5.srdf"} <= installed
+    assert {"share/kinematics_py/launch/kinematics.launch.py",
+            "share/kinematics_py/config/kinematics.yaml"} <= installed
+    assert "share/kinematics_py/config/ur5.srdf" not in installed, "the SRDF is the bundled one (package data)"
+    assert "robots/*" in captured["package_data"]["kinematics_py"]
     scripts = dict(line.replace(" ", "").split("=") for line in captured["entry_points"]["console_scripts"])
     assert scripts["kinematics_node"] == "kinematics_py.ros.node:main"
     for target in scripts.values():

@@ -164,7 +164,8 @@ def test_ik_for_a_link_rigidly_attached_to_the_tip(ur5):
     response = ur5.ik(ik_request(GROUP, target, link="wrist_3_link", seed=middle_seed()))
     assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
     values = solution_values(response)
-    assert poses_close(link_pose([values[j] for j in JOINTS], "wrist_3_link"), target, POSITION_TOLERANCE_M, ROTATION_TOLERANCE_RAD)
+    assert poses_close(link_pose([values[j] for j in JOINTS], "wrist_3_link"), target, POSITION_TOLERANCE_M,
+                       ROTATION_TOLERANCE_RAD)
 
 
 def test_ik_for_a_pose_in_robot_link_frames(ur5):
@@ -178,7 +179,8 @@ def test_ik_for_a_pose_in_robot_link_frames(ur5):
         response = ur5.ik(ik_request(GROUP, T_frame_goal, frame=frame, seed=seed))
         assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
         values = solution_values(response)
-        assert poses_close(link_pose([values[j] for j in JOINTS], "tool0"), expected, POSITION_TOLERANCE_M, ROTATION_TOLERANCE_RAD)
+        assert poses_close(link_pose([values[j] for j in JOINTS], "tool0"), expected, POSITION_TOLERANCE_M,
+                           ROTATION_TOLERANCE_RAD)
 
 
 def _with(request, edit):
@@ -371,7 +373,8 @@ def test_without_collision_geometry_the_policy_answers_ik_and_check_state_validi
         assert "collisions NOT checked: the robot description has no <collision> geometry" in \
             response.error_code.message
         values = solution_values(response)
-        assert poses_close(link_pose([values[j] for j in JOINTS], "tool0"), target, POSITION_TOLERANCE_M, ROTATION_TOLERANCE_RAD)
+        assert poses_close(link_pose([values[j] for j in JOINTS], "tool0"), target, POSITION_TOLERANCE_M,
+                           ROTATION_TOLERANCE_RAD)
         assert ur5.state_validity(state_validity_request(dict(zip(JOINTS, q)))).valid
     finally:
         results = ur5.set_parameters(collision_checking_unavailable_policy="error",

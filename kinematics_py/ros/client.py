@@ -1,0 +1,145 @@
+"""A client of kinematics_node's services (or any node serving MoveIt's compute_ik / compute_fk), and builders
+of their requests.
+
+    client = KinematicsClient("/my_namespace")
+    client.wait_for_services(10.0)
+    response = client.call(client.ik_client, ik_request("ur_manipulator", T_base_tool0, seed={...}))
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import Pose
+from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
+from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from shape_msgs.msg import SolidPrimitive
+
+from .conversions import pose_msg_from_transform
+
+#: Every service answer goes to every client of the service, and the client's DDS layer picks out its own.
+#: With the default history (the last 10), a client that falls behind while many others are served can lose
+#: its own answer among theirs; keeping all of them until taken avoids that.
+CLIENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.VOLATILE)
+#: How long a ping waits for its answer before it is sent again [s].
+PING_TIMEOUT_S = 1.0
+
+
+class KinematicsClient:
+    """Blocking calls to the node's services from a node of its own (its own rclpy context).
+
+    ``namespace`` is where the services live ("" for /compute_ik, /compute_fk).
+    """
+
+    def __init__(self, namespace: str = "", node_name: str = "kinematics_client", args: list[str] | None = None):
+        self._context = rclpy.Context()
+        rclpy.init(args=args, context=self._context)
+        self.node = rclpy.create_node(node_name, context=self._context)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self.node)
+        self.prefix = namespace.rstrip("/") + "/" if namespace else ""
+        self.ik_client = self.client(GetPositionIK, f"{self.prefix}compute_ik")
+        self.fk_client = self.client(GetPositionFK, f"{self.prefix}compute_fk")
+
+    def client(self, service_type, name: str):
+        return self.node.create_client(service_type, name, qos_profile=CLIENT_QOS)
+
+    def wait_for_services(self, timeout: float) -> bool:
+        """True once compute_ik and compute_fk answer (an empty request, refused at once) within ``timeout`` [s]."""
+        deadline = time.monotonic() + timeout
+        return all(self.wait_until_answering(client, request, max(0.0, deadline - time.monotonic()))
+                   for client, request in ((self.ik_client, GetPositionIK.Request()),
+                                           (self.fk_client, GetPositionFK.Request())))
+
+    def wait_until_answering(self, client, request, timeout: float) -> bool:
+        """True once ``client``'s service answers ``request`` within ``timeout`` [s].
+
+        Notes:
+            A service can be discovered before its answers can reach this client; a request sent in that
+            gap goes unanswered. Sending a harmless request until one is answered closes the gap.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not client.wait_for_service(timeout_sec=remaining):
+                return False
+            try:
+                self.call(client, request, timeout=min(PING_TIMEOUT_S, max(0.01, remaining)))
+                return True
+            except TimeoutError:
+                continue
+
+    def call(self, client, request, timeout: float = 10.0):
+        """The response, or TimeoutError after ``timeout`` [s]."""
+        future = client.call_async(request)
+        self.spin_until(future, timeout)
+        if not future.done():
+            client.remove_pending_request(future)
+            raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
+        return future.result()
+
+    def spin_until(self, future, timeout: float) -> None:
+        """Process this client's callbacks until ``future`` is done or ``timeout`` [s] has passed."""
+        self._executor.spin_until_future_complete(future, timeout_sec=timeout)
+
+    def wait_until_serving(self, link: str, timeout: float) -> bool:
+        """True once compute_fk answers SUCCESS for ``link`` (the robot is loaded) within ``timeout`` [s]."""
+        deadline = time.monotonic() + timeout
+        if not self.wait_for_services(timeout):
+            return False
+        while time.monotonic() < deadline:
+            if self.call(self.fk_client, fk_request([link]), timeout).error_code.val == MoveItErrorCodes.SUCCESS:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self) -> None:
+        self._executor.shutdown()
+        self.node.destroy_node()
+        self._context.try_shutdown()
+
+
+def fk_request(links: Sequence[str], joints: Mapping[str, float] | None = None, frame: str = ""):
+    request = GetPositionFK.Request(fk_link_names=list(links))
+    request.header.frame_id = frame
+    if joints:
+        request.robot_state.joint_state.name = list(joints)
+        request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
+
+
+def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str = "",
+               seed: Mapping[str, float] | None = None, timeout: float = 0.0, avoid_collisions: bool = False):
+    request = GetPositionIK.Request()
+    ik = request.ik_request
+    ik.group_name, ik.ik_link_name, ik.avoid_collisions = group, link, avoid_collisions
+    ik.pose_stamped.header.frame_id = frame
+    ik.pose_stamped.pose = pose_msg_from_transform(T_frame_link)
+    if seed:
+        ik.robot_state.joint_state.name = list(seed)
+        ik.robot_state.joint_state.position = [float(v) for v in seed.values()]
+    ik.timeout.sec = int(timeout)
+    ik.timeout.nanosec = int(round((timeout - int(timeout)) * 1e9))
+    return request
+
+
+def state_validity_request(joints: Mapping[str, float], group: str = ""):
+    request = GetStateValidity.Request(group_name=group)
+    request.robot_state.joint_state.name = list(joints)
+    request.robot_state.joint_state.position = [float(v) for v in joints.values()]
+    return request
+
+
+def box_object(object_id: str, size: float, T_frame_box: np.ndarray, frame: str) -> CollisionObject:
+    """An ADD of a cube ``size`` [m] across at ``T_frame_box``."""
+    msg = CollisionObject(id=object_id, operation=CollisionObject.ADD)
+    msg.header.frame_id = frame
+    msg.pose = pose_msg_from_transform(T_frame_box)
+    msg.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[size] * 3)]
+    msg.primitive_poses = [Pose()]
+    return msg

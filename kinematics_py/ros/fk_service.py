@@ -1,0 +1,40 @@
+"""compute_fk (moveit_msgs/srv/GetPositionFK): link poses of a robot state, in the model frame or any frame."""
+from __future__ import annotations
+
+from geometry_msgs.msg import PoseStamped
+from moveit_msgs.srv import GetPositionFK
+
+from ..errors import ErrorCode, RequestError
+from ..geometry.transforms import invert_transform
+from .conversions import pose_msg_from_transform
+from .request_context import RequestContext, answer_with_error_code
+from .robot_state import LinkPoses
+
+
+def compute_fk(request: GetPositionFK.Request, response: GetPositionFK.Response, context: RequestContext):
+    return answer_with_error_code(_forward_kinematics, request, response, context)
+
+
+def _forward_kinematics(request: GetPositionFK.Request, response: GetPositionFK.Response, context: RequestContext):
+    """The poses of the known links of ``fk_link_names`` in the header's frame; unknown ones are skipped and
+    named (INVALID_LINK_NAME)."""
+    setup = context.setup
+    if not request.fk_link_names:
+        raise RequestError(ErrorCode.INVALID_LINK_NAME, "fk_link_names is empty")
+    poses = LinkPoses(setup.model, context.joint_values(request.robot_state))
+    frame = request.header.frame_id
+    T_frame_model = invert_transform(context.frames.T_model_frame(frame, poses))
+    header_frame = frame or setup.model_frame
+    stamp = context.stamp()
+    known = [link for link in request.fk_link_names if link in setup.model.link_names]
+    for link in known:
+        pose = PoseStamped(pose=pose_msg_from_transform(T_frame_model @ poses[link]))
+        pose.header.frame_id = header_frame
+        pose.header.stamp = stamp
+        response.pose_stamped.append(pose)
+    response.fk_link_names = known
+    unknown = [link for link in request.fk_link_names if link not in setup.model.link_names]
+    if unknown:
+        return ErrorCode.INVALID_LINK_NAME, (f"unknown link(s) {unknown} skipped; answered {known}; the robot's "
+                                             f"links are {list(setup.model.link_names)[:60]}")
+    return f"{len(known)} link pose(s) in frame {header_frame!r}"

@@ -1,0 +1,124 @@
+"""compute_ik and solve_ik (moveit_msgs/srv/GetPositionIK): a group's joint values reaching one pose per tip.
+
+Poses may be in any frame and for any link rigidly attached to a tip; the seed is the request's robot_state
+over joint_states; the request's constraints and (avoid_collisions) the planning scene reject candidates.
+"""
+from __future__ import annotations
+
+import numpy as np
+from moveit_msgs.srv import GetPositionIK
+
+from ..errors import ErrorCode, RequestError, Verdict
+from ..geometry.transforms import invert_transform
+from ..ik.plugin import KinematicsPlugin
+from ..robot_setup import RobotSetup
+from .constraints import request_constraints
+from .conversions import robot_state_msg, seconds_from_duration, transform_from_pose_msg
+from .frames import ModelFrames
+from .request_collisions import request_checker
+from .request_context import RequestContext, answer_with_error_code
+from .robot_state import LinkPoses
+
+
+def compute_ik(request: GetPositionIK.Request, response: GetPositionIK.Response, context: RequestContext):
+    return answer_with_error_code(_solve_ik, request.ik_request, response, context)
+
+
+def _solve_ik(ik, response: GetPositionIK.Response, context: RequestContext):
+    setup = context.setup
+    plugin = _plugin(setup, ik.group_name)
+    values = context.joint_values(ik.robot_state)
+    poses = LinkPoses(setup.model, values)
+    frames = context.frames
+    targets = _ik_targets(setup, frames, ik, plugin, poses)
+    timeout = _ik_timeout(ik.timeout, context.state.settings.max_ik_timeout)
+    constraints = request_constraints(setup, frames, ik.constraints, poses)
+    checker, note = request_checker(context, ik.avoid_collisions, ik.robot_state, values)
+
+    joint_names = plugin.getJointNames()
+    seed = [values[name] for name in joint_names]
+    for bound in constraints.joint_bounds:
+        if bound.joint in joint_names and not bound.continuous:
+            index = joint_names.index(bound.joint)
+            seed[index] = min(max(seed[index], bound.lower), bound.upper)
+    callback = None
+    if constraints:
+        def callback(_pose, solution):
+            state = setup.model.resolve_joint_values({**values, **dict(zip(joint_names, solution))})
+            reason = constraints.violation(state, setup.model)
+            return Verdict(ErrorCode.SUCCESS) if reason is None else \
+                Verdict(ErrorCode.GOAL_CONSTRAINTS_VIOLATED, reason)
+
+    result = plugin.searchPositionIK(targets, seed, timeout, solution_callback=callback, context_state=values,
+                                     avoid_collisions=checker is not None, collision_checker=checker)
+    if not result.success:
+        return result.error_code, result.message + note
+    solved = setup.model.resolve_joint_values({**values, **dict(zip(joint_names, result.solution))})
+    response.solution = robot_state_msg(setup.joint_names, solved)
+    return result.message + note
+
+
+def _plugin(setup: RobotSetup, group: str) -> KinematicsPlugin:
+    plugin = setup.groups.get(group)
+    if plugin is None:
+        reason = setup.unavailable.get(group)
+        detail = f"group {group!r} is not served: {reason}" if reason else f"unknown group {group!r}"
+        raise RequestError(ErrorCode.INVALID_GROUP_NAME, f"{detail}; served groups are {sorted(setup.groups)}")
+    return plugin
+
+
+def _ik_timeout(duration, max_ik_timeout: float) -> float | None:
+    """The request's timeout [s] (None: the group's default); FAILURE when negative or above the cap."""
+    seconds = seconds_from_duration(duration)
+    if seconds < 0:
+        raise RequestError(ErrorCode.FAILURE, f"timeout must be >= 0 s; got {seconds:g} s")
+    if seconds > max_ik_timeout:
+        raise RequestError(ErrorCode.FAILURE, f"timeout {seconds:g} s exceeds max_ik_timeout ({max_ik_timeout:g} s)")
+    return None if seconds == 0 else seconds
+
+
+def _ik_targets(setup: RobotSetup, frames: ModelFrames, ik, plugin: KinematicsPlugin,
+                poses: LinkPoses) -> list[np.ndarray]:
+    """``T_base_tip`` targets in the plugin's tip order, from the request's poses and IK links."""
+    if ik.pose_stamped_vector:
+        if len(ik.ik_link_names) != len(ik.pose_stamped_vector):
+            raise RequestError(ErrorCode.INVALID_LINK_NAME,
+                               f"{len(ik.pose_stamped_vector)} poses in pose_stamped_vector but "
+                               f"{len(ik.ik_link_names)} ik_link_names: give one link per pose")
+        pairs = list(zip(ik.pose_stamped_vector, ik.ik_link_names))
+    else:
+        pairs = [(ik.pose_stamped, ik.ik_link_name)]
+    tips = plugin.getTipFrames()
+    by_tip: dict[str, np.ndarray] = {}
+    for pose_stamped, link in pairs:
+        if not link:
+            if len(tips) != 1:
+                raise RequestError(ErrorCode.INVALID_LINK_NAME, f"group {plugin.getGroupName()!r} has tips "
+                                   f"{tips}: name the IK link of every pose")
+            link = tips[0]
+        tip = _attached_tip(setup, plugin, link)
+        if tip in by_tip:
+            raise RequestError(ErrorCode.INVALID_LINK_NAME, f"two poses target tip {tip!r} (link {link!r})")
+        T_model_link = frames.T_model_frame(pose_stamped.header.frame_id, poses) @ \
+            transform_from_pose_msg(pose_stamped.pose, f"pose for link {link!r}")
+        by_tip[tip] = T_model_link if link == tip else T_model_link @ invert_transform(poses[link]) @ poses[tip]
+    missing = [tip for tip in tips if tip not in by_tip]
+    if missing:
+        raise RequestError(ErrorCode.INVALID_LINK_NAME, f"no pose for tip(s) {missing} of group "
+                           f"{plugin.getGroupName()!r}: give one pose per tip {tips}")
+    base = plugin.getBaseFrame()
+    T_base_model = np.eye(4) if base == setup.model_frame else invert_transform(poses[base])
+    return [T_base_model @ by_tip[tip] for tip in tips]
+
+
+def _attached_tip(setup: RobotSetup, plugin: KinematicsPlugin, link: str) -> str:
+    """The tip ``link`` is the tip of, or rigidly attached to (no group joint between them)."""
+    group = plugin.getGroupName()
+    tip = setup.attached_tips[group].get(link)
+    if tip is None:
+        if link not in setup.model.link_names:
+            raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown IK link {link!r}; group {group!r} solves "
+                               f"for tips {plugin.getTipFrames()} and links rigidly attached to them")
+        raise RequestError(ErrorCode.INVALID_LINK_NAME, f"IK link {link!r} is neither a tip of group {group!r} "
+                           f"{plugin.getTipFrames()} nor rigidly attached to one")
+    return tip

@@ -1,0 +1,80 @@
+"""What a service handler gets for one request, and how a handler's outcome becomes a MoveIt error code.
+
+A handler is ``handler(request, response, context) -> response``; ``context`` holds the one ServingState the
+request is answered from, the joint positions last published, and the node's tools (logger, clock, TF).
+"""
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ErrorCode, RequestError
+from ..robot_setup import RobotSetup
+from .conversions import error_code_msg
+from .frames import ModelFrames, TransformSource
+from .node_parameters import NODE_NAME
+from .robot_state import joint_values
+from .serving_state import ServingState
+
+
+@dataclass(frozen=True)
+class ServiceTools:
+    """What handlers use of the node: its logger and clock, TF, and its name (the answers' source)."""
+
+    logger: Any
+    clock: Any
+    transforms: TransformSource
+    source: str
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """One request's view of the node; never changes."""
+
+    state: ServingState
+    #: joint -> position last published on joint_states
+    positions: Mapping[str, float]
+    tools: ServiceTools
+
+    @property
+    def setup(self) -> RobotSetup:
+        """The robot set-up, or RequestError(FAILURE) saying why there is none."""
+        setup = self.state.setup
+        if setup is None:
+            raise RequestError(ErrorCode.FAILURE, self.state.problem)
+        return setup
+
+    @property
+    def frames(self) -> ModelFrames:
+        return ModelFrames(self.setup, self.tools.transforms)
+
+    def joint_values(self, robot_state=None) -> dict[str, Any]:
+        """Every movable joint's value: joint_states overlaid by ``robot_state`` (see robot_state.joint_values)."""
+        return joint_values(self.setup, self.positions, robot_state)
+
+    def stamp(self):
+        return self.tools.clock.now().to_msg()
+
+
+#: Fills a response; returns the success message or (code, message).
+Handler = Callable[[Any, Any, RequestContext], "str | tuple[ErrorCode, str]"]
+
+
+def answer_with_error_code(handler: Handler, request, response, context: RequestContext):
+    """``response`` filled by ``handler`` and its error_code set: every failure becomes an error code and a
+    message, never a traceback to the client or a dead node."""
+    try:
+        message = handler(request, response, context)
+        code = ErrorCode.SUCCESS
+        if isinstance(message, tuple):
+            code, message = message
+    except RequestError as error:
+        code, message = error.code, str(error)
+    except Exception as error:
+        context.tools.logger.error(f"internal error answering {type(request).__name__}: {error!r}\n"
+                                   f"{traceback.format_exc()}")
+        code, message = ErrorCode.FAILURE, f"internal error in {NODE_NAME}: {error!r}"
+    response.error_code = error_code_msg(code, message, context.tools.source)
+    return response

@@ -1,0 +1,79 @@
+"""The collision_object and attached_collision_object topics: the node's planning scene, kept as move_group
+keeps its world.
+
+Updates are applied one at a time, in the order published, each to a copy of the current scene (robot links
+placed by the current joint_states), which then replaces the scene in the node's state by one swap. A
+malformed update is logged with the reason and changes nothing.
+"""
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+
+from moveit_msgs.msg import AttachedCollisionObject, CollisionObject
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from ..collision.scene import Operation, PlanningScene
+from ..errors import KinematicsError
+from .conversions import attached_object_update, collision_object_update, operation_of
+from .frames import ModelFrames, TransformSource
+from .robot_state import JointPositions, joint_values
+from .serving_state import StateStore
+
+#: World updates arrive in bursts (a scene set up object by object): keep them all, in order.
+SCENE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+class SceneTopics:
+    """Subscribes ``node`` to the scene topics and applies their updates to ``store``'s scene."""
+
+    def __init__(self, node: Node, store: StateStore, positions: JointPositions, transforms: TransformSource):
+        self._logger = node.get_logger()
+        self._store, self._positions, self._transforms = store, positions, transforms
+        in_order = MutuallyExclusiveCallbackGroup()  # one update at a time, in the order published
+        node.create_subscription(CollisionObject, "collision_object", self._on_collision_object, SCENE_QOS,
+                                 callback_group=in_order)
+        node.create_subscription(AttachedCollisionObject, "attached_collision_object",
+                                 self._on_attached_collision_object, SCENE_QOS, callback_group=in_order)
+
+    def _on_collision_object(self, msg: CollisionObject) -> None:
+        what = f"collision_object {msg.id!r} ({_operation_name(operation_of(msg))})"
+        self._update(what, lambda scene, resolve: scene.apply(collision_object_update(msg, resolve)))
+
+    def _on_attached_collision_object(self, msg: AttachedCollisionObject) -> None:
+        what = (f"attached_collision_object {msg.object.id!r} on link {msg.link_name!r} "
+                f"({_operation_name(operation_of(msg.object))})")
+        self._update(what, lambda scene, resolve: scene.apply_attached(attached_object_update(msg, resolve)))
+
+    def _update(self, what: str, apply: Callable[[PlanningScene, Callable], None]) -> None:
+        """Apply one update to a copy of the scene and install it; under the store's lock, so that no set-up
+        is installed in between (its scene would miss the update)."""
+        with self._store.lock:
+            state = self._store.current
+            setup = state.setup
+            if setup is None:
+                self._logger.warning(f"{what} ignored: no robot description yet")
+                return
+            scene = state.scene.copy()
+            try:
+                scene.set_robot_state(joint_values(setup, self._positions.current))
+                apply(scene, ModelFrames(setup, self._transforms).scene_resolver(scene))
+            except (KinematicsError, ValueError) as error:  # SceneError, GeometryError
+                self._logger.error(f"{what} refused, the planning scene is unchanged: {error}")
+                return
+            except Exception as error:  # never a dead node
+                self._logger.error(f"{what}: internal error, the planning scene is unchanged: {error!r}\n"
+                                   f"{traceback.format_exc()}")
+                return
+            self._store.change(lambda current: current.with_scene(scene))
+        self._logger.info(f"{what} applied; world objects {sorted(scene.world_objects)}, attached objects "
+                          f"{sorted(scene.attached_objects)}")
+
+
+def _operation_name(operation: int) -> str:
+    try:
+        return Operation(operation).name
+    except ValueError:
+        return f"operation {operation}"

@@ -1,0 +1,98 @@
+"""What kinematics_node's requests read, in-process (no ROS process started): ServingState, StateStore and
+JointPositions change only by whole swaps, and a new robot keeps the world of the old one."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from kinematics_py.collision.geometry import Box
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.robot_setup import SetupInputs, build_robot_setup
+from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.robot_state import JointPositions
+from kinematics_py.ros.serving_state import ServiceSettings, ServingState, StateStore, carried_over
+
+THREADS = 8
+CHANGES_PER_THREAD = 200
+
+
+def setup_of(robot: str, **fields):
+    return build_robot_setup(SetupInputs(bundled_robot_path(robot).read_text(),
+                                         bundled_robot_path(robot, "srdf").read_text(), **fields))
+
+
+@pytest.fixture(scope="module")
+def ur5():
+    return setup_of("ur5")
+
+
+@pytest.fixture
+def serving(ur5) -> ServingState:
+    state = ServingState(ServiceSettings(10.0, "error")).with_setup(ur5)
+    scene = state.scene.copy()
+    scene.add_object("table", [Box((1.0, 1.0, 0.1))], pose=make_transform(None, (0.5, 0.0, -0.1)))
+    scene.attach_object("tool", "tool0", shapes=[Box((0.05, 0.05, 0.05))])
+    return state.with_scene(scene)
+
+
+def test_the_checker_is_bound_to_the_state_scene(serving):
+    assert serving.checker.scene is serving.scene
+    assert set(serving.scene.world_objects) == {"table"} and set(serving.scene.attached_objects) == {"tool"}
+
+
+def test_the_same_robot_keeps_the_scene(serving, ur5):
+    again = build_robot_setup(SetupInputs(ur5.inputs.urdf, ur5.inputs.srdf, group_parameters={
+        "ur_manipulator": {"solve_mode": "distance"}}), ur5)
+    after = serving.with_setup(again)
+    assert after.scene is serving.scene and carried_over(serving, after) == ""
+    assert after.setup is again and after.checker.scene is serving.scene
+
+
+def test_a_new_robot_keeps_the_world_objects_and_drops_the_attached_ones(serving):
+    panda = setup_of("panda")
+    after = serving.with_setup(panda)
+    assert after.scene.robot_model is panda.model and after.checker.scene is after.scene
+    assert set(after.scene.world_objects) == {"table"} and not after.scene.attached_objects
+    assert np.allclose(after.scene.world_objects["table"].T_parent_object,
+                       serving.scene.world_objects["table"].T_parent_object)
+    assert carried_over(serving, after) == ("planning scene of the new robot description: world objects ['table'] "
+                                            "kept, ['tool'] dropped (attached objects are dropped)")
+    assert set(serving.scene.world_objects) == {"table"} and set(serving.scene.attached_objects) == {"tool"}, \
+        "the old state is unchanged"
+
+
+def test_concurrent_changes_are_never_lost(ur5):
+    store = StateStore(ServingState(ServiceSettings(10.0, "error"), problem=""))
+
+    def change():
+        for _ in range(CHANGES_PER_THREAD):
+            store.change(lambda state: state.with_problem(state.problem + "x"))
+
+    threads = [threading.Thread(target=change) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(store.current.problem) == THREADS * CHANGES_PER_THREAD
+
+
+def test_joint_states_merge_without_losing_updates():
+    positions = JointPositions()
+    seen = positions.current
+
+    def publish(index: int):
+        for step in range(CHANGES_PER_THREAD):
+            positions.update([f"joint_{index}_{step}", "shared"], [float(step), float("nan")])
+
+    threads = [threading.Thread(target=publish, args=(index,)) for index in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(positions.current) == THREADS * CHANGES_PER_THREAD, "non-finite positions are skipped"
+    assert positions.current["joint_3_7"] == 7.0
+    assert not seen, "a mapping once read never changes"
+    with pytest.raises(TypeError):
+        positions.current["joint_0_0"] = 1.0
