@@ -21,7 +21,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 from urllib.parse import unquote, urlparse
 
 import numpy as np
@@ -149,7 +148,7 @@ class Plane:
         object.__setattr__(self, "coefficients", (a / norm, b / norm, c / norm, d / norm))
 
 
-Shape = Union[Box, Sphere, Cylinder, Cone, Mesh, Plane]
+Shape = Box | Sphere | Cylinder | Cone | Mesh | Plane
 SHAPE_TYPES = (Box, Sphere, Cylinder, Cone, Mesh, Plane)
 
 
