@@ -17,7 +17,8 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from .checker import CollisionChecker, adjacent_link_pairs
+from .checker import CollisionChecker
+from .tables import adjacent_link_pairs
 
 #: MoveIt Setup Assistant's defaults: 10000 samples, "always" at 95 % of them.
 DEFAULT_SAMPLES = 10000

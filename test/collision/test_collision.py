@@ -13,8 +13,9 @@ from reference import PinocchioCollisions
 from robots import example_robot_data_dir, example_robot_urdf
 
 from kinematics_py import RobotModel, SemanticModel
-from kinematics_py.collision.checker import BodyType, CollisionChecker, adjacent_link_pairs
+from kinematics_py.collision.checker import BodyType, CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere
+from kinematics_py.collision.tables import adjacent_link_pairs
 from kinematics_py.errors import UnknownJointError, UnknownLinkError
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
