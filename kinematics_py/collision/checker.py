@@ -23,7 +23,7 @@ from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from .backend import CoalBackend
 from .geometry import GeometryError, Placed, robot_collision_geometry
-from .kernels import place_and_cull
+from .kernels import place_and_cull, place_shapes
 from .report import BodyType, CollisionReport, Contact
 from .scene import PlanningScene
 from .tables import PairTables, TableBuilder, adjacent_link_pairs
@@ -246,6 +246,13 @@ class CollisionChecker:
                     hits[start + k, column[p]] = True
         return list(column_of), hits
 
+    def shape_poses(self, state) -> list[tuple[str, np.ndarray]]:
+        """(body, T_plan_shape) of every shape a check of this state tests: robot links, attached and world
+        objects, each placed where the checker places it (the shape's pose in the planning frame)."""
+        tables = self._current_tables()
+        poses = self._shape_poses(tables, self.state_vector(state))
+        return [(tables.body_names[body], T) for body, T in zip(tables.shape_body, poses)]
+
     def validity(self, joint_names: Sequence[str], base_state=None) -> CollisionValidity:
         """An IK validity check for a group's joint vector (see ``CollisionValidity``)."""
         return CollisionValidity(self, joint_names, base_state)
@@ -269,10 +276,7 @@ class CollisionChecker:
 
     def _contacts(self, tables: PairTables, q: np.ndarray, p: int, hits) -> list[Contact]:
         a, b = tables.shapes.pairs[p]
-        link = tables.shapes.link[a]
-        T_plan_a = tables.shapes.T_parent_shape[a]
-        if link >= 0:
-            T_plan_a = self.model.tree.link_poses(q)[link] @ T_plan_a
+        T_plan_a = self._shape_poses(tables, q)[a]
         body_a, body_b = tables.shape_body[a], tables.shape_body[b]
         return [Contact(tables.body_names[body_a], BodyType(tables.body_types[body_a]), tables.body_names[body_b],
                         BodyType(tables.body_types[body_b]), T_plan_a[:3, :3] @ position + T_plan_a[:3, 3],
@@ -288,6 +292,11 @@ class CollisionChecker:
         moving = np.isin(tables.body_links, list(indices))
         body = tables.shape_body[tables.shapes.pairs]
         return tables.masks[(self_collisions, world)] & (moving[body[:, 0]] | moving[body[:, 1]])
+
+    def _shape_poses(self, tables: PairTables, q: np.ndarray) -> np.ndarray:
+        poses = np.empty((len(tables.shapes.link), 4, 4))
+        place_shapes(q, self.model.tree.table, tables.shapes, poses)
+        return poses
 
     def _place(self, tables: PairTables, Q: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(T_a_b (N, P, 3, 4), candidates (N, P) bool) of the ``tested`` pairs for N states (``place_and_cull``)."""

@@ -114,6 +114,17 @@ def _cull_pairs(shapes, tested, shape_pose, center, half, T_a_b, candidates):
 
 
 @compiled_kernel
+def place_shapes(q, tree, shapes, T_plan_shape):
+    """T_plan_shape[s] (4x4) <- every shape's pose in the planning frame for one state vector ``q``."""
+    S = shapes.link.shape[0]
+    link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
+    center = np.empty((S, 3))
+    half = np.empty((S, 3))
+    tree_link_poses(q, tree, link_poses)
+    _place_shapes(link_poses, shapes, T_plan_shape, center, half)
+
+
+@compiled_kernel
 def place_and_cull(Q, tree, shapes, tested, T_a_b, candidates):
     """For every state Q[n] (a state vector, see ``tree_kernels``): place every shape and mark in candidates[n]
     the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4)."""
