@@ -1,4 +1,4 @@
-"""Rigid transforms as 4x4 numpy arrays.
+"""Rigid transforms as 4x4 numpy arrays (rotations, RPY and rotation vectors computed by ``kernels``).
 
 Conventions used everywhere in kinematics_py:
 - ``T_a_b`` is the pose of frame b expressed in frame a (maps points from b to a).

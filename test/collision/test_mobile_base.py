@@ -14,6 +14,7 @@ from robots import small_urdf
 from kinematics_py import RobotModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Placed, Sphere
+from kinematics_py.collision.matrix import propose_disabled_pairs
 from kinematics_py.errors import JointValueError, UnknownJointError
 from kinematics_py.geometry.transforms import make_transform, rotation_from_rpy
 
@@ -95,6 +96,14 @@ def test_a_world_object_touched_by_the_moved_base_collides(name):
         assert moved.check_batch(checker.state_vector(values).reshape(1, -1)).tolist() == [True]
         at_zero = {**values, base_joint: np.zeros_like(values[base_joint])}
         assert not moved.is_colliding(at_zero)
+
+
+def test_disabled_pairs_are_proposed_with_the_base_at_the_default_state():
+    checker = mobile_robot("floating_base.urdf")
+    proposal = propose_disabled_pairs(checker, samples=200, default_state={"base_joint": [5, 0, 0, 0, 0, 1]})
+    assert proposal.samples == 200 and proposal.disabled
+    adjacent = {frozenset((p.link_1, p.link_2)) for p in proposal.disabled if p.reason == "Adjacent"}
+    assert frozenset(("base", "link1")) in adjacent
 
 
 def test_state_vectors_carry_floating_and_planar_values():
