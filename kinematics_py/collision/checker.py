@@ -149,8 +149,8 @@ class CollisionChecker:
         Unknown joints raise UnknownJointError; a mimic joint's value is ignored (it follows its master)."""
         if joint_positions is not None and not isinstance(joint_positions, Mapping):
             q = np.asarray(joint_positions, dtype=float)
-            if q.shape != (len(self.variable_names),):
-                raise KinematicsError(f"a joint vector needs {len(self.variable_names)} values for "
+            if q.shape != (self.model.tree.size,):
+                raise KinematicsError(f"a joint vector needs {self.model.tree.size} values for "
                                       f"{list(self.variable_names)}; got shape {q.shape}")
             return q
         return self.model.state_vector(joint_positions, base)
@@ -197,14 +197,15 @@ class CollisionChecker:
         q = self.state_vector(state)
         transforms, candidates = self._place(tables, q.reshape(1, -1),
                                              self._pair_mask(tables, self_collisions, world, links))
-        pairs, found = [], []
+        pairs, found, shape_poses = [], [], None
         for p in np.flatnonzero(candidates[0]):
             geometry_a, geometry_b = tables.pair_geometries[p]
             if contacts and len(found) < max_contacts:
                 hits = self.backend.contacts(geometry_a, geometry_b, transforms[0, p], max_contacts_per_pair)
                 if not hits:
                     continue
-                found += self._contacts(tables, q, p, hits)[:max_contacts - len(found)]
+                shape_poses = self._shape_poses(tables, q) if shape_poses is None else shape_poses
+                found += self._contacts(tables, shape_poses, p, hits)[:max_contacts - len(found)]
             elif not self.backend.collide(geometry_a, geometry_b, transforms[0, p]):
                 continue
             pair = tables.body_pair(p)
@@ -274,9 +275,11 @@ class CollisionChecker:
         full[:, indices] = Q
         return full
 
-    def _contacts(self, tables: PairTables, q: np.ndarray, p: int, hits) -> list[Contact]:
+    @staticmethod
+    def _contacts(tables: PairTables, shape_poses: np.ndarray, p: int, hits) -> list[Contact]:
+        """Contacts of pair p from the backend's (position, normal, depth) in shape a's frame."""
         a, b = tables.shapes.pairs[p]
-        T_plan_a = self._shape_poses(tables, q)[a]
+        T_plan_a = shape_poses[a]
         body_a, body_b = tables.shape_body[a], tables.shape_body[b]
         return [Contact(tables.body_names[body_a], BodyType(tables.body_types[body_a]), tables.body_names[body_b],
                         BodyType(tables.body_types[body_b]), T_plan_a[:3, :3] @ position + T_plan_a[:3, 3],
@@ -295,7 +298,7 @@ class CollisionChecker:
 
     def _shape_poses(self, tables: PairTables, q: np.ndarray) -> np.ndarray:
         poses = np.empty((len(tables.shapes.link), 4, 4))
-        place_shapes(q, self.model.tree.table, tables.shapes, poses)
+        place_shapes(q, self.model.tree.table_arrays, tables.shape_arrays, poses)
         return poses
 
     def _place(self, tables: PairTables, Q: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -303,7 +306,7 @@ class CollisionChecker:
         count, pairs = len(Q), len(tested)
         transforms = np.empty((count, pairs, 3, 4))
         candidates = np.empty((count, pairs), dtype=np.bool_)
-        place_and_cull(Q, self.model.tree.table, tables.shapes, tested, transforms, candidates)
+        place_and_cull(Q, self.model.tree.table_arrays, tables.shape_arrays, tested, transforms, candidates)
         return transforms, candidates
 
     def _current_tables(self) -> PairTables:

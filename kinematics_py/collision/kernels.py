@@ -14,14 +14,15 @@ import numpy as np
 
 from ..compiled import compiled_kernel
 from ..geometry.kernels import compose_into
-from ..model.tree_kernels import tree_link_poses
+from ..model.tree_kernels import TreeTable, place_links
 
 #: Added to |R| entries in the separating-axis test so that near-parallel edges do not give false separations.
 SAT_EPSILON = 1e-9
 
 
 class ShapeTable(NamedTuple):
-    """Every shape of a scene and the pairs of them to test (indices into the shape rows)."""
+    """Every shape of a scene and the pairs of them to test (indices into the shape rows). Kernels take it, like
+    the ``TreeTable``, as is or as the plain tuple of its arrays."""
 
     link: np.ndarray  # (S,) int64, the link a shape moves with; -1 for a world-fixed shape
     T_parent_shape: np.ndarray  # (S, 4, 4) in that link's frame, or in the planning frame when world-fixed
@@ -116,11 +117,12 @@ def _cull_pairs(shapes, tested, shape_pose, center, half, T_a_b, candidates):
 @compiled_kernel
 def place_shapes(q, tree, shapes, T_plan_shape):
     """T_plan_shape[s] (4x4) <- every shape's pose in the planning frame for one state vector ``q``."""
+    tree, shapes = TreeTable(*tree), ShapeTable(*shapes)
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
     center = np.empty((S, 3))
     half = np.empty((S, 3))
-    tree_link_poses(q, tree, link_poses)
+    place_links(q, tree, link_poses)
     _place_shapes(link_poses, shapes, T_plan_shape, center, half)
 
 
@@ -128,12 +130,13 @@ def place_shapes(q, tree, shapes, T_plan_shape):
 def place_and_cull(Q, tree, shapes, tested, T_a_b, candidates):
     """For every state Q[n] (a state vector, see ``tree_kernels``): place every shape and mark in candidates[n]
     the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4)."""
+    tree, shapes = TreeTable(*tree), ShapeTable(*shapes)
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
     shape_pose = np.empty((S, 4, 4))
     center = np.empty((S, 3))
     half = np.empty((S, 3))
     for n in range(Q.shape[0]):
-        tree_link_poses(Q[n], tree, link_poses)
+        place_links(Q[n], tree, link_poses)
         _place_shapes(link_poses, shapes, shape_pose, center, half)
         _cull_pairs(shapes, tested, shape_pose, center, half, T_a_b[n], candidates[n])

@@ -39,6 +39,11 @@ class PairTables:
         return {(s, w): np.where(self.pair_involves_world, w, s) for s in (False, True) for w in (False, True)}
 
     @functools.cached_property
+    def shape_arrays(self) -> tuple[np.ndarray, ...]:
+        """``shapes`` as a plain tuple, for kernel calls (see ``ShapeTable``)."""
+        return tuple(self.shapes)
+
+    @functools.cached_property
     def pair_geometries(self) -> tuple[tuple[object, object], ...]:
         """(backend geometry of shape a, of shape b) of every pair."""
         return tuple((self.geometries[a], self.geometries[b]) for a, b in self.shapes.pairs.tolist())

@@ -52,6 +52,8 @@ class KinematicTree:
             array.flags.writeable = False
         self.link_count = len(description.link_names)
         self.table = _flatten(description.joints, link_index, self.slots)
+        #: ``table`` as a plain tuple, for calls from Python (see ``TreeTable``).
+        self.table_arrays = tuple(self.table)
 
     @property
     def size(self) -> int:
@@ -61,14 +63,14 @@ class KinematicTree:
     def link_poses(self, q: np.ndarray) -> np.ndarray:
         """(links, 4, 4): T_root_link of every link (in ``RobotDescription.link_names`` order) for one state."""
         poses = np.empty((self.link_count, 4, 4))
-        tk.tree_link_poses(np.asarray(q, dtype=float), self.table, poses)
+        tk.tree_link_poses(np.asarray(q, dtype=float), self.table_arrays, poses)
         return poses
 
     def link_poses_batch(self, Q: np.ndarray) -> np.ndarray:
         """(N, links, 4, 4): T_root_link of every link for each of N states (N, size)."""
         Q = np.ascontiguousarray(Q, dtype=float)
         poses = np.empty((len(Q), self.link_count, 4, 4))
-        tk.tree_link_poses_batch(Q, self.table, poses)
+        tk.tree_link_poses_batch(Q, self.table_arrays, poses)
         return poses
 
 
