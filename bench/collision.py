@@ -44,7 +44,7 @@ if importlib.util.find_spec("kinematics_py") is None:  # a checkout without `pip
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from kinematics_py import Box, CollisionChecker, KinematicsPlugin, Pose, RobotModel, SemanticModel
-from kinematics_py.collision.checker import CoalBackend
+from kinematics_py.collision.backend import CoalBackend
 from kinematics_py.collision.geometry import Mesh, Plane, convex_hull, load_mesh
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
@@ -60,7 +60,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "collision.md"
 
 
 class FclBackend:
-    """Narrow phase with python-fcl, the same interface as ``kinematics_py.collision.checker.CoalBackend``."""
+    """Narrow phase with python-fcl, the same interface as ``kinematics_py.collision.backend.CoalBackend``."""
 
     name = "python-fcl"
 

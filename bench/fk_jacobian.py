@@ -13,7 +13,8 @@ Both sides return the same quantities: T_base_tip as a 4x4 / SE3, and the geomet
 the tip origin in the base frame (pinocchio: LOCAL_WORLD_ALIGNED, base = the model root). The
 pinocchio model is reduced to the chain's joints (the others locked), so neither side computes
 joints off the chain. The answers are checked to agree before anything is timed. Batched FK: one call on --batch
-configurations against a Python loop of pinocchio calls, in microseconds per configuration.
+configurations against a Python loop of pinocchio calls, in microseconds per configuration. Every link:
+``RobotModel.link_poses`` (the whole tree, the chain's joints given by name) against pinocchio's full model.
 """
 from __future__ import annotations
 
@@ -59,8 +60,10 @@ class Subject:
 
     def __init__(self, spec: BenchChain, count: int, seed: int):
         path = importlib.resources.files(kinematics_py).joinpath("robots", spec.urdf)
-        self.chain = kinematics_py.RobotModel.from_urdf_file(path).chain(spec.base_link, spec.tip_link)
+        self.robot = kinematics_py.RobotModel.from_urdf_file(path)
+        self.chain = self.robot.chain(spec.base_link, spec.tip_link)
         full_model = pin.buildModelFromUrdf(str(path))
+        self.full_model, self.full_data = full_model, full_model.createData()
         others = [j for j in range(1, full_model.njoints) if full_model.names[j] not in self.chain.joint_names]
         self.model = pin.buildReducedModel(full_model, others, pin.neutral(full_model))
         self.data = self.model.createData()
@@ -75,6 +78,12 @@ class Subject:
             if joint.nq != 1:
                 raise ValueError(f"joint {name} is not a 1-value joint in pinocchio")
             self.Q_pin[:, joint.idx_q] = self.Q[:, column]
+        # Every link: the chain's joints set, the others at zero (in their limits, as both libraries default).
+        self.values = [dict(zip(self.chain.joint_names, q.tolist())) for q in self.Q]
+        self.Q_full = np.tile(pin.neutral(full_model), (count, 1))
+        for column, name in enumerate(self.chain.joint_names):
+            self.Q_full[:, full_model.joints[full_model.getJointId(name)].idx_q] = self.Q[:, column]
+        self.link_frames = {link: full_model.getFrameId(link, pin.BODY) for link in self.robot.link_names}
 
     def kp_fk(self, i):
         return self.chain.forward_kinematics(self.Q[i])
@@ -93,6 +102,14 @@ class Subject:
         J = pin.computeFrameJacobian(self.model, self.data, self.Q_pin[i], self.frame, pin.LOCAL_WORLD_ALIGNED)
         return self.data.oMf[self.frame], J
 
+    def kp_link_poses(self, i):
+        return self.robot.link_poses(self.values[i])
+
+    def pin_link_poses(self, i):
+        pin.forwardKinematics(self.full_model, self.full_data, self.Q_full[i])
+        pin.updateFramePlacements(self.full_model, self.full_data)
+        return self.full_data.oMf
+
     def kp_batch_fk(self, _i):
         return self.chain.forward_kinematics(self.Q)
 
@@ -106,6 +123,9 @@ class Subject:
             M, J_pin = self.pin_fk_and_jacobian(i)
             error = max(np.abs(T - M.homogeneous).max(), np.abs(J - J_pin[:, columns]).max(),
                         np.abs(self.kp_fk(i) - self.pin_fk(i).homogeneous).max())
+            poses, placements = self.kp_link_poses(i), self.pin_link_poses(i)
+            error = max(error, max(np.abs(T - placements[self.link_frames[link]].homogeneous).max()
+                                   for link, T in poses.items()))
             if error > AGREEMENT_TOLERANCE:
                 raise AssertionError(f"libraries disagree by {error:.3g} at configuration {self.Q[i]}")
 
@@ -147,6 +167,8 @@ def main() -> None:
         fk_j, fk_and_j, pin_fk_j = median_us_per_call(
             [subject.kp_fk_then_jacobian, subject.kp_fk_and_jacobian, subject.pin_fk_and_jacobian],
             args.rounds, args.block, args.batch)
+        tree, pin_tree = median_us_per_call([subject.kp_link_poses, subject.pin_link_poses], args.rounds,
+                                            args.block, args.batch)
         batch, pin_loop = median_us_per_call(
             [subject.kp_batch_fk, subject.pin_batch_fk], max(args.rounds // 30, 5), 1, args.batch,
             per_call_items=args.batch)
@@ -155,6 +177,8 @@ def main() -> None:
             (spec.label, "FK + Jacobian", "`forward_kinematics` + `jacobian`", fk_j, pin_fk_j),
             (spec.label, "FK + Jacobian", "`forward_kinematics_and_jacobian`", fk_and_j, pin_fk_j),
             (spec.label, f"FK, batch of {args.batch} (per config)", "`forward_kinematics(Q)`", batch, pin_loop),
+            (spec.label, f"FK of every link ({len(subject.robot.link_names)})", "`RobotModel.link_poses`", tree,
+             pin_tree),
         ]
 
     print(f"kinematics_py {getattr(kinematics_py, '__version__', '(checkout)')}, pinocchio {pin.__version__}, "
@@ -165,7 +189,9 @@ def main() -> None:
     for label, operation, call, ours, theirs in rows:
         print(f"| {label} | {operation} | {call} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} |")
     print("\npinocchio: `forwardKinematics` + `updateFramePlacement` (FK); `computeFrameJacobian` "
-          "LOCAL_WORLD_ALIGNED, which also places the frame (FK + Jacobian); a Python loop of FK calls (batch).")
+          "LOCAL_WORLD_ALIGNED, which also places the frame (FK + Jacobian); a Python loop of FK calls (batch); "
+          "`forwardKinematics` + `updateFramePlacements` on the whole model (every link; kinematics_py takes a "
+          "dict of joint values and returns a dict of 4x4 poses).")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Union
 from urllib.parse import unquote, urlparse
 
 import numpy as np
@@ -149,8 +148,10 @@ class Plane:
         object.__setattr__(self, "coefficients", (a / norm, b / norm, c / norm, d / norm))
 
 
-Shape = Union[Box, Sphere, Cylinder, Cone, Mesh, Plane]
+Shape = Box | Sphere | Cylinder | Cone | Mesh | Plane
 SHAPE_TYPES = (Box, Sphere, Cylinder, Cone, Mesh, Plane)
+#: A mesh whose vertices spread less than this fraction of their largest extent off a plane is flat (no hull).
+FLAT_MESH_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,6 +223,10 @@ def convex_hull(mesh: Mesh) -> Mesh:
     """The convex hull of a mesh's vertices; GeometryError if they span no volume (a flat mesh)."""
     import trimesh
 
+    vertices = np.asarray(mesh.vertices, dtype=float)
+    spread = np.linalg.svd(vertices - vertices.mean(axis=0), compute_uv=False) if len(vertices) >= 4 else [0.0]
+    if len(spread) < 3 or not spread[2] > FLAT_MESH_TOLERANCE * spread[0]:
+        raise GeometryError(f"no convex hull for mesh {mesh.source or '(inline)'}: its vertices span no volume")
     try:
         hull = trimesh.convex.convex_hull(np.asarray(mesh.vertices))
     except Exception as error:  # scipy's qhull raises its own error types

@@ -1,7 +1,7 @@
 """Proposing link pairs to leave out of self-collision checks, as MoveIt Setup Assistant does.
 
-For a robot without an SRDF (or to write one): sample random joint values, check every pair of links
-with geometry, and disable, in this order,
+For a robot without an SRDF (or to write one): sample random joint values (a mobile base's floating or
+planar joint stays at the default state), check every pair of links with geometry, and disable, in this order,
 
 - "Adjacent": links joined by a joint (through links without geometry),
 - "Default": pairs in collision at the default state (every joint at zero, clamped into its limits),
@@ -17,7 +17,9 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from .checker import CollisionChecker, adjacent_link_pairs
+from ..model.urdf import SINGLE_DOF_JOINT_TYPES
+from .checker import CollisionChecker
+from .tables import adjacent_link_pairs
 
 #: MoveIt Setup Assistant's defaults: 10000 samples, "always" at 95 % of them.
 DEFAULT_SAMPLES = 10000
@@ -62,12 +64,15 @@ def propose_disabled_pairs(checker: CollisionChecker, *, samples: int = DEFAULT_
     if not 0.0 < always_fraction <= 1.0:
         raise ValueError(f"always_fraction must be within (0, 1]; got {always_fraction}")
     model = checker.model
-    lower = np.array([model.joints[name].lower for name in checker.variable_names])
-    upper = np.array([model.joints[name].upper for name in checker.variable_names])
-    lower = np.where(np.isfinite(lower), lower, CONTINUOUS_RANGE[0])
-    upper = np.where(np.isfinite(upper), upper, CONTINUOUS_RANGE[1])
-    states = lower + np.random.default_rng(seed).random((samples, len(lower))) * (upper - lower)
     default = checker.state_vector(default_state).reshape(1, -1)
+    # Floating and planar joints stay where the default state has them: they carry the links they move rigidly.
+    lower, upper = default[0].copy(), default[0].copy()
+    for name, values in model.tree.slots.items():
+        joint = model.joints[name]
+        if joint.type in SINGLE_DOF_JOINT_TYPES:
+            lower[values] = joint.lower if np.isfinite(joint.lower) else CONTINUOUS_RANGE[0]
+            upper[values] = joint.upper if np.isfinite(joint.upper) else CONTINUOUS_RANGE[1]
+    states = lower + np.random.default_rng(seed).random((samples, len(lower))) * (upper - lower)
 
     pairs, hits = checker.link_pair_collisions(np.vstack([default, states]))
     fractions = hits[1:].mean(axis=0)

@@ -247,10 +247,12 @@ class PlanningScene:
             raise SceneError(f"{context}: unknown link {link!r}; links are {list(self.robot_model.link_names)}")
         unknown = [name for name in update.touch_links if name not in self._link_poses]
         if unknown:
-            raise SceneError(f"{context}: unknown touch_links {unknown}; links are {list(self.robot_model.link_names)}")
+            raise SceneError(f"{context}: unknown touch_links {unknown}; links are "
+                             f"{list(self.robot_model.link_names)}")
         T_link_plan = invert_transform(self._link_poses[link])
         if spec.has_geometry:
-            T_link_frame = np.eye(4) if spec.frame_id in ("", link) else T_link_plan @ self.frame_transform(spec.frame_id)
+            in_link = spec.frame_id in ("", link)
+            T_link_frame = np.eye(4) if in_link else T_link_plan @ self.frame_transform(spec.frame_id)
             T_link_object = T_link_frame @ _transform(spec.pose, f"{context}: pose")
             shapes, subframes = _shapes_and_subframes(spec, context)
             scene_object = SceneObject(spec.id, T_link_object, shapes, MappingProxyType(subframes))

@@ -1,1 +1,1 @@
-"""Rigid transforms (4x4 arrays, quaternions x, y, z, w) and the Pose value type."""
+"""Rigid transforms (4x4 arrays, quaternions x, y, z, w), their compiled primitives, and the Pose value type."""

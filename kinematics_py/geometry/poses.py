@@ -40,53 +40,70 @@ def pose_values(pose) -> tuple[tuple[float, ...], tuple[float, ...]]:
     return tuple(map(float, position)), tuple(map(float, orientation))
 
 
+def pose_problem(position: tuple[float, ...], orientation: tuple[float, ...]) -> str | None:
+    """Why a pose's values cannot be used, or None: the one rule set of single poses and batches."""
+    if len(position) != 3 or len(orientation) != 4:
+        return f"a pose needs 3 position and 4 quaternion values; got {position} and {orientation}"
+    if not all(map(math.isfinite, position + orientation)):
+        return f"pose values must be finite; got position {position}, orientation {orientation}"
+    if math.hypot(*orientation) < MINIMUM_QUATERNION_NORM:
+        return f"orientation quaternion {orientation} is zero: it describes no rotation"
+    return None
+
+
+def _unreadable(pose) -> str:
+    return f"cannot read a pose from {pose!r}: expected position (x, y, z) and orientation (x, y, z, w)"
+
+
+def _array_problem(T: np.ndarray) -> str | None:
+    if T.shape != (4, 4) or not np.isfinite(T).all():
+        return f"a pose array must be a finite 4x4 transform; got shape {T.shape}"
+    return None
+
+
 def transform_from_any_pose(pose) -> np.ndarray:
-    """4x4 transform of a pose (see ``pose_values``) or a 4x4 array; PoseError if unusable.
+    """4x4 transform of a pose (see ``pose_values``) or a 4x4 array; PoseError if unusable (see ``pose_problem``).
 
     A quaternion that is not of unit length is normalised (as MoveIt does); a (near) zero one is refused.
     """
     if isinstance(pose, np.ndarray):
-        if pose.shape != (4, 4) or not np.isfinite(pose).all():
-            raise PoseError(f"a pose array must be a finite 4x4 transform; got shape {pose.shape}")
+        problem = _array_problem(pose)
+        if problem is not None:
+            raise PoseError(problem)
         return pose.astype(float)
     try:
         position, orientation = pose_values(pose)
     except (AttributeError, TypeError, ValueError):
-        raise PoseError(f"cannot read a pose from {pose!r}: expected position (x, y, z) and "
-                        f"orientation (x, y, z, w)") from None
-    if len(position) != 3 or len(orientation) != 4:
-        raise PoseError(f"a pose needs 3 position and 4 quaternion values; got {position} and {orientation}")
-    if not all(map(math.isfinite, position + orientation)):
-        raise PoseError(f"pose values must be finite; got position {position}, orientation {orientation}")
-    if math.hypot(*orientation) < MINIMUM_QUATERNION_NORM:
-        raise PoseError(f"orientation quaternion {orientation} is zero: it describes no rotation")
+        raise PoseError(_unreadable(pose)) from None
+    problem = pose_problem(position, orientation)
+    if problem is not None:
+        raise PoseError(problem)
     return transform_from_pose(position, orientation)
 
 
 def transforms_from_poses(poses) -> tuple[np.ndarray, dict[int, str]]:
-    """(N, 4, 4) transforms of N poses and {index: reason} for the unusable ones (identity there).
-
-    Vectorised for many poses: the batch IK entry point converts 1,000s at once.
+    """(N, 4, 4) transforms of N poses and {index: reason} for the unusable ones (identity there), by the
+    rules of ``transform_from_any_pose``; the rotations of many poses are computed at once.
     """
     if isinstance(poses, np.ndarray):
         T = np.array(poses, dtype=float).reshape(-1, 4, 4)
-        bad = {int(i): "pose values must be finite" for i in np.flatnonzero(~np.isfinite(T).all(axis=(1, 2)))}
+        bad = {int(i): _array_problem(T[i]) for i in np.flatnonzero(~np.isfinite(T).all(axis=(1, 2)))}
         T[list(bad)] = np.eye(4)
         return T, bad
-    values = np.full((len(poses), 7), np.nan)
+    values = np.zeros((len(poses), 7))
+    values[:, 6] = 1.0  # the identity where a pose is unusable
     bad = {}
     for i, pose in enumerate(poses):
         try:
             position, orientation = pose_values(pose)
-            values[i] = position + orientation
         except (AttributeError, TypeError, ValueError):
-            bad[i] = f"cannot read a pose from {pose!r}"
-    norms = np.linalg.norm(values[:, 3:], axis=1)
-    for i in np.flatnonzero(~np.isfinite(values).all(axis=1)):
-        bad.setdefault(int(i), f"pose values must be finite; got {tuple(values[i])}")
-    for i in np.flatnonzero(np.isfinite(norms) & (norms < MINIMUM_QUATERNION_NORM)):
-        bad.setdefault(int(i), f"orientation quaternion {tuple(values[i, 3:])} is zero: it describes no rotation")
-    values[list(bad)] = (0, 0, 0, 0, 0, 0, 1)
+            bad[i] = _unreadable(pose)
+            continue
+        problem = pose_problem(position, orientation)
+        if problem is None:
+            values[i] = position + orientation
+        else:
+            bad[i] = problem
     T = np.tile(np.eye(4), (len(values), 1, 1))
     T[:, :3, :3] = rotations_from_quaternions(values[:, 3:])
     T[:, :3, 3] = values[:, :3]

@@ -1,4 +1,4 @@
-"""Rigid transforms as 4x4 numpy arrays.
+"""Rigid transforms as 4x4 numpy arrays (rotations, RPY and rotation vectors computed by ``kernels``).
 
 Conventions used everywhere in kinematics_py:
 - ``T_a_b`` is the pose of frame b expressed in frame a (maps points from b to a).
@@ -12,29 +12,22 @@ import math
 
 import numpy as np
 
+from . import kernels
+
 
 def rotation_from_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """3x3 rotation from URDF roll-pitch-yaw [rad]."""
-    cr, sr = np.cos(roll), np.sin(roll)
-    cp, sp = np.cos(pitch), np.sin(pitch)
-    cy, sy = np.cos(yaw), np.sin(yaw)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
+    R = np.empty((3, 3))
+    kernels.rotation_from_rpy_into(float(roll), float(pitch), float(yaw), R)
+    return R
 
 
 def rotation_about_axis(axis: np.ndarray, angle: float) -> np.ndarray:
     """3x3 rotation of ``angle`` [rad] about the unit vector ``axis`` (Rodrigues)."""
     x, y, z = axis
-    c, s = np.cos(angle), np.sin(angle)
-    v = 1.0 - c
-    return np.array([
-        [c + x * x * v, x * y * v - z * s, x * z * v + y * s],
-        [y * x * v + z * s, c + y * y * v, y * z * v - x * s],
-        [z * x * v - y * s, z * y * v + x * s, c + z * z * v],
-    ])
+    R = np.empty((3, 3))
+    kernels.rotation_about_axis_into(float(x), float(y), float(z), float(angle), R)
+    return R
 
 
 def make_transform(rotation: np.ndarray | None = None, translation=(0.0, 0.0, 0.0)) -> np.ndarray:
@@ -111,20 +104,9 @@ def invert_transform(T: np.ndarray) -> np.ndarray:
 
 def rotation_log(rotation: np.ndarray) -> np.ndarray:
     """Rotation vector (axis * angle [rad], angle in [0, pi]) of a 3x3 rotation matrix."""
-    R = np.asarray(rotation, dtype=float)
-    cos_angle = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    angle = np.arccos(cos_angle)
-    skew = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if angle < 1e-7:
-        return 0.5 * skew
-    if np.pi - angle < 1e-4:
-        # Near pi the skew part vanishes: recover the axis from the symmetric part.
-        k = int(np.argmax(np.diag(R)))
-        axis = (R[:, k] + np.eye(3)[:, k]) / np.sqrt(2.0 * (1.0 + R[k, k]))
-        if axis @ skew < 0.0:
-            axis = -axis
-        return angle * axis / np.linalg.norm(axis)
-    return angle / (2.0 * np.sin(angle)) * skew
+    log = np.empty(3)
+    kernels.rotation_vector(np.asarray(rotation, dtype=float), log)
+    return log
 
 
 def pose_error(T_target: np.ndarray, T_actual: np.ndarray) -> tuple[float, float]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import compiled_kernel
+from ..geometry.kernels import rotation_about_axis_into
 
 REVOLUTE = 1
 PRISMATIC = 2
@@ -27,22 +28,6 @@ REVOLUTE_X = 3
 REVOLUTE_Y = 4
 REVOLUTE_Z = 5
 SEGMENT_WIDTH = 17
-
-
-@compiled_kernel(inline="always")
-def _rotation_about_axis(ax, ay, az, angle, out):
-    c = np.cos(angle)
-    s = np.sin(angle)
-    v = 1.0 - c
-    out[0, 0] = c + ax * ax * v
-    out[0, 1] = ax * ay * v - az * s
-    out[0, 2] = ax * az * v + ay * s
-    out[1, 0] = ay * ax * v + az * s
-    out[1, 1] = c + ay * ay * v
-    out[1, 2] = ay * az * v - ax * s
-    out[2, 0] = az * ax * v - ay * s
-    out[2, 1] = az * ay * v + ax * s
-    out[2, 2] = c + az * az * v
 
 
 @compiled_kernel(inline="always")
@@ -105,7 +90,7 @@ def chain_pose(q, segments, joint_info, R, p, axes_world, origins_world):
             for i in range(3):
                 p[i] += axes_world[k, i] * value
         elif motion == REVOLUTE:
-            _rotation_about_axis(ax, ay, az, value, local)
+            rotation_about_axis_into(ax, ay, az, value, local)
             _apply_rotation(R, local, scratch)
         else:
             # About coordinate axis k: only the columns a = k+1 and b = k+2 (cyclic) of R mix.

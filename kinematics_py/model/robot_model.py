@@ -1,14 +1,16 @@
 """The kinematic tree of a robot: link poses for any joint values, and serial chains for IK."""
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 
 import numpy as np
 
 from ..errors import ChainError, JointValueError, UnknownJointError, UnknownLinkError
-from ..geometry.transforms import make_transform, rotation_about_axis, rotation_from_rpy
+from . import tree_kernels
 from .chain import Chain
+from .kinematic_tree import MOTION, KinematicTree, joint_axes
 from .urdf import (
     JOINT_VALUE_COUNT,
     SINGLE_DOF_JOINT_TYPES,
@@ -25,7 +27,8 @@ class RobotModel:
 
     Joint values are given as a mapping joint name -> value: a float [rad] or [m] for revolute,
     continuous and prismatic joints; (x, y, z, roll, pitch, yaw) for a floating joint; (x, y, theta)
-    for a planar joint, x and y along two axes of the plane normal to the joint axis.
+    for a planar joint, x and y along two axes of the plane normal to the joint axis. As a state vector
+    (``state_vector``), the same values in ``variable_names`` order (see ``KinematicTree``).
     """
 
     def __init__(self, description: RobotDescription, urdf_xml: str = ""):
@@ -47,6 +50,8 @@ class RobotModel:
         self.single_dof_joint_names: tuple[str, ...] = tuple(
             j.name for j in description.joints if j.type in SINGLE_DOF_JOINT_TYPES
         )
+        #: The whole tree flattened for the compiled FK (``link_poses``, the collision checker).
+        self.tree = KinematicTree(description)
         self._parent_joint = {joint.child: joint for joint in description.joints}
         self._chains: dict[tuple[str, str], Chain] = {}
 
@@ -124,9 +129,30 @@ class RobotModel:
                 values[name] = mimic.multiplier * values[mimic.joint] + mimic.offset
         return values
 
+    @property
+    def variable_names(self) -> tuple[str, ...]:
+        """Names of the values of a state vector (``KinematicTree.variable_names``)."""
+        return self.tree.variable_names
+
+    def state_vector(self, joint_positions: Mapping[str, object] | None = None,
+                     base: np.ndarray | None = None) -> np.ndarray:
+        """A state vector: ``base`` (default: ``tree.default``, every value at zero clamped into its limits) with
+        the given joints' values written over it. Values are checked as in ``resolve_joint_values``; a mimic
+        joint's value is checked, then left out (it follows its master)."""
+        q = (self.tree.default if base is None else base).copy()
+        slots = self.tree.slots
+        for name, value in (joint_positions or {}).items():
+            self.check_joint(name)
+            value = self._checked_value(name, value)
+            if name in slots:
+                q[slots[name]] = value
+        return q
+
     def _checked_value(self, name: str, value):
         joint_type = self.joints[name].type
         count = JOINT_VALUE_COUNT[joint_type]
+        if count == 1 and isinstance(value, (float, int)) and math.isfinite(value):
+            return float(value)
         try:
             array = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
@@ -142,33 +168,11 @@ class RobotModel:
 
     def link_poses(self, joint_positions: Mapping[str, object] | None = None) -> dict[str, np.ndarray]:
         """``T_root_link`` (4x4) of every link for the given joint values (see class docstring)."""
-        values = self.resolve_joint_values(joint_positions)
-        poses = {self.root_link: np.eye(4)}
-        for joint in self.description.joints:
-            T_root_joint = poses[joint.parent] @ joint.T_parent_joint
-            if joint.is_movable:
-                T_root_joint = T_root_joint @ joint_motion(joint, values[joint.name])
-            poses[joint.child] = T_root_joint
-        return poses
+        return dict(zip(self.link_names, self.tree.link_poses(self.state_vector(joint_positions))))
 
 
 def joint_motion(joint: JointSpec, value) -> np.ndarray:
-    """Transform from a joint's frame to its child link's frame for ``value``."""
-    if joint.type in ("revolute", "continuous"):
-        return make_transform(rotation_about_axis(joint.axis, value))
-    if joint.type == "prismatic":
-        return make_transform(None, joint.axis * value)
-    if joint.type == "floating":
-        return make_transform(rotation_from_rpy(*value[3:]), value[:3])
-    if joint.type == "planar":
-        u, v = _plane_axes(joint.axis)
-        return make_transform(rotation_about_axis(joint.axis, value[2]), value[0] * u + value[1] * v)
-    return np.eye(4)
-
-
-def _plane_axes(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit axes spanning the plane normal to ``normal``: x and y of the joint frame for a z normal."""
-    reference = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    u = reference - (reference @ normal) * normal
-    u /= np.linalg.norm(u)
-    return u, np.cross(normal, u)
+    """Transform from a joint's frame to its child link's frame for ``value`` (as ``link_poses`` takes it)."""
+    T = np.empty((4, 4))
+    tree_kernels.joint_motion(MOTION[joint.type], joint_axes(joint), np.atleast_1d(np.asarray(value, dtype=float)), T)
+    return T

@@ -172,7 +172,8 @@ class _SrdfReader:
             elif child.tag == "group":
                 subgroup = self._attribute(child, "name")
                 if subgroup not in self.group_elements:
-                    raise SrdfError(f"{context}: unknown subgroup {subgroup!r}; groups are {sorted(self.group_elements)}")
+                    raise SrdfError(f"{context}: unknown subgroup {subgroup!r}; groups are "
+                                    f"{sorted(self.group_elements)}")
                 resolved = self._resolve_group(subgroup, visiting + (name,))
                 subgroups.append(subgroup)
                 joints += resolved.joint_names

@@ -13,9 +13,10 @@ from reference import PinocchioCollisions
 from robots import example_robot_data_dir, example_robot_urdf
 
 from kinematics_py import RobotModel, SemanticModel
-from kinematics_py.collision.checker import BodyType, CollisionChecker, adjacent_link_pairs
+from kinematics_py.collision.checker import BodyType, CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere
-from kinematics_py.errors import UnknownJointError, UnknownLinkError
+from kinematics_py.collision.tables import adjacent_link_pairs
+from kinematics_py.errors import ErrorCode, UnknownJointError, UnknownLinkError
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
 SEED = 7
@@ -201,6 +202,19 @@ def test_joint_values_are_checked():
         checker.check([1.0, 2.0, 3.0])
     with pytest.raises(UnknownLinkError, match="unknown link 'nowhere'"):
         checker.check({"x": 0.0}, links=["nowhere"])
+
+
+def test_validity_of_a_group_vector_counts_checks_rejections_and_pairs():
+    checker = slider(Sphere(0.1))
+    validity = checker.validity(["x"], {"z": 0.0})
+    assert validity(np.array([1.0])).error_code == ErrorCode.SUCCESS
+    verdict = validity.solution_callback(None, [0.05])
+    assert verdict.error_code == ErrorCode.GOAL_IN_COLLISION and "base - probe" in verdict.reason
+    assert validity([0.0]).error_code == ErrorCode.GOAL_IN_COLLISION
+    assert (validity.checks, validity.rejections) == (3, 2)
+    assert validity.pair_counts == {("base", "probe"): 2} and validity.colliding_pairs() == (("base", "probe"),)
+    lifted = checker.validity(["x"], {"z": 1.0})  # the other joints come from the base state
+    assert lifted([0.0]).error_code == ErrorCode.SUCCESS
 
 
 # ================================================================================== adjacency

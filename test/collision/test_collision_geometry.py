@@ -37,7 +37,8 @@ TOLERANCE = 1e-12
 TETRAHEDRON = Mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
 SMALL_URDF = """<robot name="shapes">
   <link name="base">
-    <collision><origin xyz="0 0 0.1" rpy="0 0 1.5707963267948966"/><geometry><box size="0.2 0.4 0.1"/></geometry></collision>
+    <collision><origin xyz="0 0 0.1" rpy="0 0 1.5707963267948966"/>
+      <geometry><box size="0.2 0.4 0.1"/></geometry></collision>
     <collision><geometry><sphere radius="0.05"/></geometry></collision>
   </link>
   <link name="arm"><collision><geometry><cylinder radius="0.03" length="0.5"/></geometry></collision></link>
@@ -115,7 +116,8 @@ def test_package_uri_resolves_with_package_paths_ament_prefix_and_ros_package_pa
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "ament"))
     monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path / "ros1"))
     uri = "package://my_robot/meshes/part.stl"
-    assert resolve_uri(uri, package_paths={"my_robot": tmp_path / "explicit/my_robot"}).read_text() == "explicit/my_robot"
+    explicit = resolve_uri(uri, package_paths={"my_robot": tmp_path / "explicit/my_robot"})
+    assert explicit.read_text() == "explicit/my_robot"
     assert resolve_uri(uri).read_text() == "ament/share/my_robot"
     monkeypatch.setenv("AMENT_PREFIX_PATH", "")
     assert resolve_uri(uri).read_text() == "ros1/my_robot"

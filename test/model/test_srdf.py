@@ -153,8 +153,8 @@ def test_unknown_names_are_reported_with_the_valid_ones(panda_model, panda_srdf_
     ('<group name="panda_arm"/>\n', '<group name="panda_leg"/>\n', "panda_leg"),
     ('<group_state name="open" group="hand">', '<group_state name="open" group="gripper">', "gripper"),
     ('parent_group="panda_arm"', 'parent_group="arm"', "'arm'"),
-    ('<chain base_link="panda_link0" tip_link="panda_link8"/>', '<chain base_link="panda_link8" tip_link="panda_link0"/>',
-     "ancestor"),
+    ('<chain base_link="panda_link0" tip_link="panda_link8"/>',
+     '<chain base_link="panda_link8" tip_link="panda_link0"/>', "ancestor"),
 ])
 def test_inconsistent_srdf_is_an_srdf_error(panda_model, panda_srdf_text, old, new, fragment):
     assert panda_srdf_text.count(old) == 1

@@ -1,0 +1,179 @@
+"""The pair tables of one scene and configuration version: bodies, their shapes, and the shape pairs to test.
+
+Pairs that can never count are left out once, here: shapes of the same body, pairs of disabled bodies
+(adjacent links, the SRDF's disabled pairs, pairs allowed with ``allow_collision``), an attached object
+and its link or touch links, and world objects among themselves.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.robot_model import RobotModel
+from .geometry import GeometryError, Mesh, Placed, Shape, convex_hull, local_bounds, scaled_and_padded
+from .kernels import ShapeTable
+from .report import BodyType
+
+#: Backend geometries kept per (shape, scale, padding, hull) before the cache starts over.
+GEOMETRY_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True, eq=False)
+class PairTables:
+    """Everything one scene/configuration version needs: bodies, their shapes, and the pairs to test."""
+
+    body_names: tuple[str, ...]
+    body_types: np.ndarray  # (B,) BodyType
+    body_links: np.ndarray  # (B,) link index a body moves with, -1 for world objects
+    shape_body: np.ndarray  # (S,)
+    shapes: ShapeTable
+    geometries: tuple  # (S,) backend geometry of every shape
+    pair_involves_world: np.ndarray  # (P,)
+
+    @functools.cached_property
+    def masks(self) -> dict[tuple[bool, bool], np.ndarray]:
+        """(self_collisions, world) -> which pairs to test."""
+        return {(s, w): np.where(self.pair_involves_world, w, s) for s in (False, True) for w in (False, True)}
+
+    @functools.cached_property
+    def shape_arrays(self) -> tuple[np.ndarray, ...]:
+        """``shapes`` as a plain tuple, for kernel calls (see ``ShapeTable``)."""
+        return tuple(self.shapes)
+
+    @functools.cached_property
+    def pair_geometries(self) -> tuple[tuple[object, object], ...]:
+        """(backend geometry of shape a, of shape b) of every pair."""
+        return tuple((self.geometries[a], self.geometries[b]) for a, b in self.shapes.pairs.tolist())
+
+    def body_pair(self, p: int) -> tuple[str, str]:
+        """Names of the two bodies of pair p."""
+        a, b = self.shapes.pairs[p]
+        return self.body_names[self.shape_body[a]], self.body_names[self.shape_body[b]]
+
+
+class TableBuilder:
+    """Builds ``PairTables`` of a robot's link geometry and a scene's objects; keeps the backend geometry of
+    every shape it built (per scale, padding and hull), so rebuilding after a scene change is cheap.
+
+    ``mesh_mode`` "convex_hull" checks a robot link mesh as the hull of its grown hull (a flat mesh as its
+    triangles); meshes of world and attached objects are always checked as triangles."""
+
+    def __init__(self, model: RobotModel, link_geometry: Mapping[str, tuple[Placed, ...]], backend, mesh_mode: str):
+        self.link_geometry = link_geometry
+        self.backend = backend
+        self.mesh_mode = mesh_mode
+        self._link_index = {name: i for i, name in enumerate(model.link_names)}
+        self._geometry_cache: dict = {}
+
+    def build(self, world: Mapping, attached: Mapping, scale: Mapping[str, float], padding: Mapping[str, float],
+              disabled_pairs: Mapping[frozenset[str], str]) -> PairTables:
+        """Tables of the robot's links (grown by their ``scale`` and ``padding`` [m]), the attached and the world
+        objects; pairs in ``disabled_pairs`` are left out."""
+        bodies: list[tuple[str, BodyType, int]] = []
+        rows: list[tuple[int, int, np.ndarray, tuple, object]] = []  # body, link, T_parent_shape, bounds, geometry
+
+        def add(body: int, link: int, T_parent_shape: np.ndarray, shape: Shape, scale=1.0, padding=0.0,
+                robot_link=False) -> None:
+            bounds, geometry = self._geometry(shape, scale, padding, robot_link and self.mesh_mode == "convex_hull")
+            rows.append((body, link, T_parent_shape, bounds, geometry))
+
+        for link, placed in self.link_geometry.items():
+            bodies.append((link, BodyType.ROBOT_LINK, self._link_index[link]))
+            for item in placed:
+                add(len(bodies) - 1, self._link_index[link], item.T_frame_shape, item.shape, scale[link],
+                    padding[link], robot_link=True)
+        for object_id, item in attached.items():
+            bodies.append((object_id, BodyType.ROBOT_ATTACHED, self._link_index[item.link]))
+            for shape in item.object.shapes:
+                add(len(bodies) - 1, self._link_index[item.link], item.object.T_parent_object @ shape.T_frame_shape,
+                    shape.shape)
+        for object_id, item in world.items():
+            bodies.append((object_id, BodyType.WORLD_OBJECT, -1))
+            for shape in item.shapes:
+                add(len(bodies) - 1, -1, item.T_parent_object @ shape.T_frame_shape, shape.shape)
+        touch = {object_id: item.touch_links | {item.link} for object_id, item in attached.items()}
+        pairs, involves_world = [], []
+        for i in range(len(rows)):
+            for j in range(i + 1, len(rows)):
+                body_a, body_b = bodies[rows[i][0]], bodies[rows[j][0]]
+                if rows[i][0] == rows[j][0] or _skipped(body_a, body_b, touch, disabled_pairs):
+                    continue
+                pairs.append((i, j))
+                involves_world.append(BodyType.WORLD_OBJECT in (body_a[1], body_b[1]))
+        shapes = ShapeTable(
+            link=np.array([row[1] for row in rows], dtype=np.int64),
+            T_parent_shape=np.array([row[2] for row in rows], dtype=float).reshape(-1, 4, 4),
+            centers=np.array([np.zeros(3) if row[3] is None else row[3][0] for row in rows],
+                             dtype=float).reshape(-1, 3),
+            halves=np.array([np.full(3, -1.0) if row[3] is None else row[3][1] for row in rows],
+                            dtype=float).reshape(-1, 3),
+            pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2),
+        )
+        return PairTables(
+            body_names=tuple(b[0] for b in bodies),
+            body_types=np.array([int(b[1]) for b in bodies], dtype=np.int64),
+            body_links=np.array([b[2] for b in bodies], dtype=np.int64),
+            shape_body=np.array([row[0] for row in rows], dtype=np.int64),
+            shapes=shapes,
+            geometries=tuple(row[4] for row in rows),
+            pair_involves_world=np.array(involves_world, dtype=bool),
+        )
+
+    def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool):
+        """(local bounds, backend geometry) of a shape grown by scale and padding, built once per (shape, scale,
+        padding, hull). With ``hull``, a mesh is checked as the hull of its grown hull (flat meshes as triangles).
+        """
+        key = (id(shape), scale, padding, hull)
+        cached = self._geometry_cache.get(key)
+        if cached is None or cached[0] is not shape:
+            as_convex = hull and isinstance(shape, Mesh)
+            grown = scaled_and_padded(shape, scale, padding)
+            if as_convex:
+                try:
+                    grown = convex_hull(scaled_and_padded(convex_hull(shape), scale, padding))
+                except GeometryError:  # a flat mesh: check its triangles
+                    as_convex = False
+            cached = (shape, local_bounds(grown), self.backend.geometry(grown, as_convex))
+            if len(self._geometry_cache) > GEOMETRY_CACHE_SIZE:
+                self._geometry_cache.clear()
+            self._geometry_cache[key] = cached
+        return cached[1], cached[2]
+
+
+def _skipped(body_a: tuple[str, BodyType, int], body_b: tuple[str, BodyType, int], touch: Mapping[str, set[str]],
+             disabled_pairs: Mapping[frozenset[str], str]) -> bool:
+    (name_a, type_a, _), (name_b, type_b, _) = body_a, body_b
+    if type_a == type_b == BodyType.WORLD_OBJECT:
+        return True
+    if frozenset((name_a, name_b)) in disabled_pairs:
+        return True
+    for attached_name, attached_type, other_name, other_type in ((name_a, type_a, name_b, type_b),
+                                                                 (name_b, type_b, name_a, type_a)):
+        if attached_type == BodyType.ROBOT_ATTACHED and other_type == BodyType.ROBOT_LINK:
+            return other_name in touch[attached_name]
+    return False
+
+
+def adjacent_link_pairs(model: RobotModel, link_geometry: Mapping[str, object]) -> set[frozenset[str]]:
+    """Links with geometry joined by a joint, directly or through links without geometry (whose
+    neighbours all count as adjacent to each other), as MoveIt Setup Assistant defines adjacency."""
+    neighbours: dict[str, set[str]] = {link: set() for link in model.link_names}
+    for joint in model.description.joints:
+        neighbours[joint.parent].add(joint.child)
+        neighbours[joint.child].add(joint.parent)
+    changed = True
+    while changed:
+        changed = False
+        for link in model.link_names:
+            if link in link_geometry:
+                continue
+            around = neighbours[link]
+            for other in list(around):
+                missing = around - neighbours[other] - {other}
+                if missing:
+                    neighbours[other] |= missing
+                    changed = True
+    return {frozenset((a, b)) for a in link_geometry for b in neighbours[a] if b in link_geometry and a != b}
