@@ -113,7 +113,7 @@ def as_search_bounds(bounds):
     return SearchBounds(bounds[0], bounds[1], bounds[2], bounds[3])
 
 
-@compiled_kernel
+@compiled_kernel(inline="always")
 def longest_chain(chains):
     """The largest joint count of the chains (at least 1)."""
     m_max = 1
@@ -122,14 +122,14 @@ def longest_chain(chains):
     return m_max
 
 
-@compiled_kernel
+@compiled_kernel(inline="always")
 def new_fk_scratch(chains):
     m_max = longest_chain(chains)
     return FkScratch(np.empty((3, 3)), np.empty(3), np.empty((m_max, 3)), np.empty((m_max, 3)), np.empty(3),
                      np.empty((3, 3)))
 
 
-@compiled_kernel
+@compiled_kernel(inline="always")
 def new_workspace(n, solver):
     """A Workspace for ``local_search`` on a joint vector of n values."""
     tips = solver.chains.tip_table.shape[0]

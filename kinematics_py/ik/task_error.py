@@ -72,29 +72,31 @@ def _rotate_jacobian_into_target(T, Jk):
 @compiled_kernel
 def task_error_and_jacobian(q, chains, targets, e, J, fk, want_jacobian):
     """Fill e (6t,) and, if asked, J (6t, n) (``fk``: a FkScratch). Returns False if q has a non-finite value."""
-    for k in range(chains.tip_table.shape[0]):
-        s0 = chains.tip_table[k, 0]
-        j0 = chains.tip_table[k, 1]
-        m = chains.tip_table[k, 2]
-        segs = chains.segments[s0:s0 + m + 1]
-        info = chains.joint_info[j0:j0 + m]
-        if not chain_pose(q, segs, info, fk.R, fk.p, fk.axes_world, fk.origins_world):
+    # Fields are read once: reading a container's array inside a loop costs a reference count each time.
+    segments, joint_info, tip_table = chains
+    R, p, axes_world, origins_world, rot_error, R_error = fk
+    for k in range(tip_table.shape[0]):
+        s0 = tip_table[k, 0]
+        j0 = tip_table[k, 1]
+        m = tip_table[k, 2]
+        segs = segments[s0:s0 + m + 1]
+        info = joint_info[j0:j0 + m]
+        if not chain_pose(q, segs, info, R, p, axes_world, origins_world):
             return False
         T = targets[k]
-        R = fk.R
         r = 6 * k
         for i in range(3):
-            e[r + i] = T[i, 3] - fk.p[i]
+            e[r + i] = T[i, 3] - p[i]
         # R_err = R_target @ R^T (base frame); its log, then expressed in the target frame.
         for i in range(3):
             for j in range(3):
-                fk.R_error[i, j] = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
-        _rotation_vector(fk.R_error, fk.rot_error)
+                R_error[i, j] = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
+        _rotation_vector(R_error, rot_error)
         for i in range(3):
-            e[r + 3 + i] = T[0, i] * fk.rot_error[0] + T[1, i] * fk.rot_error[1] + T[2, i] * fk.rot_error[2]
+            e[r + 3 + i] = T[0, i] * rot_error[0] + T[1, i] * rot_error[1] + T[2, i] * rot_error[2]
         if want_jacobian:
             Jk = J[r:r + 6]
-            chain_jacobian_from_pose(fk.p, info, segs[:m, 15], fk.axes_world, fk.origins_world, Jk)
+            chain_jacobian_from_pose(p, info, segs[:m, 15], axes_world, origins_world, Jk)
             _rotate_jacobian_into_target(T, Jk)
     return True
 
