@@ -1,10 +1,12 @@
 """The typed containers the IK kernels take: NamedTuples of arrays and scalars.
 
-Inside compiled code a NamedTuple costs nothing (a field is a struct member). At the boundary from
-Python it does: numba types a NamedTuple argument from its class and field names on every call
-(about 0.15 us per field), a plain tuple from a cached fingerprint. So Python hands each container to a
-kernel as ``packed(container)``, nested plain tuples in the same order, and the kernel turns it back
-(``as_solver_tables``, ``as_search_bounds``, ``as_chain_tables``: a no-op on a NamedTuple already).
+Inside compiled code a NamedTuple is a struct; an array read out of one is reference-counted like any
+array variable, so kernels read the fields they use once, outside their loops. At the boundary from
+Python a NamedTuple costs: numba types it from its class and field names on every call (about 0.15 us
+per field), a plain tuple from a cached fingerprint. So Python hands each container to a kernel as
+``packed(container)`` (nested plain tuples, same order), and the kernel turns it back with
+``as_solver_tables``, ``as_search_bounds`` or ``as_chain_tables`` (which accept the NamedTuple too) or
+unpacks it.
 """
 from __future__ import annotations
 
@@ -60,6 +62,16 @@ class SearchBounds(NamedTuple):
     upper: np.ndarray
     sample_lower: np.ndarray
     sample_upper: np.ndarray
+
+
+class Starts(NamedTuple):
+    """Where the local searches of one multi-start search begin."""
+
+    seed: np.ndarray  # (n,) [rad or m]: the first start if use_seed; solutions are wrapped near it
+    use_seed: bool
+    unit_starts: np.ndarray  # (pool, n) unit-cube samples, scaled into the sampling box
+    first: int  # the pool row of the first random start
+    count: int  # random starts (rows first, first + 1, ... modulo the pool)
 
 
 class FkScratch(NamedTuple):

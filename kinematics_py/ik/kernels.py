@@ -1,8 +1,8 @@
 """Compiled IK searches: whole local searches from many starts, one call, no Python per iteration.
 
 The task error is ``task_error``'s, the steps are ``steps``'; the containers (SolverTables,
-SearchBounds, Workspace) are ``kernel_data``'s. Kernels called from Python take ``solver`` and
-``bounds`` packed (``kernel_data.packed``).
+SearchBounds, Starts, Workspace) are ``kernel_data``'s. Kernels called from Python take them packed
+(``kernel_data.packed``).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from .kernel_data import (
     SearchBounds,
     SearchSettings,
     SolverTables,
+    Starts,
     as_search_bounds,
     as_solver_tables,
     new_workspace,
@@ -151,9 +152,9 @@ def _start(q, row, bounds, near, near_best):
 
 
 @compiled_kernel
-def multi_start_search(solver, targets, bounds, seed, use_seed, unit_starts, first, count, q_out, best_cost_so_far):
-    """Local searches from ``seed`` (if ``use_seed``), then from rows first, first+1, ... (``count`` of them,
-    modulo the pool) of ``unit_starts`` scaled into the sampling box, until one converges.
+def multi_start_search(solver, targets, bounds, starts, q_out, best_cost_so_far):
+    """Local searches from ``starts.seed`` (if ``use_seed``), then from pool rows first, first+1, ...
+    (``count`` of them, modulo the pool) scaled into the sampling box, until one converges.
 
     A converged configuration is wrapped near the seed and verified before it is accepted.
     Once a search has come close (cost below PERTURB_BELOW_COST), every other start is instead a
@@ -165,6 +166,7 @@ def multi_start_search(solver, targets, bounds, seed, use_seed, unit_starts, fir
     """
     solver = as_solver_tables(solver)
     bounds = as_search_bounds(bounds)
+    seed, use_seed, unit_starts, first, count = starts
     n = seed.shape[0]
     pool_size = unit_starts.shape[0]
     q = np.empty(n)
@@ -242,6 +244,6 @@ def batch_search(solver, bounds, all_targets, seeds, unit_starts, max_starts, q_
     for b in prange(all_targets.shape[0]):
         seeded = SolverTables(ChainTables(segments, joint_info, tip_table), weights, joint_weights, seeds[b],
                               is_revolute, SearchSettings(*settings))
+        starts = Starts(seeds[b], True, unit_starts, (b * 7919) % pool_size, max_starts - 1)
         _, found[b], costs[b], _ = multi_start_search(
-            seeded, all_targets[b], SearchBounds(lower, upper, sample_lower, sample_upper), seeds[b], True,
-            unit_starts, (b * 7919) % pool_size, max_starts - 1, q_out[b], np.inf)
+            seeded, all_targets[b], SearchBounds(lower, upper, sample_lower, sample_upper), starts, q_out[b], np.inf)

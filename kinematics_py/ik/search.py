@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import ErrorCode, Verdict
 from . import kernels
+from .kernel_data import Starts
 from .problem import SolverSetup
 
 #: Two solutions closer than this in every joint [rad or m] count as the same solution.
@@ -54,8 +55,8 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray) -> 
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
-    used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, seed, True, solver.restarts, 0,
-                                                   STARTS_PER_CALL - 1, q, math.inf)
+    starts = tuple(Starts(seed, True, solver.restarts, 0, STARTS_PER_CALL - 1))
+    used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, starts, q, math.inf)
     return (q if found else None), used
 
 
@@ -114,8 +115,9 @@ class IkSearch:
                 next_restart = 0
             if best_candidate is not None:
                 q[:] = best_candidate  # restarts may be drawn near it
-            used, found, cost, _ = kernels.multi_start_search(solver.tables, self.targets, self.bounds, self.seed,
-                                                              use_seed, pool, next_restart, count, q, best_cost)
+            starts = tuple(Starts(self.seed, use_seed, pool, next_restart, count))
+            used, found, cost, _ = kernels.multi_start_search(solver.tables, self.targets, self.bounds, starts, q,
+                                                              best_cost)
             outcome.searches += used
             next_restart += used - use_seed
             use_seed, count = False, STARTS_PER_CALL
