@@ -68,15 +68,17 @@ def local_search(q, solver, targets, bounds, ws):
         at each call) they made the whole search 8-10% slower on the bundled UR5 and Panda. The other
         methods' steps are helpers (``steps``).
     """
-    # Fields are read once: reading a container's array inside a loop costs a reference count each time.
+    # Fields are read once: an array read out of a container is reference-counted at each read.
     chains, weights, joint_weights, preferred, settings = (solver.chains, solver.weights, solver.joint_weights,
                                                            solver.preferred, solver.settings)
+    segments, joint_info, tip_table = chains
     lower, upper = bounds.lower, bounds.upper
-    e, J, fk, A, JtJ, g, rhs, blocked, dq, sqrt_w, history = ws
+    e, J, (R, p, axes_world, origins_world, rot_error, R_error), A, JtJ, g, rhs, blocked, dq, sqrt_w, history = ws
     rows, n = J.shape
     cost = np.inf
     for iteration in range(settings.max_iterations + 1):
-        if not task_error_and_jacobian(q, chains, targets, e, J, fk, True):
+        if not task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R, p, axes_world,
+                                       origins_world, rot_error, R_error, True):
             return NON_FINITE, np.inf, iteration
         cost = weighted_cost(e, weights)
         if within_tolerance(e, weights, settings.position_tolerance, settings.orientation_tolerance):
@@ -220,7 +222,10 @@ def reaches_target(q, solver, targets, bounds, ws):
     for i in range(q.shape[0]):
         if not (lower[i] - VERIFY_LIMIT_SLACK <= q[i] <= upper[i] + VERIFY_LIMIT_SLACK):
             return False
-    if not task_error_and_jacobian(q, solver.chains, targets, ws.e, ws.J, ws.fk, False):
+    segments, joint_info, tip_table = solver.chains
+    R, p, axes_world, origins_world, rot_error, R_error = ws.fk
+    if not task_error_and_jacobian(q, segments, joint_info, tip_table, targets, ws.e, ws.J, R, p, axes_world,
+                                   origins_world, rot_error, R_error, False):
         return False
     settings = solver.settings
     return within_tolerance(ws.e, solver.weights, settings.position_tolerance * (1.0 + VERIFY_TOLERANCE_SLACK),

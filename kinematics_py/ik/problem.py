@@ -181,4 +181,6 @@ class SolverSetup:
 
     def bounds(self, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray) -> tuple:
         """The kernels' SearchBounds of a search within [lower, upper] from ``seed``, packed (its fields in order)."""
+        if not self.problem.has_continuous_joints:
+            return lower, upper, lower, upper
         return (lower, upper, *sampling_box(self.problem, lower, upper, seed))

@@ -56,7 +56,7 @@ def failure(error_code: ErrorCode, message: str) -> IKResult:
 def solved(solution: np.ndarray, message: str) -> IKResult:
     """A single solution found."""
     values = solution.tolist()
-    return IKResult(True, values, ErrorCode.SUCCESS, message, solutions=(tuple(values),))
+    return IKResult(True, values, ErrorCode.SUCCESS, message, False, (tuple(values),))
 
 
 def result_from_outcome(outcome: SearchOutcome) -> IKResult:

@@ -55,7 +55,7 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray) -> 
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
-    starts = tuple(Starts(seed, True, solver.restarts, 0, STARTS_PER_CALL - 1))
+    starts = (seed, True, solver.restarts, 0, STARTS_PER_CALL - 1)  # Starts, packed
     used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, starts, q, math.inf)
     return (q if found else None), used
 

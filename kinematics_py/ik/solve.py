@@ -30,19 +30,20 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
     A plain request (no callbacks, consistency limits or options, solve mode "speed") first tries the
     seed and a few restarts in one compiled call; most end there.
     """
+    ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function, options, local_only = request
     try:
         setup = state.require_setup()
-        options = request.options or DEFAULT_OPTIONS
-        targets = target_transforms(setup, request.ik_pose)
-        q_seed = joint_vector(setup, request.seed, "ik_seed_state")
-        timeout = search_time(request.timeout, state.default_timeout)
-        limits = consistency_window(setup, request.consistency_limits)
+        options = options or DEFAULT_OPTIONS
+        targets = target_transforms(setup, ik_pose)
+        q_seed = joint_vector(setup, seed, "ik_seed_state")
+        timeout = search_time(timeout, state.default_timeout)
+        limits = consistency_window(setup, consistency_limits)
     except RequestError as error:
         return failure(error.code, str(error))
 
     resume_after, elapsed = 0, 0.0
-    plain = (request.solution_callback is None and request.cost_function is None and limits is None
-             and not request.local_only and (options is DEFAULT_OPTIONS or options == DEFAULT_OPTIONS)
+    plain = (solution_callback is None and cost_function is None and limits is None and not local_only
+             and (options is DEFAULT_OPTIONS or options == DEFAULT_OPTIONS)
              and setup.solver.params.solve_mode == "speed")
     if plain:
         started = time.perf_counter()
@@ -55,7 +56,7 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
     if options.lock_redundant_joints and setup.redundant_joints:
         locked = np.zeros(setup.problem.dof, dtype=bool)
         locked[list(setup.redundant_joints)] = True
-    search_args = dict(timeout=timeout, local_only=request.local_only, consistency_limits=limits,
+    search_args = dict(timeout=timeout, local_only=local_only, consistency_limits=limits,
                        is_valid=_validity_callback(request), cost_function=_cost_callback(request),
                        return_approximate=options.return_approximate_solution)
     if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:
