@@ -182,7 +182,7 @@ class KinematicsPlugin:
     def getPositionIK(self, ik_pose, ik_seed_state: Sequence[float],
                       options: KinematicsQueryOptions | None = None) -> IKResult:
         """One local search from the seed: the solution closest to it, no random restarts."""
-        return solve(self._state, IkRequest(ik_pose, ik_seed_state, options=options, local_only=True))
+        return solve(self._state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True))
 
     def searchPositionIK(self, ik_pose, ik_seed_state: Sequence[float], timeout: float | None = None,
                          consistency_limits: Sequence[float] | None = None,

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..errors import ErrorCode, Verdict
 from . import kernels
-from .kernel_data import Starts
 from .problem import SolverSetup
 
 #: Two solutions closer than this in every joint [rad or m] count as the same solution.
@@ -115,7 +114,7 @@ class IkSearch:
                 next_restart = 0
             if best_candidate is not None:
                 q[:] = best_candidate  # restarts may be drawn near it
-            starts = tuple(Starts(self.seed, use_seed, pool, next_restart, count))
+            starts = (self.seed, use_seed, pool, next_restart, count)  # Starts, packed
             used, found, cost, _ = kernels.multi_start_search(solver.tables, self.targets, self.bounds, starts, q,
                                                               best_cost)
             outcome.searches += used
