@@ -136,6 +136,7 @@ def longest_chain(chains):
 
 @compiled_kernel(inline="always")
 def new_fk_scratch(chains):
+    """A FkScratch for the chains of ``chains``."""
     m_max = longest_chain(chains)
     return FkScratch(np.empty((3, 3)), np.empty(3), np.empty((m_max, 3)), np.empty((m_max, 3)), np.empty(3),
                      np.empty((3, 3)))

@@ -182,6 +182,17 @@ def test_search_discretization_default_set_and_per_joint():
     assert plugin.getSearchDiscretization(2) == 0.25
 
 
+def test_search_discretization_per_joint_is_a_copy_of_the_callers_mapping():
+    """The plugin's state changes only through its setters: editing the mapping given afterwards changes nothing."""
+    plugin = make_plugin(PANDA)
+    steps = {2: 0.25}
+    plugin.setSearchDiscretization(steps)
+    steps[2] = 0.5
+    steps[3] = 0.5
+    assert plugin.getSearchDiscretization(2) == 0.25
+    assert plugin.getSearchDiscretization(3) == KinematicsPlugin.DEFAULT_SEARCH_DISCRETIZATION
+
+
 def test_kinematics_yaml_search_resolution_sets_the_search_discretization():
     """kinematics_solver_search_resolution is the kinematics.yaml key for the discretization (as in MoveIt)."""
     urdf, srdf = panda_text()
