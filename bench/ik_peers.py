@@ -121,7 +121,8 @@ def verify(robot: BenchRobot, q: np.ndarray | None, T_base_target: np.ndarray) -
     return position_error <= POSITION_TOLERANCE and rotation_error <= ROTATION_TOLERANCE
 
 
-def start_solvers(robot: BenchRobot, keys: list[str], settings: SolveSettings, unavailable: dict) -> list[SolverAdapter]:
+def start_solvers(robot: BenchRobot, keys: list[str], settings: SolveSettings,
+                  unavailable: dict) -> list[SolverAdapter]:
     """Construct the adapters that can run on this robot; note why the others cannot."""
     adapters = []
     for key in keys:
@@ -177,7 +178,8 @@ def run_robot(robot, keys, settings, targets_count, seed, unavailable, progress)
                 safe_solve(adapter, prepared[adapter.key][j], starts[j], records[adapter.key], i)
             progress.update(1)
         for _key, record in records.items():
-            record.verified = np.array([verify(robot, q, targets[WARMUP_SOLVES + i]) for i, q in enumerate(record.solutions)])
+            record.verified = np.array([verify(robot, q, targets[WARMUP_SOLVES + i])
+                                        for i, q in enumerate(record.solutions)])
             record.seconds = np.where(np.isnan(record.seconds), settings.budget_s, record.seconds)
             record.solutions = []
         return records
@@ -267,7 +269,8 @@ def markdown_report(results, unavailable, batch, args, settings, command, runtim
         f"Runtime: {runtime_s:.0f} s; load average (1 min) at start {load[0]:.2f}, at end {load[1]:.2f} "
         "(other processes slow the multi-threaded TRAC-IK and OptIK most)",
         "",
-        f"| robot | solver | success % | success within {budget_ms:g} ms % | median ms | p95 ms | kinematics_py / solver median |",
+        f"| robot | solver | success % | success within {budget_ms:g} ms % | median ms | p95 ms "
+        "| kinematics_py / solver median |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     notes = []
@@ -277,8 +280,9 @@ def markdown_report(results, unavailable, batch, args, settings, command, runtim
             if key in records:
                 r = records[key]
                 lines.append(
-                    f"| {robot_name} | {r.label} | {r.success_percent():.1f} | {r.in_budget_percent(settings.budget_s):.1f} "
-                    f"| {r.median_ms():.3f} | {r.p95_ms():.3f} | {format_ratio(reference, r, key)} |"
+                    f"| {robot_name} | {r.label} | {r.success_percent():.1f} "
+                    f"| {r.in_budget_percent(settings.budget_s):.1f} | {r.median_ms():.3f} | {r.p95_ms():.3f} "
+                    f"| {format_ratio(reference, r, key)} |"
                 )
                 if r.exceptions:
                     notes.append(f"- {robot_name} / {r.label}: {r.exceptions} solves raised ({r.first_exception})")
@@ -365,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
             progress.set_description(robot_name)
             robot = load_robot(robot_name, Path(scratch))
             try:
-                results[robot_name] = run_robot(robot, args.solvers, settings, args.targets, args.seed, unavailable, progress)
+                results[robot_name] = run_robot(robot, args.solvers, settings, args.targets, args.seed, unavailable,
+                                                progress)
             except KinematicsPyImportError as error:
                 progress.close()
                 print(f"error: {error}", file=sys.stderr)

@@ -105,7 +105,8 @@ class Solver:
 
     def solve(self, T, q0):
         kdl = self.kdl
-        target = kdl.Frame(kdl.Rotation(*(T[r][c] for r in range(3) for c in range(3))), kdl.Vector(*(T[r][3] for r in range(3))))
+        target = kdl.Frame(kdl.Rotation(*(T[r][c] for r in range(3) for c in range(3))),
+                           kdl.Vector(*(T[r][3] for r in range(3))))
         q_init, q_out = self.joint_array(q0), kdl.JntArray(self.dof)
         start = time.perf_counter()
         deadline = start + self.budget_s

@@ -33,7 +33,8 @@ class KinematicsPy(SolverAdapter):
         spec = robot.spec
         self._plugin = KinematicsPlugin()
         if not self._plugin.initialize(robot.urdf_text, f"{spec.name}_arm", spec.base_link, [spec.tip_link]):
-            raise RuntimeError(f"KinematicsPlugin.initialize failed for {spec.name} ({spec.base_link} -> {spec.tip_link})")
+            raise RuntimeError(f"KinematicsPlugin.initialize failed for {spec.name} "
+                               f"({spec.base_link} -> {spec.tip_link})")
         names = tuple(self._plugin.getJointNames())
         if names != robot.chain.joint_names:
             raise RuntimeError(f"kinematics_py joints {names} differ from the chain's {robot.chain.joint_names}")

@@ -182,6 +182,17 @@ def test_search_discretization_default_set_and_per_joint():
     assert plugin.getSearchDiscretization(2) == 0.25
 
 
+def test_search_discretization_per_joint_is_a_copy_of_the_callers_mapping():
+    """The plugin's state changes only through its setters: editing the mapping given afterwards changes nothing."""
+    plugin = make_plugin(PANDA)
+    steps = {2: 0.25}
+    plugin.setSearchDiscretization(steps)
+    steps[2] = 0.5
+    steps[3] = 0.5
+    assert plugin.getSearchDiscretization(2) == 0.25
+    assert plugin.getSearchDiscretization(3) == KinematicsPlugin.DEFAULT_SEARCH_DISCRETIZATION
+
+
 def test_kinematics_yaml_search_resolution_sets_the_search_discretization():
     """kinematics_solver_search_resolution is the kinematics.yaml key for the discretization (as in MoveIt)."""
     urdf, srdf = panda_text()
@@ -374,20 +385,23 @@ def test_solution_callback_rejecting_everything_returns_its_error_code(verdict, 
     assert calls and result.message
 
 
+def squared_distance_recorded(preferred: np.ndarray, costs: dict):
+    """A cost function: squared distance to ``preferred``, each value also kept in ``costs``."""
+    def cost(pose, solution):
+        value = float(np.sum((np.array(solution) - preferred) ** 2))
+        costs[tuple(np.round(solution, 9))] = value
+        return value
+    return cost
+
+
 def test_cost_function_picks_the_cheapest_of_the_valid_solutions_found():
     plugin = shared_plugin("bundled-ur5")
     check = verifier_for(UR5, plugin)
     rng = np.random.default_rng(SEED)
     for k in range(5):
         answer, (target,), seed = random_query(check, rng)
-        preferred = check.random_configuration(rng)
         costs = {}
-
-        def cost(pose, solution):
-            value = float(np.sum((np.array(solution) - preferred) ** 2))
-            costs[tuple(np.round(solution, 9))] = value
-            return value
-
+        cost = squared_distance_recorded(check.random_configuration(rng), costs)
         result = plugin.searchPositionIK(target, seed.tolist(), TIMEOUT, cost_function=cost)
         solution = assert_valid(check, result, target, f"#{k}")
         assert len(costs) > 1, "the cost function must compare several solutions"
@@ -613,7 +627,8 @@ def test_four_dof_arm_solves_reachable_poses_and_offers_approximate_ones_only_wh
         position, rotation = check.errors(result.solution, close)
         assert position <= params.approximate_solution_position_threshold
         assert rotation <= params.approximate_solution_orientation_threshold
-        assert position == pytest.approx(CLOSE_OFFSET, abs=POSITION_TOLERANCE), "the best fit is the in-plane projection"
+        assert position == pytest.approx(CLOSE_OFFSET, abs=POSITION_TOLERANCE), \
+            "the best fit is the in-plane projection"
         strict = plugin.searchPositionIK(close, seed.tolist(), SHORT_TIMEOUT)
         assert (strict.success, strict.approximate, strict.error_code) == (False, False, ErrorCode.NO_IK_SOLUTION)
         far = Pose((target.position[0], target.position[1], target.position[2] + FAR_OFFSET), target.orientation)

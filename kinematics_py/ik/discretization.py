@@ -1,0 +1,67 @@
+"""Searches over the redundant joints (MoveIt's discretization methods): every distinct solution."""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ErrorCode
+from .options import DiscretizationMethod
+from .search import DISTINCT_SOLUTION_TOLERANCE, IkSearch, SearchOutcome
+
+if TYPE_CHECKING:
+    from .state import GroupSetup
+
+
+def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targets: np.ndarray, q_seed: np.ndarray,
+                       locked: np.ndarray | None, method: DiscretizationMethod, search_args: dict) -> SearchOutcome:
+    """All distinct solutions: redundant joints stepped (by ``step_of(joint index)`` [rad or m]) or sampled,
+    the others solved for each value. ``search_args`` are IkSearch's; their timeout is shared out."""
+    problem = setup.problem
+    locked = np.zeros(problem.dof, dtype=bool) if locked is None else locked
+    redundant = [i for i in setup.redundant_joints if not locked[i]]
+    if not redundant:
+        return IkSearch(setup.solver, targets, q_seed, locked=locked, collect_all=True, **search_args).run()
+    combinations = list(itertools.product(*_joint_values(setup, step_of, q_seed, redundant, method)))
+    budget = search_args["timeout"] / max(1, len(combinations))
+    merged = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+    for values in combinations:
+        seed = q_seed.copy()
+        seed[redundant] = values
+        fixed = locked.copy()
+        fixed[redundant] = True
+        outcome = IkSearch(setup.solver, targets, seed, locked=fixed, collect_all=True,
+                           **{**search_args, "timeout": budget}).run()
+        merged.searches += outcome.searches
+        merged.reached += outcome.reached
+        merged.rejected += outcome.rejected
+        merged.solutions += [s for s in outcome.solutions
+                             if not any(np.max(np.abs(s - t)) < DISTINCT_SOLUTION_TOLERANCE for t in merged.solutions)]
+        if not merged.message:
+            merged.error_code, merged.message = outcome.error_code, outcome.message
+    if merged.solutions:
+        merged.solution = min(merged.solutions, key=lambda s: float(np.sum((s - q_seed) ** 2)))
+        merged.error_code = ErrorCode.SUCCESS
+        merged.message = (f"{len(merged.solutions)} distinct solution(s) over {len(combinations)} values of "
+                          f"the redundant joints")
+    return merged
+
+
+def _joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.ndarray, redundant: list[int],
+                  method: DiscretizationMethod) -> list[np.ndarray]:
+    """Per redundant joint, the values to try: its range (or a turn around the seed) in steps, or as many
+    uniform samples (reproducible: the solver's random seed)."""
+    problem = setup.problem
+    rng = np.random.default_rng(setup.solver.params.random_seed)
+    discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)
+    grids = []
+    for i in redundant:
+        low = problem.lower[i] if np.isfinite(problem.lower[i]) else q_seed[i] - math.pi
+        high = problem.upper[i] if np.isfinite(problem.upper[i]) else q_seed[i] + math.pi
+        step = step_of(i)
+        count = max(1, int(math.floor((high - low) / step)) + 1)
+        grids.append(low + step * np.arange(count) if discretized else rng.uniform(low, high, count))
+    return grids

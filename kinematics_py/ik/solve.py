@@ -1,0 +1,94 @@
+"""The one implementation behind every searchPositionIK / getPositionIK variant."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ErrorCode, RequestError
+from .discretization import discretized_search
+from .options import DiscretizationMethod
+from .request import (
+    DEFAULT_OPTIONS,
+    IkRequest,
+    consistency_window,
+    joint_vector,
+    search_time,
+    target_transforms,
+)
+from .results import IKResult, failure, result_from_outcome, solved
+from .search import IkSearch, quick_search, solved_message
+
+if TYPE_CHECKING:
+    from .state import PluginState
+
+
+def solve(state: PluginState, request: IkRequest) -> IKResult:
+    """Answer ``request`` with the set-up of ``state``. Bad input gives its error code, never an exception.
+
+    A plain request (no callbacks, consistency limits or options, solve mode "speed") first tries the
+    seed and a few restarts in one compiled call; most end there.
+    """
+    ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function, options, local_only = request
+    try:
+        setup = state.require_setup()
+        options = options or DEFAULT_OPTIONS
+        targets = target_transforms(setup, ik_pose)
+        q_seed = joint_vector(setup, seed, "ik_seed_state")
+        timeout = search_time(timeout, state.default_timeout)
+        limits = consistency_window(setup, consistency_limits)
+    except RequestError as error:
+        return failure(error.code, str(error))
+
+    resume_after, elapsed = 0, 0.0
+    plain = (solution_callback is None and cost_function is None and limits is None and not local_only
+             and (options is DEFAULT_OPTIONS or options == DEFAULT_OPTIONS)
+             and setup.solver.params.solve_mode == "speed")
+    if plain:
+        started = time.perf_counter()
+        q, resume_after = quick_search(setup.solver, targets, q_seed)
+        elapsed = time.perf_counter() - started
+        if q is not None:
+            return solved(q, solved_message(elapsed, 1, resume_after))
+
+    locked = None
+    if options.lock_redundant_joints and setup.redundant_joints:
+        locked = np.zeros(setup.problem.dof, dtype=bool)
+        locked[list(setup.redundant_joints)] = True
+    search_args = dict(timeout=timeout, local_only=local_only, consistency_limits=limits,
+                       is_valid=_validity_callback(request), cost_function=_cost_callback(request),
+                       return_approximate=options.return_approximate_solution)
+    if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:
+        outcome = discretized_search(setup, state.discretization, targets, q_seed, locked,
+                                     options.discretization_method, search_args)
+    else:
+        outcome = IkSearch(setup.solver, targets, q_seed, locked=locked, resume_after=resume_after,
+                           already_spent=elapsed, **search_args).run()
+    return result_from_outcome(outcome)
+
+
+def _validity_callback(request: IkRequest):
+    """q -> the request's solution_callback(ik_pose, solution as a list), or None."""
+    callback = request.solution_callback
+    if callback is None:
+        return None
+    ik_pose = request.ik_pose
+
+    def is_valid(q: np.ndarray) -> bool | ErrorCode:
+        return callback(ik_pose, [float(v) for v in q])
+
+    return is_valid
+
+
+def _cost_callback(request: IkRequest):
+    """q -> the request's cost_function(ik_pose, solution as a list), or None."""
+    cost_function = request.cost_function
+    if cost_function is None:
+        return None
+    ik_pose = request.ik_pose
+
+    def cost(q: np.ndarray) -> float:
+        return cost_function(ik_pose, [float(v) for v in q])
+
+    return cost

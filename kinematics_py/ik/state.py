@@ -1,0 +1,124 @@
+"""A KinematicsPlugin's state: one immutable snapshot, replaced as a whole.
+
+Every plugin call reads ``PluginState`` once and uses only that snapshot; every change builds a new one
+and swaps it in under the plugin's lock. So a call never sees half of a change (e.g. the joints of one
+robot with the solver of another), whatever other threads do meanwhile.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ..errors import ErrorCode, KinematicsError, RequestError
+from ..model.robot_model import RobotModel
+from ..model.srdf import SemanticModel
+from ..parameters import SolverParameters
+from .collision_aware import diagnosis_solvers
+from .problem import IkProblem, SolverSetup
+from .search import IkSearch
+
+DEFAULT_TIMEOUT = 1.0
+DEFAULT_SEARCH_DISCRETIZATION = 0.1
+
+
+@dataclass(frozen=True, eq=False)
+class GroupSetup:
+    """Everything ``initialize`` establishes for one planning group."""
+
+    model: RobotModel
+    group_name: str
+    base_frame: str
+    tip_frames: tuple[str, ...]
+    solver: SolverSetup
+    #: ``collision_aware.diagnosis_solvers(solver)``.
+    diagnosis: tuple[SolverSetup, SolverSetup]
+    redundant_joints: tuple[int, ...] = ()
+
+    @property
+    def problem(self) -> IkProblem:
+        return self.solver.problem
+
+
+@dataclass(frozen=True, eq=False)
+class PluginState:
+    """Everything a KinematicsPlugin holds."""
+
+    setup: GroupSetup | None = None
+    default_timeout: float = DEFAULT_TIMEOUT
+    #: One step [rad or m] for every joint, or per joint index (read-only).
+    search_discretization: float | Mapping[int, float] = DEFAULT_SEARCH_DISCRETIZATION
+    #: The ``collision.CollisionChecker`` used by ``avoid_collisions`` (or None).
+    collision_checker: Any = None
+
+    def require_setup(self) -> GroupSetup:
+        if self.setup is None:
+            raise RequestError(ErrorCode.FAILURE, "the plugin is not initialized: call initialize() first")
+        return self.setup
+
+    def discretization(self, joint_index: int | None = None) -> float:
+        value = self.search_discretization
+        if isinstance(value, Mapping):
+            return value.get(joint_index, DEFAULT_SEARCH_DISCRETIZATION)
+        return value
+
+    def with_discretization(self, discretization: float | Mapping[int, float]) -> PluginState:
+        if isinstance(discretization, Mapping):
+            discretization = MappingProxyType(dict(discretization))
+        return replace(self, search_discretization=discretization)
+
+
+def build_group_setup(robot_description: str, group_name: str, base_frame: str, tip_frames: str | Sequence[str],
+                      srdf_text: str | None, parameters: dict[str, Any] | None) -> GroupSetup:
+    """A group's set-up from URDF (and SRDF) text: KinematicsError or ValueError says what is wrong.
+
+    Checked in this order: URDF, SRDF, group, base frame, tip frames, chain from base to every tip, solver
+    parameters. With an SRDF, an empty base/tip list takes the group's chain.
+    """
+    model = RobotModel.from_urdf_string(robot_description)
+    tips = [tip_frames] if isinstance(tip_frames, str) else list(tip_frames)
+    tips = [tip for tip in tips if tip]
+    if srdf_text:
+        group = SemanticModel.from_srdf_string(srdf_text, model).group(group_name)
+        if not base_frame or not tips:
+            if not group.is_chain:
+                raise KinematicsError(f"group {group_name!r} is not a serial chain: give base_frame and "
+                                      f"tip_frames explicitly (group joints: {list(group.joint_names)})")
+            base_frame = base_frame or group.base_link
+            tips = tips or [group.tip_link]
+    if not base_frame or not tips:
+        raise KinematicsError("base_frame and at least one tip frame are required without an SRDF group")
+    model.check_link(base_frame)
+    for tip in tips:
+        model.check_link(tip)
+    problem = IkProblem.build(model, base_frame, tips)
+    if problem.dof == 0:
+        raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
+    solver = SolverSetup.build(problem, SolverParameters.from_dict(parameters))
+    return GroupSetup(model, group_name, base_frame, tuple(tips), solver, diagnosis_solvers(solver))
+
+
+def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> tuple[int, ...]:
+    """Sorted indices of joints given by index or name; ValueError names one that is neither."""
+    names = setup.problem.variable_names
+    indices = set()
+    for joint in redundant_joints:
+        if isinstance(joint, str) and joint in names:
+            indices.add(names.index(joint))
+        elif isinstance(joint, (int, np.integer)) and not isinstance(joint, bool) and 0 <= joint < len(names):
+            indices.add(int(joint))
+        else:
+            raise ValueError(f"redundant joint {joint!r} is not one of {list(names)} (or an index into them)")
+    return tuple(sorted(indices))
+
+
+def warm_up(setup: GroupSetup) -> None:
+    """Load the compiled search (numba's on-disk cache) now, so the first request does not pay for it."""
+    problem = setup.problem
+    q = problem.middle
+    targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
+                        for chain in problem.chains])
+    IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
