@@ -11,50 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import compiled_kernel
+from ..geometry.kernels import rotation_vector
 from ..model.chain_kernels import chain_jacobian_from_pose, chain_pose
 from .kernel_data import as_chain_tables, new_fk_scratch
-
-
-@compiled_kernel(inline="always")
-def _rotation_vector(R, out):
-    """out <- log(R) as a rotation vector (axis * angle)."""
-    cos_angle = (R[0, 0] + R[1, 1] + R[2, 2] - 1.0) * 0.5
-    cos_angle = min(1.0, max(-1.0, cos_angle))
-    angle = np.arccos(cos_angle)
-    sx = R[2, 1] - R[1, 2]
-    sy = R[0, 2] - R[2, 0]
-    sz = R[1, 0] - R[0, 1]
-    if angle < 1e-7:
-        out[0] = 0.5 * sx
-        out[1] = 0.5 * sy
-        out[2] = 0.5 * sz
-    elif np.pi - angle < 1e-4:
-        k = 0
-        if R[1, 1] > R[k, k]:
-            k = 1
-        if R[2, 2] > R[k, k]:
-            k = 2
-        scale = 1.0 / np.sqrt(2.0 * (1.0 + R[k, k]))
-        ax = R[0, k] * scale
-        ay = R[1, k] * scale
-        az = R[2, k] * scale
-        if k == 0:
-            ax += scale
-        elif k == 1:
-            ay += scale
-        else:
-            az += scale
-        if ax * sx + ay * sy + az * sz < 0.0:
-            ax, ay, az = -ax, -ay, -az
-        norm = np.sqrt(ax * ax + ay * ay + az * az)
-        out[0] = angle * ax / norm
-        out[1] = angle * ay / norm
-        out[2] = angle * az / norm
-    else:
-        f = angle / (2.0 * np.sin(angle))
-        out[0] = f * sx
-        out[1] = f * sy
-        out[2] = f * sz
 
 
 @compiled_kernel(inline="always")
@@ -97,7 +56,7 @@ def task_error_and_jacobian(q, segments, joint_info, tip_table, targets, e, J, R
         for i in range(3):
             for j in range(3):
                 R_error[i, j] = T[i, 0] * R[j, 0] + T[i, 1] * R[j, 1] + T[i, 2] * R[j, 2]
-        _rotation_vector(R_error, rot_error)
+        rotation_vector(R_error, rot_error)
         for i in range(3):
             e[r + 3 + i] = T[0, i] * rot_error[0] + T[1, i] * rot_error[1] + T[2, i] * rot_error[2]
         if want_jacobian:
