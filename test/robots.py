@@ -79,3 +79,26 @@ def ur5_collision_srdf() -> str:
 {disabled}
 </robot>
 """
+
+
+#: An SRDF for test/data/urdf/tree.urdf: one chain group per arm, both arms as subgroups, and a gripper.
+TREE_SRDF = """<?xml version="1.0"?>
+<robot name="tree">
+  <group name="left_arm"><chain base_link="torso" tip_link="left_tcp"/></group>
+  <group name="right_arm"><chain base_link="torso" tip_link="right_tcp"/></group>
+  <group name="arms"><group name="left_arm"/><group name="right_arm"/></group>
+  <group name="left_gripper"><joint name="left_finger_a_joint"/><joint name="left_finger_b_joint"/></group>
+</robot>
+"""
+
+
+def without_collision_geometry(urdf: str) -> str:
+    """The URDF with every ``<collision>`` element removed: a robot that truly has no collision geometry (the
+    bundled robots have primitives)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(urdf)
+    for link in root.iter("link"):
+        for collision in link.findall("collision"):
+            link.remove(collision)
+    return ET.tostring(root, encoding="unicode")

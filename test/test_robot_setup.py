@@ -7,10 +7,10 @@ collision world of a previous set-up are reused for the same descriptions; links
 """
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from robots import TREE_SRDF, without_collision_geometry
 
 from kinematics_py.errors import KinematicsError
 from kinematics_py.robot_setup import RobotSetup, SetupError, SetupInputs, build_robot_setup
@@ -19,14 +19,6 @@ from kinematics_py.robots import bundled_robot_path
 UR5_URDF = bundled_robot_path("ur5").read_text()
 UR5_SRDF = bundled_robot_path("ur5", "srdf").read_text()
 TREE_URDF = (Path(__file__).parent / "data" / "urdf" / "tree.urdf").read_text()
-TREE_SRDF = """<?xml version="1.0"?>
-<robot name="tree">
-  <group name="left_arm"><chain base_link="torso" tip_link="left_tcp"/></group>
-  <group name="right_arm"><chain base_link="torso" tip_link="right_tcp"/></group>
-  <group name="arms"><group name="left_arm"/><group name="right_arm"/></group>
-  <group name="left_gripper"><joint name="left_finger_a_joint"/><joint name="left_finger_b_joint"/></group>
-</robot>
-"""
 
 
 def ur5(**fields) -> SetupInputs:
@@ -37,13 +29,6 @@ def ur5(**fields) -> SetupInputs:
 def lines(setup: RobotSetup, level: str) -> list[str]:
     return [line.text for line in setup.log if line.level == level]
 
-
-def without_collision_geometry(urdf: str) -> str:
-    root = ET.fromstring(urdf)
-    for link in root.iter("link"):
-        for collision in link.findall("collision"):
-            link.remove(collision)
-    return ET.tostring(root, encoding="unicode")
 
 
 @pytest.fixture(scope="module")

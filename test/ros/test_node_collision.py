@@ -33,7 +33,7 @@ from moveit_msgs.msg import (
 )
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from reference import PinocchioCollisions
-from robots import example_robot_urdf, ur5_collision_srdf
+from robots import example_robot_urdf, ur5_collision_srdf, without_collision_geometry
 from shape_msgs.msg import Mesh, MeshTriangle, Plane, SolidPrimitive
 from test_node_harness import (
     NodeUnderTest,
@@ -47,7 +47,6 @@ from test_node_harness import (
     state_validity_request,
     ur5_parameters,
     wait_for,
-    without_collision_geometry,
 )
 from tf2_msgs.msg import TFMessage
 

@@ -11,7 +11,6 @@ import itertools
 import math
 import sys
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -193,15 +192,6 @@ def ur5_parameters(**extra) -> dict:
         **extra,
     }
 
-
-def without_collision_geometry(urdf: str) -> str:
-    """The URDF with every ``<collision>`` element removed: a robot that truly has no collision geometry (the
-    bundled robots have primitives)."""
-    root = ET.fromstring(urdf)
-    for link in root.iter("link"):
-        for collision in link.findall("collision"):
-            link.remove(collision)
-    return ET.tostring(root, encoding="unicode")
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from moveit_msgs.msg import (
     PositionConstraint,
     VisibilityConstraint,
 )
+from robots import without_collision_geometry
 from sensor_msgs.msg import JointState
 from shape_msgs.msg import Mesh, SolidPrimitive
 from test_node_harness import (
@@ -34,7 +35,6 @@ from test_node_harness import (
     transform_of_pose_stamped,
     ur5_parameters,
     wait_for,
-    without_collision_geometry,
 )
 
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis

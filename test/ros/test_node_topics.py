@@ -11,6 +11,7 @@ import pytest
 from geometry_msgs.msg import PoseStamped, TransformStamped
 from moveit_msgs.msg import MoveItErrorCodes
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from robots import TREE_SRDF
 from std_msgs.msg import String
 from test_node_harness import (
     TREE_URDF,
@@ -32,14 +33,6 @@ from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.conversions import transform_msg_from_transform
 
-TREE_SRDF = """<?xml version="1.0"?>
-<robot name="tree">
-  <group name="left_arm"><chain base_link="torso" tip_link="left_tcp"/></group>
-  <group name="right_arm"><chain base_link="torso" tip_link="right_tcp"/></group>
-  <group name="arms"><group name="left_arm"/><group name="right_arm"/></group>
-  <group name="left_gripper"><joint name="left_finger_a_joint"/><joint name="left_finger_b_joint"/></group>
-</robot>
-"""
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 MODEL = RobotModel.from_urdf_file(TREE_URDF)
 ARMS_JOINTS = ("torso_lift_joint", "left_shoulder_joint", "right_shoulder_joint", "left_upper_arm_joint",
