@@ -128,3 +128,21 @@ def test_every_exception_derives_from_kinematics_error():
     assert len(exceptions) >= 10, sorted(exceptions)  # the walk found the package's exceptions
     outside = sorted(name for name, cls in exceptions.items() if not issubclass(cls, KinematicsError))
     assert not outside, f"exceptions outside the KinematicsError tree: {outside}"
+
+
+#: Names users import from ``kinematics_py`` itself (issue 8: the redesign must not break their code).
+PUBLIC_NAMES = (
+    "KinematicsPlugin", "KinematicsQueryOptions", "IKResult", "IKDiagnostics", "JointLimitViolation", "Pose",
+    "RobotModel", "SemanticModel", "Group", "EndEffector", "Chain", "ErrorCode", "KinematicError",
+    "DiscretizationMethod", "Verdict", "SolverParameters", "CollisionChecker", "CollisionReport", "Contact",
+    "BodyType", "PlanningScene", "CollisionObjectUpdate", "AttachedObjectUpdate", "Operation", "Box", "Sphere",
+    "Cylinder", "Cone", "Mesh", "Plane", "Placed", "propose_disabled_pairs", "KinematicsError", "UrdfError",
+    "SrdfError", "UnknownLinkError", "UnknownJointError", "UnknownGroupError", "ChainError", "JointValueError",
+    "ParameterError", "GeometryError", "MeshLoadError", "SceneError", "RequestError",
+)
+
+
+def test_public_names_stay_importable_from_the_package():
+    missing = [name for name in PUBLIC_NAMES if not hasattr(kinematics_py, name)]
+    assert not missing, f"no longer importable from kinematics_py: {missing}"
+    assert set(PUBLIC_NAMES) <= set(kinematics_py.__all__)

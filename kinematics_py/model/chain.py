@@ -53,7 +53,7 @@ class Chain:
 
     @property
     def compiled(self) -> tuple[np.ndarray, np.ndarray]:
-        """(segments, joint_info): the flat description used by ``compiled_kinematics``."""
+        """(segments, joint_info): the flat description the compiled kernels take (``chain_kernels``)."""
         return self._segments, self._joint_info
 
     def forward_kinematics(self, q) -> np.ndarray:
