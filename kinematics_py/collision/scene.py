@@ -28,7 +28,7 @@ from ..errors import KinematicsError
 from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from ..geometry.transforms import invert_transform
 from ..model.robot_model import RobotModel
-from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere, load_mesh
+from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere, coordinate_problem, load_mesh
 
 _log = logging.getLogger("kinematics_py.collision.scene")
 
@@ -335,9 +335,13 @@ def _transform(pose: Any, what: str) -> np.ndarray:
     if isinstance(pose, (tuple, list)) and len(pose) == 2:  # (position, quaternion xyzw)
         pose = Pose(*pose)
     try:
-        return transform_from_any_pose(pose)
+        T = transform_from_any_pose(pose)
     except PoseError as error:
         raise SceneError(f"{what}: {error}") from None
+    problem = coordinate_problem(T[:3, 3], f"{what}: position")
+    if problem is not None:
+        raise SceneError(problem)
+    return T
 
 
 def _shapes_and_subframes(update: CollisionObjectUpdate, context: str) -> tuple[tuple[Placed, ...], dict]:

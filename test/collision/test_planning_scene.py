@@ -250,11 +250,11 @@ def test_malformed_update_names_the_problem_and_leaves_the_scene_unchanged(scene
     assert_same_snapshot(before, snapshot(scene))
 
 
-def test_unreadable_mesh_file_is_refused_with_its_path(scene, tmp_path):
+def test_unreadable_mesh_file_is_refused_with_its_uri(scene, tmp_path):
     garbage = tmp_path / "broken.stl"
     garbage.write_text("this is not a mesh")
     before = snapshot(scene)
-    with pytest.raises(SceneError, match=f"meshes\\[0\\]: cannot read mesh '{garbage}': no triangles"):
+    with pytest.raises(SceneError, match=f"meshes\\[0\\]: cannot read mesh '{garbage}': not a readable mesh file"):
         scene.add_object("x", [str(garbage)])
     assert_same_snapshot(before, snapshot(scene))
 
