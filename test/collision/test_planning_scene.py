@@ -278,7 +278,8 @@ def test_unreadable_mesh_file_is_refused_with_its_uri(scene, tmp_path):
 
 def test_huge_quaternions_are_rotations_and_the_world_bounds_are_accepted(scene):
     scene.add_object("far", [(Box((1e4, 1e4, 1e-3)), pose(-1e4, 0.0, 0.0))],
-                     pose=pose(0.0, 1e4, 0.0, (0, 0, 1e200, 1e200)), subframes={"tip": pose(0.0, 0.0, 1e4, (1.7e308, 0.0, 0.0, 0.0))})
+                     pose=pose(0.0, 1e4, 0.0, (0, 0, 1e200, 1e200)),
+                     subframes={"tip": pose(0.0, 0.0, 1e4, (1.7e308, 0.0, 0.0, 0.0))})
     far = scene.world_objects["far"]
     expected = make_transform(rotation_about_axis([0.0, 0.0, 1.0], math.pi / 2), (0.0, 1e4, 0.0))
     np.testing.assert_allclose(far.T_parent_object, expected, rtol=0, atol=1e-12)
