@@ -8,6 +8,8 @@ from robots import example_robot_data_dir, example_robot_urdf
 
 from kinematics_py import RobotModel
 from kinematics_py.collision.geometry import (
+    MAX_COORDINATE,
+    MAX_SIZE,
     Box,
     Cone,
     Cylinder,
@@ -203,3 +205,18 @@ def test_bad_collision_elements_name_the_link(collision, message):
 def test_model_from_urdf_keeps_the_text_the_geometry_is_read_from():
     model = RobotModel.from_urdf_string(SMALL_URDF)
     assert robot_collision_geometry(model.urdf_xml).keys() == {"base", "arm"}
+
+
+def test_sizes_and_coordinates_are_bounded_by_the_documented_constants():
+    assert (MAX_SIZE, MAX_COORDINATE) == (1e4, 1e4)
+    assert Box((MAX_SIZE, 1.0, 1.0)).size[0] == MAX_SIZE and Sphere(MAX_SIZE).radius == MAX_SIZE
+    for build, what in [(lambda: Box((1.0, 1e300, 1.0)), "box size"), (lambda: Sphere(2e4), "sphere radius"),
+                        (lambda: Cylinder(0.1, 1e308), "cylinder length"), (lambda: Cone(1e5, 0.1), "cone radius")]:
+        with pytest.raises(GeometryError, match=f"{what} must be at most MAX_SIZE = 10000 m"):
+            build()
+    Mesh([[0, 0, 0], [MAX_COORDINATE, 0, 0], [0, -MAX_COORDINATE, 0]], [[0, 1, 2]])
+    with pytest.raises(GeometryError, match="vertices must lie within .* magnitude 10001"):
+        Mesh([[0, 0, 0], [1.0001e4, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    assert Plane((1e200, 0.0, 0.0, 1e200)).coefficients == (1.0, 0.0, 0.0, 1.0), "normalised without overflow"
+    with pytest.raises(GeometryError, match="plane offset"):
+        Plane((0.0, 1.0, 0.0, 2e4))
