@@ -226,6 +226,8 @@ MALFORMED = [
                  id="absurd-move"),
     pytest.param(lambda s: s.attach_object("box", "panda_hand", shapes=[Sphere(0.1)], pose=pose(0, 0, -1e308)),
                  SceneError, "position must lie within .* 1e\\+308", id="absurd-attached-position"),
+    pytest.param(lambda s: s.add_object("x", [Sphere(0.1)], pose=pose(9999.9, 0, 0), frame_id="table"), SceneError,
+                 "'x': pose in the planning frame: position must lie within .* 10000.4", id="absurd-composed-position"),
     pytest.param(lambda s: s.add_object("x", [Box((1e300, 1.0, 1.0))]), GeometryError,
                  "box size must be at most MAX_SIZE = 10000 m; got 1e\\+300", id="absurd-box-size"),
     pytest.param(lambda s: s.add_object("x", [Mesh([[0, 0, 0], [1, 0, 0], [0, 0, 1e308]], [[0, 1, 2]])]),
