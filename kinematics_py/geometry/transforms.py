@@ -59,12 +59,15 @@ def _quaternion_matrix_rows(x, y, z, w):
 def unit_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
     """(N, 4) unit quaternions (x, y, z, w) of (N, 4) finite, non-zero ones of any magnitude.
 
-    Each is divided by its largest component first, so (0, 0, 0, 1e200) or (1e-200, 0, 0, 0) normalise
-    without overflow or underflow. ValueError names the first quaternion that is not finite or shorter than
-    ``NO_ORIENTATION_NORM``.
+    Where the squared norms overflow or underflow, each quaternion is divided by its largest component first,
+    so (0, 0, 0, 1e200) normalises too. ValueError names the first quaternion that is not finite or shorter
+    than ``NO_ORIENTATION_NORM``.
     """
     q = np.asarray(quaternions_xyzw, dtype=float).reshape(-1, 4)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        squared = np.einsum("ij,ij->i", q, q)
+        if np.all((squared >= NO_ORIENTATION_NORM ** 2) & (squared < np.inf)):  # the common case
+            return q / np.sqrt(squared)[:, None]
         largest = np.abs(q).max(axis=1, initial=0.0)
         scaled = q / largest[:, None]
         scaled_norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
@@ -103,6 +106,10 @@ def quaternion_from_rotation(rotation: np.ndarray) -> np.ndarray:
 
 def unit_quaternion(x: float, y: float, z: float, w: float) -> tuple[float, float, float, float]:
     """The unit quaternion of a finite, non-zero (x, y, z, w) of any magnitude (see ``unit_quaternions``)."""
+    squared = x * x + y * y + z * z + w * w
+    if NO_ORIENTATION_NORM ** 2 <= squared < math.inf:  # the common case (False for NaN)
+        norm = math.sqrt(squared)
+        return x / norm, y / norm, z / norm, w / norm
     largest = max(abs(x), abs(y), abs(z), abs(w))
     if math.isfinite(largest) and not math.isnan(x + y + z + w) and largest > 0.0:  # max() may skip a NaN
         sx, sy, sz, sw = x / largest, y / largest, z / largest, w / largest
