@@ -53,16 +53,18 @@ def test_the_issues_package_escape_is_refused_without_echoing_what_it_resolves_t
 
 @pytest.mark.parametrize("uri", ["file:///etc/shadow", "file:///proc/self/environ", "/proc/self/environ",
                                  "file:///proc/self/status", "file:///sys/kernel/mm/transparent_hugepage/enabled",
-                                 "file:///dev/zero", "/dev/null", "file:///etc/passwd", "file:///etc"])
+                                 "file:///dev/zero", "/dev/null", "file:///etc/passwd", "file:///etc",
+                                 "file:///etc/pass%00wd", "file:///etc/passwd/x.stl"])
 def test_system_files_devices_and_folders_get_the_message_of_a_missing_file(uri):
     assert refusal(uri) == refusal("file:///no/such/folder/mesh.stl")
 
 
-def test_fifos_and_symlinks_to_forbidden_files_are_refused_without_blocking(package, tmp_path):
+def test_fifos_symlink_loops_and_symlinks_to_forbidden_files_are_refused_without_blocking(package, tmp_path):
     os.mkfifo(tmp_path / "pkg" / "meshes" / "pipe.stl")  # opening it for reading would block
     os.symlink("/proc/self/environ", tmp_path / "pkg" / "meshes" / "environ.stl")
+    os.symlink("loop.stl", tmp_path / "pkg" / "meshes" / "loop.stl")
     missing = refusal("package://pkg/meshes/missing.stl", package_paths=package)
-    for name in ("pipe.stl", "environ.stl"):
+    for name in ("pipe.stl", "environ.stl", "loop.stl"):
         assert refusal(f"package://pkg/meshes/{name}", package_paths=package) == missing
     assert refusal(f"file://{tmp_path}/pkg/meshes/pipe.stl") == refusal(f"file://{tmp_path}/nothing.stl")
 
