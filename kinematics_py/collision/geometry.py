@@ -15,8 +15,10 @@ order, against explicit ``package_paths``, ``AMENT_PREFIX_PATH`` (``<prefix>/sha
 from __future__ import annotations
 
 import functools
+import io
 import math
 import os
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +30,16 @@ import numpy as np
 from ..errors import KinematicsError
 from ..geometry.transforms import transform_from_xyz_rpy
 from ..model.safe_xml import XmlSafetyError, parse_xml
+
+#: Bounds of the world [m]: every position coordinate (object and shape poses, mesh vertices, a plane's offset)
+#: lies within +-MAX_COORDINATE and every size (box edges, radii, lengths) is at most MAX_SIZE. Finite but absurd
+#: values (a box at z = 1e308, a size of 1e300) are refused with GeometryError or SceneError naming the value.
+MAX_COORDINATE = 1e4
+MAX_SIZE = 1e4
+#: Largest mesh file read [bytes] (100 MiB); larger files are refused as unreadable.
+MAX_MESH_FILE_BYTES = 100 * 2**20
+#: Never read below these (resolved) folders, whatever a mesh URI names.
+FORBIDDEN_MESH_FOLDERS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 class GeometryError(KinematicsError, ValueError):
@@ -45,7 +57,20 @@ def _positive(value, what: str) -> float:
         raise GeometryError(f"{what} must be a number [m]; got {value!r}") from None
     if not (math.isfinite(number) and number > 0.0):
         raise GeometryError(f"{what} must be finite and > 0 [m]; got {value!r}")
+    if number > MAX_SIZE:
+        raise GeometryError(f"{what} must be at most MAX_SIZE = {MAX_SIZE:g} m; got {value!r}")
     return number
+
+
+def coordinate_problem(values, what: str) -> str | None:
+    """Why coordinates [m] (any array shape) lie outside +-MAX_COORDINATE, naming the largest; None if inside."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return None
+    largest = float(np.abs(values).max())
+    if largest <= MAX_COORDINATE:
+        return None
+    return f"{what} must lie within +-MAX_COORDINATE = {MAX_COORDINATE:g} m; got a coordinate of magnitude {largest:g}"
 
 
 @dataclass(frozen=True)
@@ -120,6 +145,9 @@ class Mesh:
                                 f"{triangles.shape}")
         if not np.isfinite(vertices).all():
             raise GeometryError(f"mesh{where}: vertices must be finite")
+        problem = coordinate_problem(vertices, f"mesh{where}: vertices")
+        if problem is not None:
+            raise GeometryError(problem)
         if triangles.min() < 0 or triangles.max() >= len(vertices):
             raise GeometryError(f"mesh{where}: triangle vertex indices must be within [0, {len(vertices) - 1}]; "
                                 f"got [{triangles.min()}, {triangles.max()}]")
@@ -141,10 +169,13 @@ class Plane:
         except (TypeError, ValueError):
             raise GeometryError(f"plane coefficients must be 4 numbers (a, b, c, d); got "
                                 f"{self.coefficients!r}") from None
-        norm = math.sqrt(a * a + b * b + c * c)
+        norm = math.hypot(a, b, c)  # no overflow for huge finite coefficients
         if not (math.isfinite(norm) and math.isfinite(d) and norm > 1e-12):
             raise GeometryError(f"plane coefficients must be finite with a non-zero normal (a, b, c); got "
                                 f"{self.coefficients!r}")
+        if abs(d / norm) > MAX_COORDINATE:
+            raise GeometryError(f"plane offset d / |(a, b, c)| must lie within +-MAX_COORDINATE = "
+                                f"{MAX_COORDINATE:g} m; got {d / norm:g} from {self.coefficients!r}")
         object.__setattr__(self, "coefficients", (a / norm, b / norm, c / norm, d / norm))
 
 
@@ -258,21 +289,37 @@ def _python_share_folders() -> tuple[Path, ...]:
     return tuple(dict.fromkeys(folder for folder in folders if folder.is_dir()))
 
 
+def _unreadable(uri: str, package_paths=None) -> MeshLoadError:
+    """The one answer for every mesh file that cannot be used, whether it exists or not: it echoes the URI as
+    given, never the resolved path, so the answers reveal nothing about the file system. For ``package://``
+    it lists the package folders searched (the same for every path in the package)."""
+    where = ""
+    if urlparse(uri).scheme == "package":
+        package = urlparse(uri).netloc
+        looked = [str(root) for root in package_roots(package, package_paths)] or [
+            "(no search paths: set AMENT_PREFIX_PATH or ROS_PACKAGE_PATH, or pass package_paths)"]
+        where = f"; looked in package {package!r} at {looked}"
+    return MeshLoadError(f"cannot read mesh {uri!r}: not a readable mesh file (a regular STL, OBJ or DAE file of at "
+                         f"most {MAX_MESH_FILE_BYTES // 2**20} MiB; package:// paths stay inside their package, "
+                         f"/proc, /sys and /dev are never read){where}")
+
+
 def resolve_uri(uri: str, *, base_dir: str | os.PathLike | None = None,
                 package_paths: Mapping[str, str | os.PathLike] | None = None) -> Path:
-    """The file a mesh URI names: ``package://pkg/path``, ``file:///abs/path``, or a plain path (relative
-    to ``base_dir``, the URDF's folder, when given). MeshLoadError lists where it looked."""
+    """The file a mesh URI names, symlinks resolved: ``package://pkg/path`` (inside the package's folder: a path
+    with ``..`` that leaves it is refused), ``file:///abs/path``, or a plain path (relative to ``base_dir``, the
+    URDF's folder, when given). Only regular files of at most MAX_MESH_FILE_BYTES outside /proc, /sys and /dev
+    are given; MeshLoadError otherwise, the same for a file that exists and one that does not."""
     parsed = urlparse(uri)
     if parsed.scheme == "package":
-        package, relative = parsed.netloc, unquote(parsed.path).lstrip("/")
-        roots = package_roots(package, package_paths)
-        for root in roots:
-            if (root / relative).is_file():
-                return root / relative
-        looked = [str(root) for root in roots] or ["(no search paths: set AMENT_PREFIX_PATH or ROS_PACKAGE_PATH, "
-                                                     "or pass package_paths)"]
-        raise MeshLoadError(f"cannot resolve {uri!r}: no file {relative!r} in package {package!r}; looked in "
-                            f"{looked}")
+        package, relative = parsed.netloc, os.path.normpath(unquote(parsed.path).lstrip("/"))
+        if relative in (".", "..") or relative.startswith(("../", "/")) or not package:
+            raise _unreadable(uri, package_paths)
+        for root in package_roots(package, package_paths):
+            path = _usable_file(root / relative)
+            if path is not None:
+                return path
+        raise _unreadable(uri, package_paths)
     if parsed.scheme == "file":
         path = Path(unquote(parsed.path))
     elif parsed.scheme in ("", ) or len(parsed.scheme) == 1:  # a plain path (or a Windows drive letter)
@@ -282,9 +329,24 @@ def resolve_uri(uri: str, *, base_dir: str | os.PathLike | None = None,
     else:
         raise MeshLoadError(f"cannot resolve {uri!r}: unsupported URI scheme {parsed.scheme!r} "
                             f"(use package://, file:// or a path)")
-    if not path.is_file():
-        raise MeshLoadError(f"cannot read mesh {uri!r}: no such file {str(path)!r}")
-    return path
+    usable = _usable_file(path)
+    if usable is None:
+        raise _unreadable(uri)
+    return usable
+
+
+def _usable_file(path: Path) -> Path | None:
+    """``path`` with its symlinks resolved if it is a regular file we may read (see ``resolve_uri``), else None."""
+    try:
+        resolved = path.resolve(strict=True)
+        status = resolved.stat()
+    except (OSError, RuntimeError, ValueError):  # missing, no permission, a symlink loop, a NUL byte
+        return None
+    if any(resolved.is_relative_to(folder) for folder in FORBIDDEN_MESH_FOLDERS):
+        return None
+    if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_MESH_FILE_BYTES:
+        return None
+    return resolved
 
 
 def load_mesh(uri: str | os.PathLike, scale: Sequence[float] = (1.0, 1.0, 1.0), *,
@@ -292,28 +354,50 @@ def load_mesh(uri: str | os.PathLike, scale: Sequence[float] = (1.0, 1.0, 1.0), 
               package_paths: Mapping[str, str | os.PathLike] | None = None) -> Mesh:
     """A mesh file (STL, OBJ, DAE, ...) as a Mesh, its vertices multiplied by ``scale`` per axis.
 
-    Files are read once per process (cached by path, modification time and scale).
+    The file is resolved and checked by ``resolve_uri``, then read without following a swapped-in FIFO or
+    device; every failure (also a file that is no mesh) is the one MeshLoadError of ``resolve_uri``. Files are
+    read once per process (cached by path, modification time and scale).
     """
-    path = resolve_uri(os.fspath(uri), base_dir=base_dir, package_paths=package_paths)
+    uri = os.fspath(uri)
+    path = resolve_uri(uri, base_dir=base_dir, package_paths=package_paths)
     try:
         factors = tuple(float(s) for s in scale)
     except (TypeError, ValueError):
-        raise MeshLoadError(f"mesh {os.fspath(uri)!r}: scale must be 3 numbers; got {scale!r}") from None
+        raise MeshLoadError(f"mesh {uri!r}: scale must be 3 numbers; got {scale!r}") from None
     if len(factors) != 3 or not all(math.isfinite(s) and s != 0.0 for s in factors):
-        raise MeshLoadError(f"mesh {os.fspath(uri)!r}: scale must be 3 finite non-zero numbers; got {scale!r}")
-    return _load_mesh_file(str(path.resolve()), path.stat().st_mtime_ns, factors)
+        raise MeshLoadError(f"mesh {uri!r}: scale must be 3 finite non-zero numbers; got {scale!r}")
+    try:
+        mesh = _load_mesh_file(str(path), path.stat().st_mtime_ns, factors)
+    except OSError:
+        mesh = None
+    if mesh is None:
+        raise _unreadable(uri, package_paths)
+    return mesh
 
 
 @functools.lru_cache(maxsize=256)
-def _load_mesh_file(path: str, _mtime_ns: int, scale: tuple[float, float, float]) -> Mesh:
+def _load_mesh_file(path: str, _mtime_ns: int, scale: tuple[float, float, float]) -> Mesh | None:
+    """The mesh in the regular file ``path`` (read whole, at most MAX_MESH_FILE_BYTES), or None if unusable."""
     import trimesh
 
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        loaded = trimesh.load(path, force="mesh")
-    except Exception as error:  # trimesh and its format plug-ins raise assorted types
-        raise MeshLoadError(f"cannot read mesh {path!r}: {type(error).__name__}: {error}") from None
+        descriptor = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())  # the file opened, not the one checked before: it may have been swapped
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_MESH_FILE_BYTES:
+            return None
+        data = file.read(MAX_MESH_FILE_BYTES + 1)
+    if len(data) > MAX_MESH_FILE_BYTES:
+        return None
+    try:
+        loaded = trimesh.load(io.BytesIO(data), file_type=Path(path).suffix.lstrip(".").lower(), force="mesh")
+    except Exception:  # trimesh and its format plug-ins raise assorted types
+        return None
     if not isinstance(loaded, trimesh.Trimesh) or len(loaded.faces) == 0:
-        raise MeshLoadError(f"cannot read mesh {path!r}: no triangles found (unsupported or corrupt file?)")
+        return None
     return Mesh(np.asarray(loaded.vertices) * np.asarray(scale), np.asarray(loaded.faces), path)
 
 

@@ -28,7 +28,7 @@ from ..errors import KinematicsError
 from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from ..geometry.transforms import invert_transform
 from ..model.robot_model import RobotModel
-from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere, load_mesh
+from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere, coordinate_problem, load_mesh
 
 _log = logging.getLogger("kinematics_py.collision.scene")
 
@@ -214,7 +214,8 @@ class PlanningScene:
 
     def _pose_in_planning_frame(self, update: CollisionObjectUpdate, context: str) -> np.ndarray:
         T_plan_frame = self.frame_transform(update.frame_id)
-        return T_plan_frame @ _transform(update.pose, f"{context}: pose")
+        return _bounded(T_plan_frame @ _transform(update.pose, f"{context}: pose"),
+                        f"{context}: pose in the planning frame")
 
     # ------------------------------------------------------------------ attached objects
     def apply_attached(self, update: AttachedObjectUpdate) -> None:
@@ -253,7 +254,8 @@ class PlanningScene:
         if spec.has_geometry:
             in_link = spec.frame_id in ("", link)
             T_link_frame = np.eye(4) if in_link else T_link_plan @ self.frame_transform(spec.frame_id)
-            T_link_object = T_link_frame @ _transform(spec.pose, f"{context}: pose")
+            T_link_object = _bounded(T_link_frame @ _transform(spec.pose, f"{context}: pose"),
+                                     f"{context}: pose in the frame of link {link!r}")
             shapes, subframes = _shapes_and_subframes(spec, context)
             scene_object = SceneObject(spec.id, T_link_object, shapes, MappingProxyType(subframes))
         elif spec.id in world:
@@ -335,9 +337,17 @@ def _transform(pose: Any, what: str) -> np.ndarray:
     if isinstance(pose, (tuple, list)) and len(pose) == 2:  # (position, quaternion xyzw)
         pose = Pose(*pose)
     try:
-        return transform_from_any_pose(pose)
+        return _bounded(transform_from_any_pose(pose), what)
     except PoseError as error:
         raise SceneError(f"{what}: {error}") from None
+
+
+def _bounded(T: np.ndarray, what: str) -> np.ndarray:
+    """``T``, if its position lies within the world's bounds (``MAX_COORDINATE``); SceneError naming it if not."""
+    problem = coordinate_problem(T[:3, 3], f"{what}: position")
+    if problem is not None:
+        raise SceneError(problem)
+    return T
 
 
 def _shapes_and_subframes(update: CollisionObjectUpdate, context: str) -> tuple[tuple[Placed, ...], dict]:

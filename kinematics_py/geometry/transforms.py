@@ -14,6 +14,9 @@ import numpy as np
 
 from . import kernels
 
+#: Quaternions shorter than this carry no orientation: the transforms refuse them (ValueError).
+NO_ORIENTATION_NORM = 1e-12
+
 
 def rotation_from_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """3x3 rotation from URDF roll-pitch-yaw [rad]."""
@@ -53,14 +56,30 @@ def _quaternion_matrix_rows(x, y, z, w):
     )
 
 
-def rotations_from_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
-    """(N, 3, 3) rotations from (N, 4) quaternions (x, y, z, w), each normalised first."""
-    q = np.asarray(quaternions_xyzw, dtype=float)
-    norms = np.linalg.norm(q, axis=1)
-    usable = np.isfinite(norms) & (norms >= 1e-12)
+def unit_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
+    """(N, 4) unit quaternions (x, y, z, w) of (N, 4) finite, non-zero ones of any magnitude.
+
+    Where the squared norms overflow or underflow, each quaternion is divided by its largest component first,
+    so (0, 0, 0, 1e200) normalises too. ValueError names the first quaternion that is not finite or shorter
+    than ``NO_ORIENTATION_NORM``.
+    """
+    q = np.asarray(quaternions_xyzw, dtype=float).reshape(-1, 4)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        squared = np.einsum("ij,ij->i", q, q)
+        if np.all((squared >= NO_ORIENTATION_NORM ** 2) & (squared < np.inf)):  # the common case
+            return q / np.sqrt(squared)[:, None]
+        largest = np.abs(q).max(axis=1, initial=0.0)
+        scaled = q / largest[:, None]
+        scaled_norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+        usable = np.isfinite(q).all(axis=1) & (largest * scaled_norms >= NO_ORIENTATION_NORM)
     if not usable.all():
-        raise ValueError(f"quaternion {tuple(q[~usable][0])} has no orientation (zero or non-finite norm)")
-    rows = _quaternion_matrix_rows(*(q / norms[:, None]).T)
+        raise ValueError(f"quaternion {tuple(q[~usable][0].tolist())} has no orientation (zero or non-finite)")
+    return scaled / scaled_norms[:, None]
+
+
+def rotations_from_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) rotations from (N, 4) quaternions (x, y, z, w), each normalised first (``unit_quaternions``)."""
+    rows = _quaternion_matrix_rows(*unit_quaternions(quaternions_xyzw).T)
     return np.stack([np.stack(row, axis=-1) for row in rows], axis=1)
 
 
@@ -85,13 +104,24 @@ def quaternion_from_rotation(rotation: np.ndarray) -> np.ndarray:
     return -q if q[3] < 0 else q
 
 
+def unit_quaternion(x: float, y: float, z: float, w: float) -> tuple[float, float, float, float]:
+    """The unit quaternion of a finite, non-zero (x, y, z, w) of any magnitude (see ``unit_quaternions``)."""
+    squared = x * x + y * y + z * z + w * w
+    if NO_ORIENTATION_NORM ** 2 <= squared < math.inf:  # the common case (False for NaN)
+        norm = math.sqrt(squared)
+        return x / norm, y / norm, z / norm, w / norm
+    largest = max(abs(x), abs(y), abs(z), abs(w))
+    if math.isfinite(largest) and not math.isnan(x + y + z + w) and largest > 0.0:  # max() may skip a NaN
+        sx, sy, sz, sw = x / largest, y / largest, z / largest, w / largest
+        scaled_norm = math.sqrt(sx * sx + sy * sy + sz * sz + sw * sw)
+        if largest * scaled_norm >= NO_ORIENTATION_NORM:
+            return sx / scaled_norm, sy / scaled_norm, sz / scaled_norm, sw / scaled_norm
+    raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite)")
+
+
 def transform_from_pose(position, orientation_xyzw) -> np.ndarray:
-    """4x4 transform from a position [m] and a quaternion (x, y, z, w) (normalised first)."""
-    x, y, z, w = map(float, orientation_xyzw)
-    norm = math.sqrt(x * x + y * y + z * z + w * w)
-    if not math.isfinite(norm) or norm < 1e-12:
-        raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite norm)")
-    rows = _quaternion_matrix_rows(x / norm, y / norm, z / norm, w / norm)
+    """4x4 transform from a position [m] and a quaternion (x, y, z, w) (normalised first, ``unit_quaternion``)."""
+    rows = _quaternion_matrix_rows(*unit_quaternion(*map(float, orientation_xyzw)))
     px, py, pz = position
     return np.array([*rows[0], px, *rows[1], py, *rows[2], pz, 0.0, 0.0, 0.0, 1.0]).reshape(4, 4)
 

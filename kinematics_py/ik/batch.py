@@ -45,7 +45,8 @@ def search_batch(state: PluginState, ik_poses, ik_seed_states: Sequence[Sequence
         elif found[k]:
             results.append(solved(solutions[k], "solved"))
         else:
-            errors = setup.problem.task_errors(solutions[k], targets[k]).max(axis=0)
+            with np.errstate(over="ignore"):  # a target 1e308 m away is unreachable, not an error: inf m
+                errors = setup.problem.task_errors(solutions[k], targets[k]).max(axis=0)
             results.append(failure(ErrorCode.NO_IK_SOLUTION, f"no solution from {max_starts} start(s); closest "
                                    f"approach: position error {errors[0]:.3g} m, rotation error {errors[1]:.3g} rad"))
     return results

@@ -8,6 +8,8 @@ from robots import example_robot_data_dir, example_robot_urdf
 
 from kinematics_py import RobotModel
 from kinematics_py.collision.geometry import (
+    MAX_COORDINATE,
+    MAX_SIZE,
     Box,
     Cone,
     Cylinder,
@@ -130,10 +132,13 @@ def test_file_uris_and_relative_paths(tmp_path):
 
 
 @pytest.mark.parametrize("uri, message", [
-    ("package://no_such_package/meshes/x.stl", "no file 'meshes/x.stl' in package 'no_such_package'; looked in"),
-    ("package://example-robot-data/robots/missing.stl", "no file 'robots/missing.stl' in package 'example-robot-data'"),
+    ("package://no_such_package/meshes/x.stl",
+     "cannot read mesh 'package://no_such_package/meshes/x.stl': not a readable mesh file .*; looked in package "
+     "'no_such_package' at"),
+    ("package://example-robot-data/robots/missing.stl",
+     "cannot read mesh 'package://example-robot-data/robots/missing.stl': .*looked in package 'example-robot-data'"),
     ("http://example.com/x.stl", "unsupported URI scheme 'http'"),
-    ("file:///nonexistent/x.stl", "no such file '/nonexistent/x.stl'"),
+    ("file:///nonexistent/x.stl", "cannot read mesh 'file:///nonexistent/x.stl': not a readable mesh file"),
 ])
 def test_unresolvable_uris_say_where_they_looked(uri, message):
     with pytest.raises(MeshLoadError, match=message):
@@ -156,7 +161,7 @@ def test_stl_obj_and_dae_meshes_load(tmp_path):
 def test_unreadable_mesh_files_are_refused(tmp_path):
     garbage = tmp_path / "broken.stl"
     garbage.write_bytes(b"\x00\x01 not a mesh")
-    with pytest.raises(MeshLoadError, match="cannot read mesh .*broken.stl"):
+    with pytest.raises(MeshLoadError, match=f"cannot read mesh '{garbage}': not a readable mesh file"):
         load_mesh(garbage)
     with pytest.raises(MeshLoadError, match="scale must be 3 finite non-zero numbers"):
         load_mesh(PANDA_LINK0, scale=(1, 0, 1))
@@ -188,7 +193,7 @@ def test_real_robots_collision_meshes_from_example_robot_data():
     ('<geometry><box size="1 1"/></geometry>', "link 'base': box size must be 3 finite number"),
     ('<geometry><sphere radius="0"/></geometry>', "link 'base': sphere radius must be finite and > 0"),
     ('<geometry/>', "link 'base': a <collision> needs exactly one shape"),
-    ('<geometry><mesh filename="package://nowhere/x.stl"/></geometry>', "link 'base': cannot resolve"),
+    ('<geometry><mesh filename="package://nowhere/x.stl"/></geometry>', "link 'base': cannot read mesh"),
     ('<origin xyz="0 0"/><geometry><sphere radius="1"/></geometry>', "link 'base': <collision><origin>"),
 ])
 def test_bad_collision_elements_name_the_link(collision, message):
@@ -200,3 +205,18 @@ def test_bad_collision_elements_name_the_link(collision, message):
 def test_model_from_urdf_keeps_the_text_the_geometry_is_read_from():
     model = RobotModel.from_urdf_string(SMALL_URDF)
     assert robot_collision_geometry(model.urdf_xml).keys() == {"base", "arm"}
+
+
+def test_sizes_and_coordinates_are_bounded_by_the_documented_constants():
+    assert (MAX_SIZE, MAX_COORDINATE) == (1e4, 1e4)
+    assert Box((MAX_SIZE, 1.0, 1.0)).size[0] == MAX_SIZE and Sphere(MAX_SIZE).radius == MAX_SIZE
+    for build, what in [(lambda: Box((1.0, 1e300, 1.0)), "box size"), (lambda: Sphere(2e4), "sphere radius"),
+                        (lambda: Cylinder(0.1, 1e308), "cylinder length"), (lambda: Cone(1e5, 0.1), "cone radius")]:
+        with pytest.raises(GeometryError, match=f"{what} must be at most MAX_SIZE = 10000 m"):
+            build()
+    Mesh([[0, 0, 0], [MAX_COORDINATE, 0, 0], [0, -MAX_COORDINATE, 0]], [[0, 1, 2]])
+    with pytest.raises(GeometryError, match="vertices must lie within .* magnitude 10001"):
+        Mesh([[0, 0, 0], [1.0001e4, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    assert Plane((1e200, 0.0, 0.0, 1e200)).coefficients == (1.0, 0.0, 0.0, 1.0), "normalised without overflow"
+    with pytest.raises(GeometryError, match="plane offset"):
+        Plane((0.0, 1.0, 0.0, 2e4))

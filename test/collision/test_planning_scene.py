@@ -215,6 +215,25 @@ MALFORMED = [
                  "unknown frame 'nowhere'", id="unknown-frame"),
     pytest.param(lambda s: s.add_object("x", [Sphere(0.1)], frame_id="table/missing"), SceneError,
                  "object 'table' has subframes \\['leg'\\]", id="unknown-subframe"),
+    pytest.param(lambda s: s.add_object("x", [Box((0.1, 0.1, 0.1))], pose=pose(0, 0, 1e308)), SceneError,
+                 "collision object 'x': pose: position must lie within \\+-MAX_COORDINATE = 10000 m; got a "
+                 "coordinate of magnitude 1e\\+308", id="absurd-object-position"),
+    pytest.param(lambda s: s.add_object("x", [(Sphere(0.1), pose(0, -2e4, 0))]), SceneError,
+                 "primitive_poses\\[0\\]: position must lie within .* magnitude 20000", id="absurd-shape-position"),
+    pytest.param(lambda s: s.add_object("x", [Sphere(0.1)], subframes={"tip": pose(1e300, 0, 0)}), SceneError,
+                 "subframe 'tip': position must lie within .* 1e\\+300", id="absurd-subframe-position"),
+    pytest.param(lambda s: s.move_object("table", pose(0, 0, 1e5)), SceneError, "pose: position must lie within",
+                 id="absurd-move"),
+    pytest.param(lambda s: s.attach_object("box", "panda_hand", shapes=[Sphere(0.1)], pose=pose(0, 0, -1e308)),
+                 SceneError, "position must lie within .* 1e\\+308", id="absurd-attached-position"),
+    pytest.param(lambda s: s.add_object("x", [Sphere(0.1)], pose=pose(9999.9, 0, 0), frame_id="table"), SceneError,
+                 "'x': pose in the planning frame: position must lie within .* 10000.4", id="absurd-composed-position"),
+    pytest.param(lambda s: s.add_object("x", [Box((1e300, 1.0, 1.0))]), GeometryError,
+                 "box size must be at most MAX_SIZE = 10000 m; got 1e\\+300", id="absurd-box-size"),
+    pytest.param(lambda s: s.add_object("x", [Mesh([[0, 0, 0], [1, 0, 0], [0, 0, 1e308]], [[0, 1, 2]])]),
+                 GeometryError, "vertices must lie within .* 1e\\+308", id="absurd-mesh-vertex"),
+    pytest.param(lambda s: s.add_object("x", [Plane((0, 0, 1, -1e308))]), GeometryError,
+                 "plane offset .* must lie within", id="absurd-plane-offset"),
     pytest.param(lambda s: s.add_object("x", ["/nonexistent/mesh.stl"]), SceneError,
                  "cannot read mesh '/nonexistent/mesh.stl'", id="missing-mesh-file"),
     pytest.param(lambda s: s.add_object("x", [Mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 5]])]), GeometryError,
@@ -250,13 +269,23 @@ def test_malformed_update_names_the_problem_and_leaves_the_scene_unchanged(scene
     assert_same_snapshot(before, snapshot(scene))
 
 
-def test_unreadable_mesh_file_is_refused_with_its_path(scene, tmp_path):
+def test_unreadable_mesh_file_is_refused_with_its_uri(scene, tmp_path):
     garbage = tmp_path / "broken.stl"
     garbage.write_text("this is not a mesh")
     before = snapshot(scene)
-    with pytest.raises(SceneError, match=f"meshes\\[0\\]: cannot read mesh '{garbage}': no triangles"):
+    with pytest.raises(SceneError, match=f"meshes\\[0\\]: cannot read mesh '{garbage}': not a readable mesh file"):
         scene.add_object("x", [str(garbage)])
     assert_same_snapshot(before, snapshot(scene))
+
+
+def test_huge_quaternions_are_rotations_and_the_world_bounds_are_accepted(scene):
+    scene.add_object("far", [(Box((1e4, 1e4, 1e-3)), pose(-1e4, 0.0, 0.0))],
+                     pose=pose(0.0, 1e4, 0.0, (0, 0, 1e200, 1e200)),
+                     subframes={"tip": pose(0.0, 0.0, 1e4, (1.7e308, 0.0, 0.0, 0.0))})
+    far = scene.world_objects["far"]
+    expected = make_transform(rotation_about_axis([0.0, 0.0, 1.0], math.pi / 2), (0.0, 1e4, 0.0))
+    np.testing.assert_allclose(far.T_parent_object, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(far.subframes["tip"][:3, :3], np.diag([1.0, -1.0, -1.0]), atol=1e-15)
 
 
 def test_a_bad_shape_among_good_ones_adds_nothing(scene):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kinematics_py.geometry.poses import Pose, PoseError, transform_from_any_pose, transforms_from_poses
-from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
+from kinematics_py.geometry.transforms import make_transform, rotation_about_axis, unit_quaternion, unit_quaternions
 
 GOOD = Pose((0.1, 0.2, 0.3), (0.0, 0.0, math.sin(0.25), math.cos(0.25)))
 BAD = [
@@ -53,3 +53,32 @@ def test_arrays_must_be_finite_transforms():
     T, bad = transforms_from_poses(broken)
     assert bad == {1: str(refused.value)}
     np.testing.assert_array_equal(T, np.broadcast_to(np.eye(4), (3, 4, 4)))
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e300, 1.7e308, 1e-5, 1e-150], ids=str)
+def test_quaternions_of_any_finite_magnitude_normalise_without_overflow(scale):
+    scaled = Pose(GOOD.position, tuple(scale * v for v in GOOD.orientation))
+    huge_w = Pose(GOOD.position, (0.0, 0.0, 0.0, scale))
+    expected = transform_from_any_pose(GOOD)
+    T, bad = transforms_from_poses([scaled, huge_w])
+    if scale < 1e-6:  # too short to carry an orientation: refused, single and batch alike
+        with pytest.raises(PoseError, match="is zero"):
+            transform_from_any_pose(scaled)
+        assert set(bad) == {0, 1}
+        return
+    assert bad == {}
+    np.testing.assert_allclose(transform_from_any_pose(scaled), expected, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(T[0], expected, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(transform_from_any_pose(huge_w), make_transform(None, GOOD.position))
+    np.testing.assert_array_equal(T[1], make_transform(None, GOOD.position))
+
+
+def test_unit_quaternions_refuse_only_non_finite_or_zero():
+    assert unit_quaternion(1e308, 1e308, -1e308, 1e308) == (0.5, 0.5, -0.5, 0.5)
+    np.testing.assert_array_equal(unit_quaternions([(1e308, 1e308, -1e308, 1e308)]), [(0.5, 0.5, -0.5, 0.5)])
+    for q in [(0.0, 0.0, 0.0, 0.0), (math.nan, 0.0, 0.0, 1.0), (1.0, math.nan, 0.0, 0.0), (math.inf, 0.0, 0.0, 1.0),
+              (1e308, -math.inf, 0.0, 0.0), (0.0, 0.0, 0.0, 1e-13)]:
+        with pytest.raises(ValueError, match="no orientation"):
+            unit_quaternion(*q)
+        with pytest.raises(ValueError, match="no orientation"):
+            unit_quaternions([(0.0, 0.0, 0.0, 1.0), q])
