@@ -367,37 +367,36 @@ def load_mesh(uri: str | os.PathLike, scale: Sequence[float] = (1.0, 1.0, 1.0), 
     if len(factors) != 3 or not all(math.isfinite(s) and s != 0.0 for s in factors):
         raise MeshLoadError(f"mesh {uri!r}: scale must be 3 finite non-zero numbers; got {scale!r}")
     try:
-        mesh = _load_mesh_file(str(path), path.stat().st_mtime_ns, factors)
-    except OSError:
-        mesh = None
-    if mesh is None:
-        raise _unreadable(uri, package_paths)
-    return mesh
+        return _load_mesh_file(str(path), path.stat().st_mtime_ns, factors)
+    except (OSError, MeshLoadError):
+        raise _unreadable(uri, package_paths) from None
 
 
 @functools.lru_cache(maxsize=256)
-def _load_mesh_file(path: str, _mtime_ns: int, scale: tuple[float, float, float]) -> Mesh | None:
-    """The mesh in the regular file ``path`` (read whole, at most MAX_MESH_FILE_BYTES), or None if unusable."""
+def _load_mesh_file(path: str, _mtime_ns: int, scale: tuple[float, float, float]) -> Mesh:
+    """The mesh in the regular file ``path`` (read whole, at most MAX_MESH_FILE_BYTES); MeshLoadError if unusable.
+
+    Failures raise rather than return, so the cache keeps successes only (a file fixed later is read again)."""
     import trimesh
 
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         descriptor = os.open(path, flags)
     except OSError:
-        return None
+        raise MeshLoadError(path) from None
     with os.fdopen(descriptor, "rb") as file:
         status = os.fstat(file.fileno())  # the file opened, not the one checked before: it may have been swapped
         if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_MESH_FILE_BYTES:
-            return None
+            raise MeshLoadError(path)
         data = file.read(MAX_MESH_FILE_BYTES + 1)
     if len(data) > MAX_MESH_FILE_BYTES:
-        return None
+        raise MeshLoadError(path)
     try:
         loaded = trimesh.load(io.BytesIO(data), file_type=Path(path).suffix.lstrip(".").lower(), force="mesh")
     except Exception:  # trimesh and its format plug-ins raise assorted types
-        return None
+        raise MeshLoadError(path) from None
     if not isinstance(loaded, trimesh.Trimesh) or len(loaded.faces) == 0:
-        return None
+        raise MeshLoadError(path)
     return Mesh(np.asarray(loaded.vertices) * np.asarray(scale), np.asarray(loaded.faces), path)
 
 

@@ -92,3 +92,15 @@ def test_files_over_the_size_cap_are_refused_as_unreadable(package, tmp_path, mo
 def test_a_file_that_is_no_mesh_gets_the_same_message_too(tmp_path):
     (tmp_path / "notes.stl").write_text("not a mesh at all")
     assert refusal(str(tmp_path / "notes.stl")) == refusal(str(tmp_path / "absent.stl"))
+
+
+def test_a_failed_read_is_not_remembered(tmp_path):
+    """A mesh read while still being written fails; once complete it loads, even with the same mtime (only
+    successful reads are cached)."""
+    mesh = tmp_path / "arriving.obj"
+    mesh.write_text("v 0 0 0\n")
+    first = mesh.stat()
+    refusal(str(mesh))
+    mesh.write_text(TETRAHEDRON_OBJ)
+    os.utime(mesh, ns=(first.st_atime_ns, first.st_mtime_ns))
+    assert len(load_mesh(str(mesh)).triangles) == 4
