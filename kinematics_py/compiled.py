@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from pathlib import Path
 
 from numba import njit
 from numba.core.caching import CacheImpl, InTreeCacheLocator
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+#: numba's workqueue threading layer (its fallback when neither OpenMP nor TBB is usable) must not be entered
+#: from two threads at once: hold this around every call of a ``parallel=True`` kernel.
+PARALLEL_KERNEL_LOCK = threading.Lock()
 #: A module holding kernels contains this text (its decorator's name).
 KERNEL_MARKER = "@compiled_kernel"
 

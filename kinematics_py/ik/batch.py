@@ -1,12 +1,12 @@
 """Many IK queries in one compiled, multi-core call (``KinematicsPlugin.searchPositionIKBatch``)."""
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..compiled import PARALLEL_KERNEL_LOCK
 from ..errors import ErrorCode, RequestError
 from ..geometry.poses import transforms_from_poses
 from . import kernels
@@ -15,8 +15,6 @@ from .results import IKResult, failure, solved
 if TYPE_CHECKING:
     from .state import GroupSetup, PluginState
 
-#: numba's default threading layer must not be entered from two threads at once.
-_BATCH_LOCK = threading.Lock()
 
 
 def search_batch(state: PluginState, ik_poses, ik_seed_states: Sequence[Sequence[float]] | None,
@@ -72,7 +70,7 @@ def _search(setup: GroupSetup, targets: np.ndarray, seeds: np.ndarray, max_start
     solutions = np.empty((count, problem.dof))
     found = np.zeros(count, dtype=np.bool_)
     costs = np.empty(count)
-    with _BATCH_LOCK:
+    with PARALLEL_KERNEL_LOCK:
         kernels.batch_search(setup.solver.tables, bounds, np.ascontiguousarray(targets),
                              np.ascontiguousarray(seeds, dtype=float), setup.solver.restarts, max_starts, solutions,
                              found, costs)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...compiled import PARALLEL_KERNEL_LOCK
 from ...errors import ChainError
 from ...model.chain import Chain
 from . import kernels
@@ -61,5 +62,6 @@ class ClosedFormSolver:
         q = np.empty((Ts.shape[0], MAX_BRANCHES, 6))
         codes = np.empty((Ts.shape[0], MAX_BRANCHES), dtype=np.int64)
         counts = np.empty(Ts.shape[0], dtype=np.int64)
-        kernels.solve_poses(Ts, seeds, *self._arguments, q, codes, counts)
+        with PARALLEL_KERNEL_LOCK:
+            kernels.solve_poses(Ts, seeds, *self._arguments, q, codes, counts)
         return q, codes, counts

@@ -1,5 +1,7 @@
 """Every branch of every closed-form family: each reaches the pose, the original is among them, limits,
 multi-turn and continuous joints, batches, unreachable poses."""
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from closed_form_cases import (
@@ -154,3 +156,17 @@ def test_a_solver_can_be_built_from_a_classification():
     built = ClosedFormSolver.for_chain(chain)
     again = ClosedFormSolver(chain, built.classification)
     assert again.name == built.name == CLOSED_FORM_ROBOTS["ur10"][3]
+
+
+def test_batches_from_several_threads_at_once_give_the_serial_answers():
+    """8 threads calling solve_batch together get what one call gets. (The batch kernel is entered under
+    compiled.PARALLEL_KERNEL_LOCK: numba's workqueue threading layer is not thread-safe; omp and tbb are.)"""
+    closed_form = solver("ur5")
+    rng = np.random.default_rng(SEED + 5)
+    T = closed_form.chain.forward_kinematics(random_configurations(closed_form.chain, rng, 256))
+    expected_q, _, expected_counts = closed_form.solve_batch(T)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda _: closed_form.solve_batch(T), range(32)))
+    for q, _, counts in answers:
+        np.testing.assert_array_equal(counts, expected_counts)
+        np.testing.assert_array_equal(q, expected_q)
