@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -34,9 +35,13 @@ class GroupSetup:
     base_frame: str
     tip_frames: tuple[str, ...]
     solver: SolverSetup
-    #: ``collision_aware.diagnosis_solvers(solver)``.
-    diagnosis: tuple[SolverSetup, SolverSetup]
     redundant_joints: tuple[int, ...] = ()
+
+    @cached_property
+    def diagnosis(self) -> tuple[SolverSetup, SolverSetup]:
+        """``collision_aware.diagnosis_solvers(solver)``: built when a collision-aware search first fails, not at
+        every initialize (most groups never need them)."""
+        return diagnosis_solvers(self.solver)
 
     @property
     def problem(self) -> IkProblem:
@@ -98,7 +103,7 @@ def build_group_setup(robot_description: str, group_name: str, base_frame: str, 
     if problem.dof == 0:
         raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
     solver = SolverSetup.build(problem, SolverParameters.from_dict(parameters))
-    return GroupSetup(model, group_name, base_frame, tuple(tips), solver, diagnosis_solvers(solver))
+    return GroupSetup(model, group_name, base_frame, tuple(tips), solver)
 
 
 def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> tuple[int, ...]:
