@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import ErrorCode, KinematicsError, Verdict
 from . import kernels
+from .kernels import LIMIT_SLACK
 from .problem import IkProblem, SolverSetup
 from .request import IkRequest, consistency_window, joint_vector, target_transforms
 from .results import IKDiagnostics, IKResult, JointLimitViolation, failure
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 #: reached the pose.
 DIAGNOSIS_TIMEOUT = 0.02
 DIAGNOSIS_ITERATIONS = 200
-#: Slack [rad or m] before a joint value counts as outside its limits.
-LIMIT_SLACK = 1e-9
 
 
 def collision_aware_search(state: PluginState, request: IkRequest, context_state: Any, checker) -> IKResult:

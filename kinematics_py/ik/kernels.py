@@ -36,8 +36,9 @@ STALL_EXEMPT_BELOW_COST = 1e-6
 PERTURB_BELOW_COST = 1e-4
 #: Half-width [rad or m] of the box around the best configuration those restarts are drawn from.
 PERTURB_RADIUS = 0.3
-#: Slack [rad or m] on the joint limits when verifying a solution.
-VERIFY_LIMIT_SLACK = 1e-9
+#: Slack [rad or m] on the joint limits: a value this far outside still counts as within them (verification
+#: here, limit diagnostics, the closed form, the node's state validity).
+LIMIT_SLACK = 1e-9
 #: Relative slack on the tolerances when verifying a solution.
 VERIFY_TOLERANCE_SLACK = 1e-6
 
@@ -207,7 +208,7 @@ def wrap_near(q, reference, is_revolute, lower, upper):
         turns = np.round((reference[i] - q[i]) / two_pi)
         for candidate in (turns, turns - 1.0, turns + 1.0, 0.0):
             value = q[i] + two_pi * candidate
-            if lower[i] - VERIFY_LIMIT_SLACK <= value <= upper[i] + VERIFY_LIMIT_SLACK:
+            if lower[i] - LIMIT_SLACK <= value <= upper[i] + LIMIT_SLACK:
                 q[i] = min(upper[i], max(lower[i], value))
                 break
 
@@ -220,7 +221,7 @@ def reaches_target(q, solver, targets, bounds, ws):
     """
     lower, upper = bounds.lower, bounds.upper
     for i in range(q.shape[0]):
-        if not (lower[i] - VERIFY_LIMIT_SLACK <= q[i] <= upper[i] + VERIFY_LIMIT_SLACK):
+        if not (lower[i] - LIMIT_SLACK <= q[i] <= upper[i] + LIMIT_SLACK):
             return False
     segments, joint_info, tip_table = solver.chains
     R, p, axes_world, origins_world, rot_error, R_error = ws.fk

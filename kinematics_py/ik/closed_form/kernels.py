@@ -16,6 +16,7 @@ from numba import prange
 
 from ...compiled import compiled_kernel
 from ...model.chain_kernels import chain_pose
+from ..kernels import LIMIT_SLACK
 from .families import MAX_BRANCHES, TIP_ROTATION_ROW, row, solve_spherical_wrist, solve_three_parallel
 from .subproblems import dot
 
@@ -24,8 +25,6 @@ THREE_PARALLEL = 2
 #: A solution is accepted when the chain's FK reaches the target within these [m], [rad].
 POSITION_TOLERANCE = 1e-5
 ROTATION_TOLERANCE = 1e-5
-#: Joint values this far outside a limit [rad] count as on it (and are moved onto it).
-LIMIT_TOLERANCE = 1e-9
 #: Two solutions closer than this in every joint, modulo 2 pi [rad], are the same one.
 DUPLICATE_TOLERANCE = 1e-6
 TWO_PI = 2.0 * math.pi
@@ -35,8 +34,8 @@ TWO_PI = 2.0 * math.pi
 def _nearest_in_limits(theta, seed, lower, upper):
     """The value theta + 2 pi k nearest ``seed`` inside [lower, upper] (NaN if there is none)."""
     # Float (not int) rounding: infinite limits (continuous joints) give infinite bounds on k.
-    k_low = np.ceil((lower - LIMIT_TOLERANCE - theta) / TWO_PI)
-    k_high = np.floor((upper + LIMIT_TOLERANCE - theta) / TWO_PI)
+    k_low = np.ceil((lower - LIMIT_SLACK - theta) / TWO_PI)
+    k_high = np.floor((upper + LIMIT_SLACK - theta) / TWO_PI)
     if k_low > k_high:
         return math.nan
     k = min(max(np.rint((seed - theta) / TWO_PI), k_low), k_high)
