@@ -4,6 +4,7 @@
 #   runtime  requirements/runtime.txt (always installed)
 #   test     + requirements/test.txt
 #   bench    + requirements/bench.txt (when that file exists)
+#   reach    + requirements/reach.txt (kinematics_py.reachability's extras: Ray, matplotlib); test adds it
 #
 # Also installs the project itself (editable) and, when the venv python cannot import them, builds
 # the bundled interface packages (interfaces/*: moveit_msgs subset, object_recognition_msgs,
@@ -45,8 +46,9 @@ sets=(runtime)
 for arg in "$@"; do
   case $arg in
     runtime) ;;
-    test|bench) sets+=("$arg") ;;
-    *) die "unknown set '$arg' (use runtime, test, bench)" ;;
+    test) sets+=(test reach) ;;
+    bench|reach) sets+=("$arg") ;;
+    *) die "unknown set '$arg' (use runtime, test, bench, reach)" ;;
   esac
 done
 
