@@ -53,7 +53,7 @@ def _scene_object(item: Any, k: int, scene_dir: str | None) -> tuple[str, list, 
     if not isinstance(shapes, list) or not shapes:
         raise SceneError(f"{context}: 'shapes' must be a non-empty list")
     placed = [_shape(shape, f"{context}: shape {n}", scene_dir) for n, shape in enumerate(shapes)]
-    return item["id"], placed, _pose(item.get("pose"), context), str(item.get("frame_id", ""))
+    return item["id"], placed, pose_from_yaml(item.get("pose"), context), str(item.get("frame_id", ""))
 
 
 def _shape(item: Any, context: str, scene_dir: str | None) -> tuple[Any, Pose]:
@@ -73,10 +73,11 @@ def _shape(item: Any, context: str, scene_dir: str | None) -> tuple[Any, Pose]:
             shape = (Cylinder if kind == "cylinder" else Cone)(radius, length)
     except (GeometryError, TypeError, ValueError) as error:
         raise SceneError(f"{context}: bad {kind} {value!r}: {error}") from None
-    return shape, _pose(item.get("pose"), context)
+    return shape, pose_from_yaml(item.get("pose"), context)
 
 
-def _pose(item: Any, context: str) -> Pose:
+def pose_from_yaml(item: Any, context: str) -> Pose:
+    """A pose ``{position: [x, y, z], orientation: [x, y, z, w]}`` (either may be left out); SceneError if not."""
     if item is None:
         return Pose()
     if not isinstance(item, dict) or set(item) - {"position", "orientation"}:
