@@ -20,6 +20,8 @@ Wiring only; each part lives in its own module:
   (``scene_topics``), as move_group keeps its world; IK with ``avoid_collisions`` and ``check_state_validity``
   check against it, or against a request-scoped copy holding the request's attached objects
   (``request_collisions``).
+- reachability maps (``reachability_markers``): a map file named on ``reachability_map`` is published as RViz
+  markers on ``reachability_markers``.
 
 Console script: ``kinematics_node`` (``ros2 run kinematics_py kinematics_node``).
 """
@@ -55,6 +57,7 @@ from .node_parameters import (
     parameters_markdown,
     split_kinematics_parameter,
 )
+from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
@@ -92,6 +95,7 @@ class KinematicsNode(Node):
                                  lambda msg: self._positions.update(msg.name, msg.position), 10,
                                  callback_group=callbacks)
         SceneTopics(self, self._store, self._positions, transforms)
+        ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
         services = self._service_table()
         for service_type, name, handler in services:
             self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,

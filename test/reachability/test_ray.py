@@ -7,6 +7,7 @@ import subprocess
 from dataclasses import replace
 
 import pytest
+from reach_maps import ur5_map, ur5_spec
 
 from kinematics_py.reachability import compute_map
 from kinematics_py.reachability.distributed import import_ray, ray_runner, start_ray
@@ -23,19 +24,19 @@ def local_ray():
     ray.shutdown()
 
 
-def test_ray_map_is_identical_to_the_local_map(local_ray, ur5_spec, ur5_map):
+def test_ray_map_is_identical_to_the_local_map(local_ray):
     """Every Ray server listens on 127.0.0.1 only; the chunks come back in any order and assemble the same map."""
     assert {node["NodeManagerAddress"] for node in local_ray.nodes()} == {"127.0.0.1"}
     listening = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True).stdout.splitlines()
     ray_sockets = [line for line in listening if any(name in line for name in ('"raylet"', '"gcs_server"', "ray::"))]
     assert ray_sockets and all(_on_loopback(line.split()[3]) for line in ray_sockets), ray_sockets
-    on_ray = compute_map(ur5_spec, ray_runner())
-    assert on_ray.same_as(ur5_map)
+    on_ray = compute_map(ur5_spec(), ray_runner())
+    assert on_ray.same_as(ur5_map())
 
 
-def test_numerical_map_on_ray_is_identical_too(local_ray, ur5_spec):
+def test_numerical_map_on_ray_is_identical_too(local_ray):
     """The numerical solver's seeds come from the chunk, not from the worker."""
-    spec = replace(ur5_spec, solver="numerical", chunk_voxels=128)
+    spec = replace(ur5_spec(), solver="numerical", chunk_voxels=128)
     assert compute_map(spec, ray_runner()).same_as(compute_map(spec))
 
 
