@@ -12,8 +12,10 @@ import functools
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..collision.checker import CollisionChecker
@@ -110,7 +112,16 @@ def chunk_tools(robot: RobotSource, solver: str, collisions: bool, scene_yaml: s
 
 def manipulability(chain, q: np.ndarray) -> np.ndarray:
     """Yoshikawa's manipulability sqrt(det(J J^T)) of joint values (M, n), J the geometric Jacobian in the base
-    frame (linear rows [m/rad], angular rows [1]); 0 at singularities."""
+    frame (linear rows [m/rad], angular rows [1]); 0 at singularities. The Jacobian kernel and LAPACK release
+    the GIL, so the rows are split over numba's thread count (1 in a Ray task)."""
+    parts = [part for part in np.array_split(q, numba.get_num_threads()) if len(part)]
+    if len(parts) <= 1:
+        return _manipulability(chain, q)
+    with ThreadPoolExecutor(len(parts)) as pool:
+        return np.concatenate(list(pool.map(lambda part: _manipulability(chain, part), parts)))
+
+
+def _manipulability(chain, q: np.ndarray) -> np.ndarray:
     if len(q) == 0:
         return np.zeros(0)
     J = chain.jacobian(q)
