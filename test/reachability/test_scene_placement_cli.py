@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,3 +150,10 @@ def test_console_command_errors_are_one_line_and_exit_2(argv, tmp_path, capsys, 
     assert main(argv) == 2
     error = capsys.readouterr().err
     assert error.startswith("kinematics-py ") and "error:" in error and "Traceback" not in error
+
+
+def test_console_script_is_installed():
+    script = Path(sys.prefix) / "bin" / "kinematics-py"
+    assert script.exists(), "reinstall the project (scripts/setup_venv.sh test)"
+    result = subprocess.run([str(script), "reach", "--help"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "--ray-address" in result.stdout, result.stderr
