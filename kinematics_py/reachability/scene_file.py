@@ -1,4 +1,4 @@
-"""The scene file of a reachability map: world objects as a YAML list.
+"""The scene file of a reachability map: world objects as a YAML list, or MoveIt's .scene text.
 
 Each object has an ``id``, ``shapes`` and optionally a ``pose`` and a ``frame_id`` (a robot link; default:
 the planning frame, the robot's root link). Each shape is one of ``box: [x, y, z]`` (full edge lengths),
@@ -13,25 +13,36 @@ the planning frame, the robot's root link). Each shape is one of ``box: [x, y, z
     - id: pillar
       shapes:
         - {cylinder: [0.05, 1.0], pose: {position: [-0.4, 0.3, 0.5]}}
+
+MoveIt's .scene text (the files RViz's MotionPlanning panel exports: a scene name, then objects starting
+``* id``, each with its pose (when the file has them), its shapes (box, sphere, cylinder, cone, mesh), each
+with a pose and a colour, and its subframes (ignored); a final ``.``) is read too: a text whose last line is
+``.`` is taken for one.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
-from ..collision.geometry import Box, Cone, Cylinder, GeometryError, Sphere, load_mesh
+from ..collision.geometry import Box, Cone, Cylinder, GeometryError, Mesh, Sphere, load_mesh
 from ..collision.scene import SceneError
 from ..geometry.poses import Pose
 
 SHAPE_KEYS = ("box", "sphere", "cylinder", "cone", "mesh")
+#: Numbers after a shape's name in MoveIt's .scene text (a mesh: vertex and triangle counts, then those).
+MOVEIT_SHAPE_VALUES = {"box": 3, "sphere": 1, "cylinder": 2, "cone": 2}
 OBJECT_KEYS = ("id", "shapes", "pose", "frame_id")
 
 
 def load_scene_objects(text: str, scene_dir: str | None = None) -> list[tuple[str, list, Pose, str]]:
     """(id, [(shape, Pose)], pose, frame_id) of every object of a scene file's text; SceneError names the
     first problem (an unknown key, a bad shape or pose)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and lines[-1] == ".":
+        return moveit_scene_objects(lines)
     try:
         objects = yaml.safe_load(text) if text.strip() else []
     except yaml.YAMLError as error:
@@ -90,3 +101,50 @@ def pose_from_yaml(item: Any, context: str) -> Pose:
     if len(position) != 3 or len(orientation) != 4:
         raise SceneError(f"{context}: a pose needs 3 position and 4 orientation values; got {item!r}")
     return Pose(position, orientation)
+
+
+def moveit_scene_objects(lines: list[str]) -> list[tuple[str, list, Pose, str]]:
+    """The objects of MoveIt's .scene text (its non-empty lines, stripped); see the module docstring."""
+    starts = [k for k, line in enumerate(lines) if line.startswith("*")]
+    # MoveIt's own test: in files with object poses, the line after the first '*' holds 3 numbers.
+    with_poses = bool(starts) and starts[0] + 1 < len(lines) and " " in lines[starts[0] + 1]
+    objects = []
+    for start, end in zip(starts, starts[1:] + [len(lines) - 1]):
+        object_id = lines[start][1:].strip()
+        tokens = iter(" ".join(lines[start + 1:end]).split())
+        context = f"scene file: object {object_id!r}"
+        try:
+            pose = _moveit_pose(tokens) if with_poses else Pose()
+            shapes = [_moveit_shape(tokens) for _ in range(int(next(tokens)))]
+        except (StopIteration, ValueError, TypeError, GeometryError) as error:
+            raise SceneError(f"{context}: not MoveIt's .scene format ({error or 'too few values'}); shapes are "
+                             f"{[*MOVEIT_SHAPE_VALUES, 'mesh']}") from None
+        objects.append((object_id, shapes, pose, ""))
+    return objects
+
+
+def _moveit_shape(tokens) -> tuple[Any, Pose]:
+    kind = next(tokens)
+    if kind == "mesh":
+        vertex_count, triangle_count = int(next(tokens)), int(next(tokens))
+        vertices = np.reshape(_numbers(tokens, 3 * vertex_count), (-1, 3))
+        triangles = np.reshape(_numbers(tokens, 3 * triangle_count), (-1, 3)).astype(np.int64)
+        shape = Mesh(vertices, triangles, "scene file")
+    elif kind in MOVEIT_SHAPE_VALUES:
+        values = _numbers(tokens, MOVEIT_SHAPE_VALUES[kind])
+        shape = Box(values) if kind == "box" else Sphere(values[0]) if kind == "sphere" else \
+            (Cylinder if kind == "cylinder" else Cone)(*values)
+    else:
+        raise ValueError(f"unknown shape {kind!r}")
+    pose = _moveit_pose(tokens)
+    _numbers(tokens, 4)  # its colour (r, g, b, a): not needed here
+    return shape, pose
+
+
+def _moveit_pose(tokens) -> Pose:
+    values = _numbers(tokens, 7)
+    return Pose(tuple(values[:3]), tuple(values[3:]))
+
+
+def _numbers(tokens, count: int) -> list[float]:
+    return [float(next(tokens)) for _ in range(count)]

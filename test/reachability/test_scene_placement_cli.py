@@ -28,6 +28,30 @@ WALL = """
   shapes:
     - box: [0.3, 3.0, 3.0]
 """
+#: The same wall in MoveIt's .scene text, with object poses (MoveIt >= 1.0) and without (older files).
+WALL_SCENE = """walled
+* wall
+0.65 0 0.1
+0 0 0 1
+1
+box
+0.3 3 3
+0 0 0
+0 0 0 1
+0 0 0 0
+0
+.
+"""
+OLD_WALL_SCENE = """walled
+* wall
+1
+box
+0.3 3 3
+0.65 0 0.1
+0 0 0 1
+0.5 0.5 0.5 1
+.
+"""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -42,6 +66,25 @@ def test_scene_objects_make_voxels_unreachable_and_nothing_reachable():
     assert walled.index[~in_wall].sum() > 0.5 * free.index[~in_wall].sum()
     report = verify_map(walled, spec, sample=20, search_starts=256)
     assert report.ok, report.summary()
+
+
+def test_moveit_scene_files_give_the_same_map():
+    yaml_wall = compute_map(replace(ur5_spec(), collisions=True, scene_yaml=WALL))
+    for text in (WALL_SCENE, OLD_WALL_SCENE):
+        assert compute_map(replace(ur5_spec(), collisions=True, scene_yaml=text)).same_as(yaml_wall)
+
+
+def test_moveit_scene_shapes_and_errors():
+    text = ("s\n* things\n2\nmesh\n3 1\n0 0 0\n1 0 0\n0 1 0\n0 1 2\n0 0 0\n0 0 0 1\n0 0 0 0\n"
+            "cylinder\n0.1 1\n0 0 1\n0 0 0.7071068 0.7071068\n1 0 0 1\n* ball\n1\nsphere\n0.2\n1 2 3\n0 0 0 1\n"
+            "0 0 0 0\n.\n")
+    things, ball = load_scene_objects(text)
+    assert [type(shape).__name__ for shape, _ in things[1]] == ["Mesh", "Cylinder"]
+    assert things[1][1][1].position == (0.0, 0.0, 1.0) and ball[1][0][1].position == (1.0, 2.0, 3.0)
+    for bad in ("s\n* a\n1\nball\n1\n.\n", "s\n* a\n1\nbox\n1 2\n.\n",
+                "s\n* a\n1\nsphere\n-1\n0 0 0\n0 0 0 1\n0 0 0 0\n.\n"):
+        with pytest.raises(SceneError, match="not MoveIt's .scene format"):
+            load_scene_objects(bad)
 
 
 def test_self_collision_alone_takes_away_only_colliding_solutions():
