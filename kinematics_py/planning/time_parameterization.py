@@ -9,6 +9,7 @@ travelled) with that speed as its velocity limit.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -100,9 +101,7 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
     ss = np.arange(count, dtype=float)
     path = toppra.SplineInterpolator(ss, coordinates)
     grid = np.linspace(0.0, count - 1.0, 2 * count - 1)
-    constraints = [toppra.constraint.JointVelocityConstraint(max_velocities),
-                   toppra.constraint.JointAccelerationConstraint(np.column_stack([-max_accelerations,
-                                                                                   max_accelerations]))]
+    constraints = _constraints(tuple(max_velocities.tolist()), tuple(max_accelerations.tolist()))
     instance = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel")
     sdd, sd, _ = instance.compute_parameterization(0.0, 0.0)
     if sd is None or not np.isfinite(sd).all() or not np.isfinite(sdd).all():
@@ -116,3 +115,11 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
     velocities = first * sd_points[:, None]
     accelerations = second * sd_points[:, None] ** 2 + first * sdd_points[:, None]
     return TimedPath(times, velocities, accelerations)
+
+
+@functools.lru_cache(maxsize=64)
+def _constraints(max_velocities: tuple[float, ...], max_accelerations: tuple[float, ...]) -> list:
+    """toppra's joint velocity and acceleration constraints (kept: building them formats their limits as text)."""
+    accelerations = np.array(max_accelerations)
+    return [toppra.constraint.JointVelocityConstraint(np.array(max_velocities)),
+            toppra.constraint.JointAccelerationConstraint(np.column_stack([-accelerations, accelerations]))]
