@@ -29,6 +29,10 @@ _UNBOUNDED_ACCELERATION = 1e9
 #: Joint motion [rad or m] below which a path does not move and each step gets MIN_STEP_DURATION.
 _STILL = 1e-12
 MIN_STEP_DURATION = 1e-3
+#: The spline's end conditions, tried in turn: toppra's solver can fail at a path end where a joint's first
+#: derivative vanishes but not its second (seen with the Panda), which the natural spline (no second derivative
+#: at the ends) avoids; the clamped one (no first derivative) is the fallback.
+SPLINE_END_CONDITIONS = ("natural", "clamped")
 toppra.setup_logging("ERROR")  # toppra logs every infeasible or badly conditioned step as a warning
 
 
@@ -99,12 +103,15 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
         max_velocities = np.append(max_velocities, max_link_speed)
         max_accelerations = np.append(max_accelerations, _UNBOUNDED_ACCELERATION)
     ss = np.arange(count, dtype=float)
-    path = toppra.SplineInterpolator(ss, coordinates)
     grid = np.linspace(0.0, count - 1.0, 2 * count - 1)
     constraints = _constraints(tuple(max_velocities.tolist()), tuple(max_accelerations.tolist()))
-    instance = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel")
-    sdd, sd, _ = instance.compute_parameterization(0.0, 0.0)
-    if sd is None or not np.isfinite(sd).all() or not np.isfinite(sdd).all():
+    for end_condition in SPLINE_END_CONDITIONS:
+        path = toppra.SplineInterpolator(ss, coordinates, bc_type=end_condition)
+        instance = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel")
+        sdd, sd, _ = instance.compute_parameterization(0.0, 0.0)
+        if sd is not None and np.isfinite(sd).all() and np.isfinite(sdd).all():
+            break
+    else:
         raise TimeParameterizationError("toppra found no time parameterization of the path within the limits")
     mean_speed = sd[:-1] + sd[1:]
     if np.any(mean_speed <= 0):

@@ -88,3 +88,24 @@ def test_bad_joint_limit_entries_are_refused(bad):
     model = RobotModel.from_urdf_string(bundled_robot("ur5.urdf").read_text())
     with pytest.raises(TimeParameterizationError, match="elbow_joint.max_acceleration"):
         joint_limits(model, ["elbow_joint"], {"elbow_joint": {"max_acceleration": bad}})
+
+
+def test_a_panda_line_whose_joints_start_with_zero_velocity_is_timed():
+    """A joint whose path derivative vanishes at the start (shoulder and elbow of this line) made toppra fail
+    with a not-a-knot spline."""
+    from kinematics_py import KinematicsPlugin
+    from kinematics_py.geometry.poses import transform_from_any_pose
+    from kinematics_py.planning.cartesian_path import compute_cartesian_path
+
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(bundled_robot("panda.urdf").read_text(), "panda_arm",
+                             robot_description_semantic=bundled_robot("panda.srdf").read_text())
+    start = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+    _, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), start)
+    goal = transform_from_any_pose(pose)
+    goal[1, 3] += 0.3
+    path = compute_cartesian_path(plugin, start, [goal], 0.01)
+    limits = joint_limits(plugin.robot_model, plugin.getJointNames())
+    timed = time_parameterize(path.positions, limits)
+    assert path.complete and np.all(np.diff(timed.time_from_start) > 0)
+    assert np.all(np.abs(timed.velocities) <= limits.max_velocities * (1 + LIMIT_SLACK))
