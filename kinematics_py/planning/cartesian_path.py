@@ -6,9 +6,10 @@ is interpolated to each waypoint in turn (position linearly, orientation by sler
 the previous configuration. The first step whose IK fails, whose joints jump, or that the validity check
 rejects (collisions, path constraints) ends the path; ``fraction`` is the part achieved.
 
-Better than MoveIt: every step stays in the start configuration's branch (no elbow or wrist flip mid-line:
-each joint moves at most ``BRANCH_WINDOW`` per step, or the absolute jump threshold when one is set), and
-``stop_reason`` says why the path ended (which step, which joint jumped, which bodies collided, which
+Better than MoveIt: every step stays in the start configuration's branch (no elbow or wrist flip mid-line: each
+joint moves at most ``BRANCH_WINDOW_*`` per step, or the absolute jump threshold when one is set, and for 6-joint
+chains the Jacobian determinant keeps its sign, i.e. no step crosses a singularity), and ``stop_reason`` says
+why the path ended (which step, which joint jumped, which bodies collided, which
 constraint failed).
 """
 from __future__ import annotations
@@ -141,41 +142,67 @@ class _StepSolver:
                                  self.jump_limit)
         #: A redundant group may find another configuration of the same pose in the window when one is rejected.
         self.redundant = len(names) > 6
+        #: The chain whose Jacobian determinant tells the IK branch (a 6-joint chain: branches are separated by
+        #: the singularities, where the determinant changes sign); None for other groups.
+        chain = model.chain(plugin.getBaseFrame(), plugin.getTipFrames()[0])
+        self.branch_chain = chain if chain.dof == 6 and chain.joint_names == names else None
+
+    def crosses_singularity(self, q_from: np.ndarray, q_to: np.ndarray) -> bool:
+        """True when the Jacobian determinant changes sign from ``q_from`` to ``q_to``: another IK branch."""
+        if self.branch_chain is None:
+            return False
+        determinants = np.linalg.det(self.branch_chain.jacobian(np.array([q_from, q_to])))
+        return bool(determinants[0] * determinants[1] < 0)
+
+    def in_branch(self, q: np.ndarray, q_previous: np.ndarray) -> bool:
+        return bool(np.all(np.abs(q - q_previous) <= self.window)) and not self.crosses_singularity(q_previous, q)
 
     def step(self, T_base_tip: np.ndarray, q_previous: np.ndarray) -> tuple[np.ndarray | None, str]:
         """(the step's configuration, "") or (None, why the path stops here)."""
         result = self.plugin.getPositionIK(T_base_tip, q_previous)
         q = np.array(result.solution) if result.success else None
-        if q is None or np.any(np.abs(q - q_previous) > self.window):
-            searched = self.plugin.searchPositionIK(T_base_tip, q_previous, self.timeout,
-                                                    consistency_limits=self.window)
+        if q is None or not self.in_branch(q, q_previous):
+            searched = self.plugin.searchPositionIK(
+                T_base_tip, q_previous, self.timeout, consistency_limits=self.window,
+                solution_callback=lambda _pose, solution: self.in_branch(np.asarray(solution), q_previous))
             if not searched.success:
-                return None, self._no_step(q, q_previous, searched.message)
+                return None, self._no_step(T_base_tip, q, q_previous, searched.message)
             q = np.array(searched.solution)
         verdict = self.validity(q) if self.validity is not None else Verdict(ErrorCode.SUCCESS)
         if verdict.error_code == ErrorCode.SUCCESS:
             return q, ""
         if self.redundant:
-            retry = self.plugin.searchPositionIK(
-                T_base_tip, q_previous, self.timeout, consistency_limits=self.window,
-                solution_callback=lambda _pose, solution: self.validity(np.asarray(solution)))
+            def valid_in_branch(_pose, solution):
+                solution = np.asarray(solution)
+                return self.in_branch(solution, q_previous) and self.validity(solution).error_code == ErrorCode.SUCCESS
+            retry = self.plugin.searchPositionIK(T_base_tip, q_previous, self.timeout, consistency_limits=self.window,
+                                                 solution_callback=valid_in_branch)
             if retry.success:
                 return np.array(retry.solution), ""
         return None, verdict.reason
 
-    def _no_step(self, q_local: np.ndarray | None, q_previous: np.ndarray, message: str) -> str:
-        """Why no configuration in the window reaches the step's pose."""
+    def _no_step(self, T_base_tip: np.ndarray, q_local: np.ndarray | None, q_previous: np.ndarray,
+                 message: str) -> str:
+        """Why no configuration in the window reaches the step's pose: a joint would jump (beyond a threshold, or
+        into another branch), or the pose is out of reach."""
         if q_local is None:
-            return f"no IK solution near the previous configuration ({message})"
+            elsewhere = self.plugin.searchPositionIK(T_base_tip, q_previous, self.timeout)
+            if not elsewhere.success:
+                return f"no IK solution reaches the step's pose ({message})"
+            q_local = np.array(elsewhere.solution)
         change = np.abs(q_local - q_previous)
         worst = int(np.argmax(change / self.window))
         unit = "m" if self.prismatic[worst] else "rad"
-        if np.isfinite(self.jump_limit[worst]):
+        if np.all(change <= self.window):  # a small change that crosses a singularity
+            return (f"the step's pose is reachable only across a singularity, in another IK branch than the start "
+                    f"configuration's (an elbow or wrist flip); joint {self.names[worst]!r} would move "
+                    f"{change[worst]:.4g} {unit}")
+        if np.isfinite(self.jump_limit[worst]) and change[worst] > self.jump_limit[worst]:
             what = ("prismatic_jump_threshold" if self.prismatic[worst] else "revolute_jump_threshold")
             return (f"joint {self.names[worst]!r} would jump by {change[worst]:.4g} {unit} "
                     f"(> {what} {self.jump_limit[worst]:g} {unit})")
-        return (f"joint {self.names[worst]!r} would jump by {change[worst]:.4g} {unit}, leaving the start "
-                f"configuration's IK branch (a step may move a joint at most {self.window[worst]:g} {unit})")
+        return (f"the step's pose is reachable only in another IK branch than the start configuration's (an "
+                f"elbow or wrist flip): joint {self.names[worst]!r} would jump by {change[worst]:.4g} {unit}")
 
 
 def relative_jump_cut(positions: np.ndarray, names: Sequence[str], factor: float) -> tuple[int, str]:

@@ -13,6 +13,7 @@ from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.poses import transform_from_any_pose
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 from kinematics_py.planning.cartesian_path import (
+    BRANCH_WINDOW_REVOLUTE,
     MIN_STEPS_FOR_JUMP_THRESHOLD,
     CartesianPathError,
     JumpThresholds,
@@ -99,7 +100,7 @@ def test_several_waypoints_and_fraction_of_an_unreachable_one(ur5):
 
     assert not path.complete
     assert 0.5 < path.fraction < 1.0  # the first segment, and part of the second
-    assert "toward waypoint 1" in path.stop_reason and "no IK solution" in path.stop_reason
+    assert "toward waypoint 1" in path.stop_reason and "no IK solution reaches" in path.stop_reason
     assert np.allclose(path.T_base_link[11], first, atol=1e-9)
 
 
@@ -141,18 +142,36 @@ def test_relative_threshold_needs_the_minimum_step_count(ur5):
     assert path.complete and len(path.positions) == 1 + MIN_STEPS_FOR_JUMP_THRESHOLD
 
 
-def test_stays_in_the_start_branch_through_a_wrist_singularity(ur5):
-    """Along a line through a wrist singularity the solver may not flip the wrist: the path stops with the
-    joint that would have to jump instead."""
+def test_stays_in_the_start_branch_at_the_reach_boundary(ur5):
+    """Along this line the elbow straightens: the rest of the line needs the elbow flipped, so the path stops,
+    saying so, instead of flipping."""
     plugin = ur5[0]
-    start = np.array([0.0, -1.2, 1.5, -1.9, 0.05, 0.0])  # wrist 2 close to its singular value 0
+    start = np.array([0.0, -1.2, 1.5, -1.9, 0.05, 0.0])
     T_start = tip_pose(plugin, start)
     path = compute_cartesian_path(plugin, start, [shifted(T_start, (0.0, 0.3, 0.0))], 0.01)
-    branch = np.sign(path.positions[:, 4])
-    assert np.all(branch == branch[0])  # wrist 2 never changes sign: no wrist flip
-    assert np.abs(np.diff(path.positions, axis=0)).max() <= math.pi / 2
-    if not path.complete:
-        assert "IK branch" in path.stop_reason or "no IK solution" in path.stop_reason
+
+    assert 0.8 < path.fraction < 1.0
+    assert np.all(path.positions[:, 2] > 0)  # the elbow never changes sign: no elbow flip
+    assert np.abs(np.diff(path.positions, axis=0)).max() <= BRANCH_WINDOW_REVOLUTE  # near the wrist singularity
+    assert "another IK branch" in path.stop_reason and "joint '" in path.stop_reason
+
+
+def test_never_crosses_a_wrist_singularity(ur5):
+    """The pose of the mirrored wrist (wrist 2 at -0.1 instead of 0.1) is close, but only across the wrist
+    singularity: the path stops before it, where MoveIt's would flip the wrist."""
+    plugin = ur5[0]
+    start = np.array([0.0, -1.2, 1.5, -1.9, 0.1, 0.0])
+    goal = tip_pose(plugin, [0.0, -1.2, 1.5, -1.9, -0.1, 0.0])
+    path = compute_cartesian_path(plugin, start, [goal], 0.01)
+
+    assert path.fraction < 1.0 and np.all(path.positions[:, 4] > 0)
+    assert "across a singularity" in path.stop_reason and "wrist_2_joint" in path.stop_reason
+
+
+def test_out_of_reach_is_said(ur5):
+    plugin = ur5[0]
+    path = compute_cartesian_path(plugin, START, [shifted(tip_pose(plugin, START), (0.0, 0.0, 2.0))], 0.05)
+    assert "no IK solution reaches the step's pose" in path.stop_reason
 
 
 def test_validity_success_keeps_every_step(ur5):
