@@ -14,9 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import toppra
-import toppra.algorithm
-import toppra.constraint
 
 from ..errors import KinematicsError
 from ..model.robot_model import RobotModel
@@ -33,7 +30,17 @@ MIN_STEP_DURATION = 1e-3
 #: derivative vanishes but not its second (seen with the Panda), which the natural spline (no second derivative
 #: at the ends) avoids; the clamped one (no first derivative) is the fallback.
 SPLINE_END_CONDITIONS = ("natural", "clamped")
-toppra.setup_logging("ERROR")  # toppra logs every infeasible or badly conditioned step as a warning
+
+
+@functools.cache
+def load_toppra():
+    """The toppra package, imported on first use (it imports matplotlib: seconds, not for every user of the core)."""
+    import toppra
+    import toppra.algorithm
+    import toppra.constraint
+
+    toppra.setup_logging("ERROR")  # toppra logs every infeasible or badly conditioned step as a warning
+    return toppra
 
 
 class TimeParameterizationError(KinematicsError):
@@ -106,8 +113,8 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
     grid = np.linspace(0.0, count - 1.0, 2 * count - 1)
     constraints = _constraints(tuple(max_velocities.tolist()), tuple(max_accelerations.tolist()))
     for end_condition in SPLINE_END_CONDITIONS:
-        path = toppra.SplineInterpolator(ss, coordinates, bc_type=end_condition)
-        instance = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel")
+        path = load_toppra().SplineInterpolator(ss, coordinates, bc_type=end_condition)
+        instance = load_toppra().algorithm.TOPPRA(constraints, path, gridpoints=grid, solver_wrapper="seidel")
         sdd, sd, _ = instance.compute_parameterization(0.0, 0.0)
         if sd is not None and np.isfinite(sd).all() and np.isfinite(sdd).all():
             break
@@ -128,5 +135,6 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
 def _constraints(max_velocities: tuple[float, ...], max_accelerations: tuple[float, ...]) -> list:
     """toppra's joint velocity and acceleration constraints (kept: building them formats their limits as text)."""
     accelerations = np.array(max_accelerations)
-    return [toppra.constraint.JointVelocityConstraint(np.array(max_velocities)),
-            toppra.constraint.JointAccelerationConstraint(np.column_stack([-accelerations, accelerations]))]
+    constraint = load_toppra().constraint
+    return [constraint.JointVelocityConstraint(np.array(max_velocities)),
+            constraint.JointAccelerationConstraint(np.column_stack([-accelerations, accelerations]))]

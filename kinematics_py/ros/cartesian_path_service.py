@@ -30,6 +30,7 @@ from ..planning.cartesian_path import CartesianPathError, JumpThresholds, comput
 from ..planning.time_parameterization import (
     TimeParameterizationError,
     joint_limits,
+    load_toppra,
     time_parameterize,
 )
 from .constraints import request_constraints
@@ -51,6 +52,7 @@ class CartesianPathService:
 
     def __init__(self, node: Node, display: DisplayPublishers):
         self._node, self._display = node, display
+        load_toppra()  # imported now rather than in the first request
         prefix = JOINT_LIMITS_NAMESPACE + "."
         for name, parameter in node._parameter_overrides.items():  # rclpy keeps undeclared overrides only here
             if name.startswith(prefix) and not node.has_parameter(name):

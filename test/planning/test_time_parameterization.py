@@ -109,3 +109,14 @@ def test_a_panda_line_whose_joints_start_with_zero_velocity_is_timed():
     timed = time_parameterize(path.positions, limits)
     assert path.complete and np.all(np.diff(timed.time_from_start) > 0)
     assert np.all(np.abs(timed.velocities) <= limits.max_velocities * (1 + LIMIT_SLACK))
+
+
+def test_the_core_imports_without_toppra():
+    """toppra imports matplotlib (seconds): only a time parameterization loads it."""
+    import subprocess
+    import sys
+
+    script = "import sys, kinematics_py; print(sorted({'toppra', 'matplotlib'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
