@@ -19,11 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation, Slerp
 
 from ..errors import ErrorCode, KinematicsError, Verdict
 from ..geometry.poses import transform_from_any_pose
-from ..geometry.transforms import invert_transform
+from ..geometry.transforms import invert_transform, quaternion_from_rotation, rotation_log, rotations_from_quaternions
 from ..ik.plugin import KinematicsPlugin
 
 #: Rotation allowed per step [rad] for each metre of ``max_step`` (1 cm steps rotate at most 0.1 rad).
@@ -37,7 +36,7 @@ BRANCH_WINDOW_REVOLUTE = math.pi / 2
 BRANCH_WINDOW_PRISMATIC = 1e3
 #: Search time [s] of the fallback IK search of one step (when the local step from the previous configuration
 #: does not land in the branch window).
-STEP_TIMEOUT = 0.01
+STEP_TIMEOUT = 0.005
 
 #: validity(q) for a group joint vector: Verdict (SUCCESS or the reason it is rejected).
 Validity = Callable[[np.ndarray], Verdict]
@@ -226,9 +225,17 @@ def relative_jump_cut(positions: np.ndarray, names: Sequence[str], factor: float
 def interpolate_poses(T_from: np.ndarray, T_to: np.ndarray, steps: int) -> list[np.ndarray]:
     """``steps`` poses from T_from (excluded) to T_to (included): position linear, orientation by slerp."""
     fractions = np.arange(1, steps + 1) / steps
-    rotations = Slerp([0.0, 1.0], Rotation.from_matrix(np.array([T_from[:3, :3], T_to[:3, :3]])))(fractions)
+    q_from, q_to = quaternion_from_rotation(T_from[:3, :3]), quaternion_from_rotation(T_to[:3, :3])
+    cosine = float(np.dot(q_from, q_to))
+    if cosine < 0:  # the shorter way round
+        q_to, cosine = -q_to, -cosine
+    angle = math.acos(min(cosine, 1.0))
+    if angle < 1e-9:
+        weights_from, weights_to = 1.0 - fractions, fractions
+    else:
+        weights_from, weights_to = np.sin((1.0 - fractions) * angle), np.sin(fractions * angle)
     poses = np.tile(np.eye(4), (steps, 1, 1))
-    poses[:, :3, :3] = rotations.as_matrix()
+    poses[:, :3, :3] = rotations_from_quaternions(weights_from[:, None] * q_from + weights_to[:, None] * q_to)
     poses[:, :3, 3] = T_from[:3, 3] + fractions[:, None] * (T_to[:3, 3] - T_from[:3, 3])
     return list(poses)
 
@@ -236,7 +243,7 @@ def interpolate_poses(T_from: np.ndarray, T_to: np.ndarray, steps: int) -> list[
 def _step_count(T_from: np.ndarray, T_to: np.ndarray, max_step: float, jump_test: bool) -> int:
     """MoveIt's count: floor(distance / max step) + 1, over translation and rotation."""
     translation = float(np.linalg.norm(T_to[:3, 3] - T_from[:3, 3]))
-    rotation = float(np.linalg.norm(Rotation.from_matrix(T_from[:3, :3].T @ T_to[:3, :3]).as_rotvec()))
+    rotation = float(np.linalg.norm(rotation_log(T_from[:3, :3].T @ T_to[:3, :3])))
     steps = max(math.floor(translation / max_step), math.floor(rotation / (ROTATION_STEP_PER_METRE * max_step))) + 1
     return max(steps, MIN_STEPS_FOR_JUMP_THRESHOLD) if jump_test else steps
 

@@ -18,6 +18,7 @@ from kinematics_py.planning.cartesian_path import (
     CartesianPathError,
     JumpThresholds,
     compute_cartesian_path,
+    interpolate_poses,
     relative_jump_cut,
 )
 
@@ -204,3 +205,15 @@ def test_bad_start_and_waypoint_are_refused(ur5):
 def test_no_waypoints_gives_the_start_alone(ur5):
     path = compute_cartesian_path(ur5[0], START, [], 0.01)
     assert path.fraction == 0.0 and len(path.positions) == 1 and path.stop_reason == "no waypoints given"
+
+
+def test_interpolated_orientations_are_the_slerp():
+    from scipy.spatial.transform import Rotation, Slerp
+
+    T_from = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), 0.3), (0.1, 0.2, 0.3))
+    T_to = make_transform(rotation_about_axis(np.array([0.0, 1.0, 1.0]) / math.sqrt(2), 2.5), (0.5, -0.2, 0.1))
+    poses = interpolate_poses(T_from, T_to, 7)
+    expected = Slerp([0.0, 1.0], Rotation.from_matrix([T_from[:3, :3], T_to[:3, :3]]))(np.arange(1, 8) / 7)
+    assert np.allclose([T[:3, :3] for T in poses], expected.as_matrix(), atol=1e-12)
+    assert np.allclose(poses[3][:3, 3], T_from[:3, 3] + 4 / 7 * (T_to[:3, 3] - T_from[:3, 3]))
+    assert np.allclose(poses[-1], T_to, atol=1e-12)

@@ -4,7 +4,8 @@ Properties: a line is followed exactly (every point's tool pose on the line, joi
 URDF velocity limits and the joint_limits parameters' accelerations, both scaled as requested, at rest at both
 ends) and shown on display_planned_path; a path stops before a collision_object box and names it; jump
 thresholds and path constraints stop it with the joint or constraint named; waypoints in a TF frame, in the
-link's own frame; MoveIt's error codes for bad requests; IK answers published as DisplayRobotState.
+link's own frame; a link's Cartesian speed limit; MoveIt's error codes for bad requests; IK answers published as
+DisplayRobotState.
 """
 from __future__ import annotations
 
@@ -253,6 +254,27 @@ def test_bad_requests_get_moveit_error_codes(node, change, code, words):
     response = node.cartesian_path(request)
     assert response.error_code.val == code and words in response.error_code.message
     assert response.fraction == 0.0
+
+
+def test_cartesian_speed_limit_of_a_link(node):
+    T_start = tip_pose(START)
+    request = cartesian_path_request(GROUP, [shifted(T_start, (0.0, 0.2, 0.0))], 0.01, START)
+    request.max_cartesian_speed, request.cartesian_speed_limited_link = 0.05, TIP
+    response = node.cartesian_path(request)
+
+    assert response.fraction == 1.0, response.error_code.message
+    positions, _, _, times = trajectory_arrays(response)
+    tool = np.array([tip_pose(zip(JOINTS, q))[:3, 3] for q in positions])
+    speeds = np.linalg.norm(np.diff(tool, axis=0), axis=1) / np.diff(times)
+    assert speeds.max() <= 0.05 * 1.01 and times[-1] >= 0.2 / 0.05
+
+
+def test_waypoint_that_is_not_finite(node):
+    request = cartesian_path_request(GROUP, [shifted(tip_pose(START), (0.0, 0.05, 0.0))], 0.01, START)
+    request.waypoints[0].position.x = math.nan
+    response = node.cartesian_path(request)
+    assert response.error_code.val == MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS
+    assert "waypoints[0]" in response.error_code.message
 
 
 def test_ik_answers_are_published_as_display_robot_states(node):
