@@ -98,7 +98,7 @@ class CartesianPathService:
         speed_link = request.cartesian_speed_limited_link or link
         if request.max_cartesian_speed > 0 and speed_link not in setup.model.link_names:
             raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown cartesian_speed_limited_link {speed_link!r}")
-        validity = _validity(context, request, values, names, poses)
+        validity, note = _validity(context, request, values, names, poses)
         try:
             path = compute_cartesian_path(plugin, [values[name] for name in names], waypoints, request.max_step,
                                           T_tip_link=invert_transform(poses[tip]) @ poses[link],
@@ -117,21 +117,22 @@ class CartesianPathService:
         response.solution = _trajectory_msg(setup.model_frame, names, path.positions, timed, context.stamp())
         response.fraction = float(path.fraction)
         if path.stop_reason:
-            return f"fraction {path.fraction:.4f}: {path.stop_reason}"
+            return f"fraction {path.fraction:.4f}: {path.stop_reason}{note}"
         return (f"complete: {len(path.positions)} points (start included), {timed.time_from_start[-1]:.3f} s "
                 f"within the joint limits scaled by {velocity_scaling:g} (velocity) and {acceleration_scaling:g} "
-                f"(acceleration)")
+                f"(acceleration){note}")
 
 
 def _validity(context: RequestContext, request: GetCartesianPath.Request, values: Mapping[str, object],
               names: list[str], poses: LinkPoses):
-    """validity(q) of the request: collisions (avoid_collisions) and path_constraints; None without either."""
+    """(validity(q) of the request: collisions (avoid_collisions) and path_constraints, None without either; the
+    note for the answer when collisions cannot be checked)."""
     setup = context.setup
-    checker, _note = request_checker(context, request.avoid_collisions, request.start_state, values)
+    checker, note = request_checker(context, request.avoid_collisions, request.start_state, values)
     constraints = request_constraints(setup, context.frames, request.path_constraints, poses)
     collisions = CollisionValidity(checker, names, values) if checker is not None else None
     if collisions is None and not constraints:
-        return None
+        return None, note
 
     def validity(q: np.ndarray) -> Verdict:
         if collisions is not None:
@@ -144,7 +145,7 @@ def _validity(context: RequestContext, request: GetCartesianPath.Request, values
             if reason is not None:
                 return Verdict(ErrorCode.GOAL_VIOLATES_PATH_CONSTRAINTS, f"path constraint violated: {reason}")
         return Verdict(ErrorCode.SUCCESS)
-    return validity
+    return validity, note
 
 
 def _threshold(value: float, what: str) -> float:
