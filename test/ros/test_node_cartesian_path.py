@@ -196,6 +196,19 @@ def test_revolute_jump_threshold_stops_at_the_joint_that_jumps(node):
     assert node.cartesian_path(request).fraction == 1.0
 
 
+def test_relative_jump_threshold_cuts_before_a_jump(node):
+    """Next to the wrist singularity (wrist 2 at 0.05 rad), the first step of this line turns the wrist far more
+    than the mean step."""
+    start = {**START, "wrist_2_joint": 0.05}
+    request = cartesian_path_request(GROUP, [shifted(tip_pose(start), (0.0, 0.2, 0.0))], 0.01, start)
+    assert node.cartesian_path(request).fraction == 1.0
+    request.jump_threshold = 2.0
+    response = node.cartesian_path(request)
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS and response.fraction == 0.0
+    assert "exceeds jump_threshold 2 x the mean step" in response.error_code.message
+    assert "joint 'wrist_" in response.error_code.message
+
+
 def test_path_constraint_ends_the_path_where_it_is_left(node):
     T_start = tip_pose(START)
     request = cartesian_path_request(GROUP, [shifted(T_start, (0.0, 0.3, 0.0))], 0.01, START)
