@@ -12,8 +12,9 @@ Wiring only; each part lives in its own module:
   without side effects: a change is refused, or the set-up it gives is built and served once it is set.
 - what requests read (``serving_state``): one immutable value holding the set-up, the planning scene and the
   request settings; every change replaces it by one swap, so a request never mixes two of them.
-- services: ``ik_service``, ``fk_service``, ``state_validity_service``, each a handler
+- services: ``ik_service``, ``fk_service``, ``state_validity_service``, ``cartesian_path_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
+- display topics (``display``): planned paths on ``display_planned_path``, IK answers on ``ik_display_topic``.
 - the seed / current state (``robot_state``): the latest ``joint_states`` overlaid by the request's robot_state.
 - frames (``frames``): robot links from the state, anything else from TF.
 - collisions: the planning scene kept from the ``collision_object`` and ``attached_collision_object`` topics
