@@ -48,8 +48,8 @@ class CartesianPathError(KinematicsError):
 
 @dataclass(frozen=True)
 class JumpThresholds:
-    """MoveIt's jump thresholds (0 disables each): ``relative`` x the mean joint-space step; ``revolute`` [rad]
-    and ``prismatic`` [m] for any single joint in one step."""
+    """MoveIt's jump thresholds (0, or less, disables each): ``relative`` x the mean joint-space step;
+    ``revolute`` [rad] and ``prismatic`` [m] for any single joint in one step."""
 
     relative: float = 0.0
     revolute: float = 0.0
@@ -136,7 +136,8 @@ class _StepSolver:
         model = plugin.robot_model
         prismatic = np.array([model.joints[name].type == "prismatic" for name in names])
         self.prismatic = prismatic
-        self.jump_limit = np.where(prismatic, thresholds.prismatic or np.inf, thresholds.revolute or np.inf)
+        self.jump_limit = np.where(prismatic, thresholds.prismatic if thresholds.prismatic > 0 else np.inf,
+                                   thresholds.revolute if thresholds.revolute > 0 else np.inf)
         self.window = np.minimum(np.where(prismatic, BRANCH_WINDOW_PRISMATIC, BRANCH_WINDOW_REVOLUTE),
                                  self.jump_limit)
         #: A redundant group may find another configuration of the same pose in the window when one is rejected.

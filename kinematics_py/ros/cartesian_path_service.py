@@ -13,6 +13,7 @@ Velocity limits come from the URDF, acceleration limits from the ``robot_descrip
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 
 import numpy as np
@@ -52,7 +53,8 @@ class CartesianPathService:
 
     def __init__(self, node: Node, display: DisplayPublishers):
         self._node, self._display = node, display
-        load_toppra()  # imported now rather than in the first request
+        # toppra (with matplotlib) takes a second or more to import: in the background, not in the first request.
+        threading.Thread(target=load_toppra, name="load_toppra", daemon=True).start()
         prefix = JOINT_LIMITS_NAMESPACE + "."
         for name, parameter in node._parameter_overrides.items():  # rclpy keeps undeclared overrides only here
             if name.startswith(prefix) and not node.has_parameter(name):
@@ -95,6 +97,9 @@ class CartesianPathService:
             (request.prismatic_jump_threshold, "prismatic_jump_threshold"))))
         velocity_scaling = _scaling(request.max_velocity_scaling_factor, "max_velocity_scaling_factor")
         acceleration_scaling = _scaling(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor")
+        if not math.isfinite(request.max_cartesian_speed):
+            raise RequestError(ErrorCode.FAILURE, f"max_cartesian_speed must be finite (0: no limit); got "
+                                                  f"{request.max_cartesian_speed!r}")
         speed_link = request.cartesian_speed_limited_link or link
         if request.max_cartesian_speed > 0 and speed_link not in setup.model.link_names:
             raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown cartesian_speed_limited_link {speed_link!r}")

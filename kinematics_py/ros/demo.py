@@ -323,6 +323,16 @@ def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, grou
     return ok
 
 
+def _wait_until_group_served(client: KinematicsClient, group: str, deadline: float) -> bool:
+    """True once compute_ik knows ``group`` (the SRDF may arrive after the URDF, which compute_fk needs alone)."""
+    request = ik_request(group, np.eye(4), timeout=0.001)
+    while time.monotonic() < deadline:
+        if client.call(client.ik_client, request).error_code.val != MoveItErrorCodes.INVALID_GROUP_NAME:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--start-node", action="store_true", help="start kinematics_node and a description "
@@ -350,8 +360,9 @@ def main(argv: list[str] | None = None) -> int:
                 bundled_robot_path(options.robot, "srdf"),
                 RobotModel.from_urdf_file(bundled_robot_path(options.robot))).group(GROUPS[options.robot]).tip_link
             start = time.monotonic()
-            if not client.wait_until_serving(group_tip, options.wait):
-                print(f"the node did not serve compute_fk within {options.wait} s"
+            if not (client.wait_until_serving(group_tip, options.wait) and
+                    _wait_until_group_served(client, GROUPS[options.robot], start + options.wait)):
+                print(f"the node did not serve group {GROUPS[options.robot]!r} within {options.wait} s"
                       + (f"; see {log_dir}" if children else " (is kinematics_node running?)"), file=sys.stderr)
                 return 1
             print(f"node ready after {time.monotonic() - start:.1f} s")

@@ -128,6 +128,14 @@ def test_absolute_jump_threshold_names_the_joint(ur5):
     assert "revolute_jump_threshold 0.01" in path.stop_reason and "joint '" in path.stop_reason
 
 
+def test_negative_thresholds_disable_like_zero(ur5):
+    plugin = ur5[0]
+    goal = shifted(tip_pose(plugin, START), (0.0, 0.05, 0.0))
+    path = compute_cartesian_path(plugin, START, [goal], 0.01,
+                                  jump_thresholds=JumpThresholds(relative=-1.0, revolute=-1.0, prismatic=-1.0))
+    assert path.complete
+
+
 def test_relative_jump_threshold_cuts_the_path_before_the_jump():
     positions = np.array([[0.0, 0.0], [0.1, 0.0], [0.2, 0.0], [0.3, 0.0], [1.5, 0.0], [1.6, 0.0]])
     kept, reason = relative_jump_cut(positions, ["a", "b"], 2.0)

@@ -259,6 +259,9 @@ def test_waypoints_in_a_tf_frame_and_in_the_link_frame(node):
     ({"link_name": "no_link"}, MoveItErrorCodes.INVALID_LINK_NAME, "no_link"),
     ({"max_velocity_scaling_factor": 2.0}, MoveItErrorCodes.FAILURE, "max_velocity_scaling_factor"),
     ({"jump_threshold": math.nan}, MoveItErrorCodes.FAILURE, "jump_threshold"),
+    ({"max_cartesian_speed": math.inf}, MoveItErrorCodes.FAILURE, "max_cartesian_speed"),
+    ({"max_cartesian_speed": 0.1, "cartesian_speed_limited_link": "no_link"}, MoveItErrorCodes.INVALID_LINK_NAME,
+     "cartesian_speed_limited_link"),
 ])
 def test_bad_requests_get_moveit_error_codes(node, change, code, words):
     request = cartesian_path_request(GROUP, [shifted(tip_pose(START), (0.0, 0.05, 0.0))], 0.01, START)
