@@ -28,6 +28,14 @@ from .model.chain import Chain
 from .model.robot_model import RobotModel
 from .model.srdf import EndEffector, Group, SemanticModel
 from .parameters import ParameterError, SolverParameters
+from .planning.cartesian_path import CartesianPath, CartesianPathError, JumpThresholds, compute_cartesian_path
+from .planning.time_parameterization import (
+    JointLimits,
+    TimedPath,
+    TimeParameterizationError,
+    joint_limits,
+    time_parameterize,
+)
 
 __all__ = [
     "AttachedObjectUpdate",
@@ -75,4 +83,13 @@ __all__ = [
     "UnknownLinkError",
     "UrdfError",
     "Verdict",
+    "CartesianPath",
+    "CartesianPathError",
+    "JumpThresholds",
+    "compute_cartesian_path",
+    "JointLimits",
+    "TimedPath",
+    "TimeParameterizationError",
+    "joint_limits",
+    "time_parameterize",
 ]

@@ -180,6 +180,9 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "with FAILURE.", 0.0, 3600.0),
     ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
                   "start-up.", 0, 256),
+    ParameterSpec("ik_display_topic", "", "Topic on which every successful IK answer (compute_ik, solve_ik) is "
+                  "published as moveit_msgs/DisplayRobotState for RViz (latched: transient local, depth 1). Empty: "
+                  "not published."),
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 

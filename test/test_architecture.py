@@ -84,6 +84,36 @@ def test_core_imports_with_ros_blocked():
     assert result.stdout.strip() == "ok"
 
 
+PLANNING_LAYER = PACKAGE_DIR / "planning"
+
+
+def _imports_planning(path: Path) -> bool:
+    """True if the module at ``path`` imports kinematics_py.planning (absolutely or relatively)."""
+    package = path.relative_to(PACKAGE_DIR.parent).parent.parts
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else ()
+            module = ".".join((*base, *(node.module.split(".") if node.module else ())))
+            names = [module] + [f"{module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        if any(name == "kinematics_py.planning" or name.startswith("kinematics_py.planning.") for name in names):
+            return True
+    return False
+
+
+def test_planning_is_a_layer_above_ik_and_collision():
+    """Only ros/, planning/ itself and the public API (__init__) import kinematics_py.planning."""
+    allowed = {PACKAGE_DIR / "__init__.py"}
+    offenders = [_relative(path) for path in _sources()
+                 if path not in allowed and ROS_LAYER not in path.parents and PLANNING_LAYER not in path.parents
+                 and _imports_planning(path)]
+    assert not offenders, f"modules below the planning layer import it: {offenders}"
+    assert _imports_planning(ROS_LAYER / "cartesian_path_service.py")  # the check sees relative imports
+
+
 def _too_long(tree: ast.AST) -> list[str]:
     found = []
     for node in ast.walk(tree):

@@ -14,7 +14,7 @@ import numpy as np
 import rclpy
 from geometry_msgs.msg import Pose
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
-from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
+from moveit_msgs.srv import GetCartesianPath, GetPositionFK, GetPositionIK, GetStateValidity
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from shape_msgs.msg import SolidPrimitive
@@ -125,6 +125,19 @@ def ik_request(group: str, T_frame_link: np.ndarray, link: str = "", frame: str 
         ik.robot_state.joint_state.position = [float(v) for v in seed.values()]
     ik.timeout.sec = int(timeout)
     ik.timeout.nanosec = int(round((timeout - int(timeout)) * 1e9))
+    return request
+
+
+def cartesian_path_request(group: str, waypoints: Sequence[np.ndarray], max_step: float, start: Mapping[str, float],
+                           frame: str = "", link: str = "", avoid_collisions: bool = True):
+    """A GetCartesianPath request: ``link`` (default: the group's tip) through ``waypoints`` (T_frame_link) from
+    ``start`` (joint values; the others from the node's current state)."""
+    request = GetCartesianPath.Request(group_name=group, link_name=link, max_step=float(max_step),
+                                       avoid_collisions=avoid_collisions)
+    request.header.frame_id = frame
+    request.waypoints = [pose_msg_from_transform(T) for T in waypoints]
+    request.start_state.joint_state.name = list(start)
+    request.start_state.joint_state.position = [float(v) for v in start.values()]
     return request
 
 

@@ -1,5 +1,6 @@
-"""The ``make run`` demo: the node on a bundled robot, and a client calling compute_fk, compute_ik and
-check_state_validity, with an obstacle published on collision_object for the collision-aware calls.
+"""The ``make run`` demo: the node on a bundled robot, and a client calling compute_fk, compute_ik,
+check_state_validity and compute_cartesian_path (``demo_cartesian``), with obstacles published on collision_object
+for the collision-aware calls.
 
     python -m kinematics_py.ros.demo --start-node          # start the node, demo, keep it running
     python -m kinematics_py.ros.demo --start-node --once   # ... and stop everything afterwards
@@ -36,6 +37,7 @@ from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from ..robots import BUNDLED_ROBOTS, bundled_robot_path
 from .client import KinematicsClient, box_object, fk_request, ik_request, state_validity_request
+from .demo_cartesian import cartesian_demo
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 STOP_GRACE_S = 5.0
@@ -198,6 +200,7 @@ def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
     show("unknown group", response, time.perf_counter() - start, MoveItErrorCodes.INVALID_GROUP_NAME)
 
     ok &= collision_demo(client, robot, model, group.name, tip, joints)
+    ok &= cartesian_demo(client, robot, model, group.name, tip, joints)
 
     targets = chain.forward_kinematics(rng.uniform(lower, upper, (calls, chain.dof)))
     fk_times, ik_times, solved = [], [], 0
@@ -320,6 +323,16 @@ def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, grou
     return ok
 
 
+def _wait_until_group_served(client: KinematicsClient, group: str, deadline: float) -> bool:
+    """True once compute_ik knows ``group`` (the SRDF may arrive after the URDF, which compute_fk needs alone)."""
+    request = ik_request(group, np.eye(4), timeout=0.001)
+    while time.monotonic() < deadline:
+        if client.call(client.ik_client, request).error_code.val != MoveItErrorCodes.INVALID_GROUP_NAME:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--start-node", action="store_true", help="start kinematics_node and a description "
@@ -347,8 +360,9 @@ def main(argv: list[str] | None = None) -> int:
                 bundled_robot_path(options.robot, "srdf"),
                 RobotModel.from_urdf_file(bundled_robot_path(options.robot))).group(GROUPS[options.robot]).tip_link
             start = time.monotonic()
-            if not client.wait_until_serving(group_tip, options.wait):
-                print(f"the node did not serve compute_fk within {options.wait} s"
+            if not (client.wait_until_serving(group_tip, options.wait) and
+                    _wait_until_group_served(client, GROUPS[options.robot], start + options.wait)):
+                print(f"the node did not serve group {GROUPS[options.robot]!r} within {options.wait} s"
                       + (f"; see {log_dir}" if children else " (is kinematics_node running?)"), file=sys.stderr)
                 return 1
             print(f"node ready after {time.monotonic() - start:.1f} s")
@@ -361,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             client.close()
         if children and not options.once:
-            print("kinematics_node keeps running (services /compute_ik, /solve_ik, /compute_fk); Ctrl-C stops it")
+            print("kinematics_node keeps running (services /compute_ik, /solve_ik, /compute_fk, "
+                  "/compute_cartesian_path); Ctrl-C stops it")
             try:
                 while all(child.poll() is None for child in children.values()):
                     time.sleep(0.5)

@@ -12,8 +12,9 @@ Wiring only; each part lives in its own module:
   without side effects: a change is refused, or the set-up it gives is built and served once it is set.
 - what requests read (``serving_state``): one immutable value holding the set-up, the planning scene and the
   request settings; every change replaces it by one swap, so a request never mixes two of them.
-- services: ``ik_service``, ``fk_service``, ``state_validity_service``, each a handler
+- services: ``ik_service``, ``fk_service``, ``state_validity_service``, ``cartesian_path_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
+- display topics (``display``): planned paths on ``display_planned_path``, IK answers on ``ik_display_topic``.
 - the seed / current state (``robot_state``): the latest ``joint_states`` overlaid by the request's robot_state.
 - frames (``frames``): robot links from the state, anything else from TF.
 - collisions: the planning scene kept from the ``collision_object`` and ``attached_collision_object`` topics
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 import rclpy
-from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
+from moveit_msgs.srv import GetCartesianPath, GetPositionFK, GetPositionIK, GetStateValidity
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -47,6 +48,8 @@ from std_msgs.msg import String
 from ..parameters import ParameterError
 from ..robot_setup import LogLine, RobotSetup, SetupError, build_robot_setup
 from . import fk_service, ik_service, state_validity_service
+from .cartesian_path_service import CartesianPathService
+from .display import DisplayPublishers
 from .frames import create_transform_source
 from .node_parameters import (
     DESCRIPTIONS,
@@ -111,10 +114,14 @@ class KinematicsNode(Node):
 
     def _service_table(self) -> list[tuple[type, str, object]]:
         """(type, name, handler) of every service."""
-        return [(GetPositionIK, "compute_ik", ik_service.compute_ik),
-                (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), ik_service.compute_ik),
+        display = DisplayPublishers(self)
+        compute_ik = display.showing_ik_answers(ik_service.compute_ik)
+        return [(GetPositionIK, "compute_ik", compute_ik),
+                (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik),
                 (GetPositionFK, "compute_fk", fk_service.compute_fk),
-                (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity)]
+                (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity),
+                (GetCartesianPath, "compute_cartesian_path",
+                 CartesianPathService(self, display).compute_cartesian_path)]
 
     def _serving(self, handler):
         """A service callback answering each request from one RequestContext (the state read once)."""

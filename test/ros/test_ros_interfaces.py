@@ -40,6 +40,16 @@ UPSTREAM_TYPE_HASHES = {
         "RIHS01_5eb3ee3976403366d7c50d7dbee8bec96b3bced1e752674a7194a35841632134",
     "tf2_msgs/msg/TFMessage":
         "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
+    "moveit_msgs/srv/GetCartesianPath":
+        "RIHS01_b19f501df5d378141d918199894c3ad24533e76021a880b15dc5d62fec8d7b1a",
+    "moveit_msgs/msg/RobotTrajectory":
+        "RIHS01_af1dc87fb94d13e5f233e9c210d2662fa06143a8b3c6aec47c57ad45074fcce8",
+    "moveit_msgs/msg/DisplayTrajectory":
+        "RIHS01_dd351cbd6d9986eb019306910ec09236a136a02dbc0b3465707cb62f2d56e22b",
+    "moveit_msgs/msg/DisplayRobotState":
+        "RIHS01_ee204079ceb1e109a4b92a2a323427daefaf6d920672e105f4d9a8e821bf6376",
+    "moveit_msgs/msg/ObjectColor":
+        "RIHS01_4f937f7b22942a9c4a6409c20255aaad1b5d9a003ae3c0edb779698be443c127",
 }
 
 MOVEIT_ERROR_CODES = {
@@ -94,3 +104,24 @@ def test_type_hash_equals_upstream(type_name):
 def test_constants_equal_upstream(message_class, expected):
     assert constant_names(message_class) == set(expected)
     assert {name: getattr(message_class, name) for name in expected} == expected
+
+
+#: The request, response and event types of services: listed in the service's own description file.
+UPSTREAM_SERVICE_PART_HASHES = {
+    "moveit_msgs/srv/GetCartesianPath_Request":
+        "RIHS01_f82f5681778f78140f106beefcea74d2ce34c5e4bb048b56c90758e0d2d41384",
+    "moveit_msgs/srv/GetCartesianPath_Response":
+        "RIHS01_e2dc0013e5a4c0893c54b13b0efa5997041852006a5bafdb44e11224a4cfa46b",
+    "moveit_msgs/srv/GetCartesianPath_Event":
+        "RIHS01_e13dc5d8251a44352e9f0fe4df43f7ba2849753a0f52ab72a20458718a9a68d3",
+}
+
+
+@pytest.mark.parametrize("type_name", sorted(UPSTREAM_SERVICE_PART_HASHES))
+def test_service_part_hash_equals_upstream(type_name):
+    package, kind, part = type_name.split("/")
+    description = share_directory(package) / kind / f"{part.rsplit('_', 1)[0]}.json"
+    hashes = {entry["type_name"]: entry["hash_string"]
+              for entry in json.loads(description.read_text())["type_hashes"]}
+
+    assert hashes[type_name] == UPSTREAM_SERVICE_PART_HASHES[type_name]
