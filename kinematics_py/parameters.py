@@ -180,6 +180,11 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "with FAILURE.", 0.0, 3600.0),
     ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
                   "start-up.", 0, 256),
+    ParameterSpec("planning_scene_topic", "planning_scene", "Topic of moveit_msgs/PlanningScene diffs applied to the "
+                  "node's world, as move_group hears them (empty: none). Read at start-up."),
+    ParameterSpec("monitored_planning_scene_topic", "monitored_planning_scene", "Topic of the scene move_group "
+                  "publishes (a full scene, then diffs), mirrored into the node's world (empty: none). Read at "
+                  "start-up."),
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 

@@ -73,7 +73,7 @@ class AllowedCollisionMatrix:
         disabled = dict(robot_disabled)
         for pair, allowed in self.entries.items():
             if allowed:
-                disabled[pair] = ALLOWED_BY_MATRIX
+                disabled.setdefault(pair, ALLOWED_BY_MATRIX)
             else:
                 disabled.pop(pair, None)
         if self.defaults:
@@ -84,7 +84,7 @@ class AllowedCollisionMatrix:
                     if other == name or pair in self.entries or (name in links and other in links):
                         continue
                     if self._default(name, other):
-                        disabled[pair] = ALLOWED_BY_MATRIX
+                        disabled.setdefault(pair, ALLOWED_BY_MATRIX)
                     else:
                         disabled.pop(pair, None)
         return disabled

@@ -40,9 +40,9 @@ class OctomapFormatError(KinematicsError, ValueError):
 def occupied_keys(data: bytes | np.ndarray, binary: bool, tree_id: str = "OcTree") -> np.ndarray:
     """(n, 3) int64 keys of the occupied finest-level voxels of a serialised octree (each once).
 
-    OctomapFormatError for an unknown ``tree_id`` (full streams), a truncated stream, bytes left over, a node
+    OctomapFormatError for an unknown ``tree_id``, a truncated stream, bytes left over, a node
     below the 16th level, or more than MAX_VOXELS occupied voxels."""
-    if not binary and tree_id not in NODE_VALUE_BYTES:
+    if tree_id not in NODE_VALUE_BYTES:
         raise OctomapFormatError(f"octree type {tree_id!r} is not supported; supported are {sorted(NODE_VALUE_BYTES)}")
     stream = np.frombuffer(bytes(data) if not isinstance(data, np.ndarray) else data.astype(np.int8).tobytes(),
                            dtype=np.uint8)

@@ -29,10 +29,7 @@ class Octree:
     resolution: float
 
     def __post_init__(self):
-        resolution = float(self.resolution) if isinstance(self.resolution, (int, float, np.floating)) else math.nan
-        if not (math.isfinite(resolution) and 0.0 < resolution <= MAX_SIZE):
-            raise GeometryError(f"octree resolution must be finite, > 0 and at most {MAX_SIZE:g} [m]; got "
-                                f"{self.resolution!r}")
+        resolution = _resolution(self.resolution)
         keys = np.array(self.keys, dtype=np.int64).reshape(-1, 3)
         if len(keys) == 0:
             raise GeometryError("an octree needs at least one occupied voxel")
@@ -57,6 +54,7 @@ class Octree:
         """The voxels of ``resolution`` [m] holding at least one of ``points`` ((N, 3) [m]); points that are not
         finite are dropped, and with ``clip_box`` = (lower corner, upper corner) only the points inside that
         axis-aligned box are kept (both in the points' frame)."""
+        resolution = _resolution(resolution)
         points = np.asarray(points, dtype=float)
         if points.ndim != 2 or points.shape[1] != 3:
             raise GeometryError(f"a point cloud must have shape (N, 3); got {points.shape}")
@@ -70,7 +68,7 @@ class Octree:
         if len(points) == 0:
             raise GeometryError("no finite point of the point cloud lies inside the clip box" if clip_box is not None
                                 else "the point cloud has no finite point")
-        reach = KEY_OFFSET * float(resolution)
+        reach = KEY_OFFSET * resolution
         if np.abs(points).max() >= reach:
             raise GeometryError(f"point cloud coordinates must lie within +-{reach:g} m (2^{TREE_DEPTH - 1} voxels "
                                 f"of {resolution:g} m); got {np.abs(points).max():g}")
@@ -93,3 +91,10 @@ class Octree:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+
+def _resolution(value) -> float:
+    resolution = float(value) if isinstance(value, (int, float, np.floating)) else math.nan
+    if not (math.isfinite(resolution) and 0.0 < resolution <= MAX_SIZE):
+        raise GeometryError(f"octree resolution must be finite, > 0 and at most {MAX_SIZE:g} [m]; got {value!r}")
+    return resolution

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 import rclpy
-from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
+from moveit_msgs.srv import ApplyPlanningScene, GetPlanningScene, GetPositionFK, GetPositionIK, GetStateValidity
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -44,7 +44,7 @@ from std_msgs.msg import String
 
 from ..parameters import ParameterError
 from ..robot_setup import LogLine, RobotSetup, SetupError, build_robot_setup
-from . import fk_service, ik_service, state_validity_service
+from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .frames import create_transform_source
 from .node_parameters import (
     DESCRIPTIONS,
@@ -91,14 +91,15 @@ class KinematicsNode(Node):
         self.create_subscription(JointState, "joint_states",
                                  lambda msg: self._positions.update(msg.name, msg.position), 10,
                                  callback_group=callbacks)
-        SceneTopics(self, self._store, self._positions, transforms)
+        self._scene_topics = SceneTopics(self, self._store, self._positions, transforms, [
+            self._node_parameters.value(name) for name in ("planning_scene_topic", "monitored_planning_scene_topic")])
         services = self._service_table()
         for service_type, name, handler in services:
             self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
                                 callback_group=callbacks)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, _ in services)}; world "
-                               f"from the collision_object and attached_collision_object topics")
+                               f"from the collision_object, attached_collision_object and planning scene topics")
         self._node_parameters.warn_unused_overrides()
         if self._node_parameters.value("robot_description"):
             self._refresh("start-up")
@@ -110,7 +111,9 @@ class KinematicsNode(Node):
         return [(GetPositionIK, "compute_ik", ik_service.compute_ik),
                 (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), ik_service.compute_ik),
                 (GetPositionFK, "compute_fk", fk_service.compute_fk),
-                (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity)]
+                (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity),
+                (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene),
+                (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene)]
 
     def _serving(self, handler):
         """A service callback answering each request from one RequestContext (the state read once)."""
