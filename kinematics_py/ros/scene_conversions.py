@@ -35,14 +35,13 @@ from ..collision.octree import OCTOMAP_ID, Octree
 from ..collision.scene import PlanningScene as Scene
 from ..collision.scene import SceneError, SceneObject
 from ..collision.scene_message import OctomapUpdate, PlanningSceneMessage
-from ..errors import RequestError
 from ..geometry.poses import PoseError, transform_from_any_pose
 from ..model.robot_model import RobotModel
 from .conversions import (
     SceneFrameResolver,
     attached_object_update,
     collision_object_update,
-    joint_values_from_robot_state,
+    joint_values_from_joint_state,
     pose_msg_from_transform,
     robot_state_msg,
     transform_from_transform_msg,
@@ -55,18 +54,17 @@ ALL_COMPONENTS = 1023  # every PlanningSceneComponents bit
 # ---------------------------------------------------------------------------------------------- received scenes
 def planning_scene_message(msg: PlanningScene, model: RobotModel, resolve_frame: SceneFrameResolver,
                            is_model_frame: Callable[[str], bool]) -> PlanningSceneMessage:
-    """The plain-Python form of a received scene; SceneError names the first malformed part."""
+    """The plain-Python form of a received scene; SceneError names the first malformed part. Of ``robot_state``
+the single-DOF joints of ``model`` place its links for this scene's frames."""
     full = not msg.is_diff
     state = msg.robot_state
     state_given = bool(state.joint_state.name or state.multi_dof_joint_state.joint_names or
                        state.attached_collision_objects)
-    try:
-        joint_values = joint_values_from_robot_state(state, model) if state_given or full else {}
-    except RequestError as error:
-        raise SceneError(f"robot_state: {error}") from None
     world = msg.world
     return PlanningSceneMessage(
-        is_diff=msg.is_diff, name=msg.name, joint_values=joint_values,
+        is_diff=msg.is_diff, name=msg.name,
+        # joints of other descriptions (move_group's robot may have more) are skipped, as on joint_states
+        joint_values=joint_values_from_joint_state(state.joint_state, model, strict=False),
         attached_objects=[_part(f"robot_state.attached_collision_objects[{k}]", attached_object_update, item,
                                 resolve_frame) for k, item in enumerate(state.attached_collision_objects)],
         replace_attached=not state.is_diff and (full or state_given),
