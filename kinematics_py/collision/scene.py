@@ -116,12 +116,12 @@ class SceneSettings:
     #: Over the robot's own rules (see ``allowed_collisions``).
     allowed_collisions: AllowedCollisionMatrix = field(default_factory=AllowedCollisionMatrix)
     #: link -> padding [m] / scale, over the collision checker's own values.
-    link_padding: Mapping[str, float] = field(default_factory=dict)
-    link_scale: Mapping[str, float] = field(default_factory=dict)
+    link_padding: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    link_scale: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     #: Frames fixed in the planning frame: name -> T_planning_frame_frame (4x4).
-    fixed_frames: Mapping[str, np.ndarray] = field(default_factory=dict)
+    fixed_frames: Mapping[str, np.ndarray] = field(default_factory=lambda: MappingProxyType({}))
     #: object id -> colour (r, g, b, a) in [0, 1], kept for whoever displays the scene.
-    object_colors: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    object_colors: Mapping[str, tuple[float, float, float, float]] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class PlanningScene:
@@ -214,6 +214,8 @@ class PlanningScene:
         if "fixed_frames" in changes:
             changes["fixed_frames"] = {name: _transform(pose, f"fixed frame {name!r}")
                                        for name, pose in changes["fixed_frames"].items()}
+        changes = {name: MappingProxyType(dict(value)) if isinstance(value, Mapping) else value
+                   for name, value in changes.items()}
         with self._lock:
             self._settings = replace(self._settings, **changes)
             self.version += 1

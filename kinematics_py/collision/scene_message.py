@@ -77,17 +77,18 @@ def apply_planning_scene(scene: PlanningScene, message: PlanningSceneMessage) ->
         if message.replace_attached and Operation(update.object.operation) != Operation.ADD:
             raise SceneError(f"robot_state.attached_collision_objects[{index}] ({update.object.id!r}): a robot_state "
                              f"with is_diff false can only ADD attached objects")
-        _part(f"robot_state.attached_collision_objects[{index}]", staged.apply_attached, update)
+        in_part(f"robot_state.attached_collision_objects[{index}]", staged.apply_attached, update)
     for index, update in enumerate(message.collision_objects):
-        _part(f"world.collision_objects[{index}]", staged.apply, update)
+        in_part(f"world.collision_objects[{index}]", staged.apply, update)
     if message.octomap is not None or full:
         octomap = message.octomap or OctomapUpdate(None)
-        _part("world.octomap", staged.set_octomap, octomap.octree, octomap.pose, octomap.frame_id)
+        in_part("world.octomap", staged.set_octomap, octomap.octree, octomap.pose, octomap.frame_id)
     scene.adopt(staged)
 
 
-def _part(what: str, apply, *arguments) -> None:
+def in_part(what: str, function, *arguments):
+    """``function(*arguments)``, its SceneError prefixed with ``what`` (the part of the message)."""
     try:
-        apply(*arguments)
+        return function(*arguments)
     except SceneError as error:
         raise SceneError(f"{what}: {error}") from None

@@ -34,7 +34,7 @@ from ..collision.octomap_format import OctomapFormatError
 from ..collision.octree import OCTOMAP_ID, Octree
 from ..collision.scene import PlanningScene as Scene
 from ..collision.scene import SceneError, SceneObject
-from ..collision.scene_message import OctomapUpdate, PlanningSceneMessage
+from ..collision.scene_message import OctomapUpdate, PlanningSceneMessage, in_part
 from ..geometry.poses import PoseError, transform_from_any_pose
 from ..model.robot_model import RobotModel
 from .conversions import (
@@ -65,7 +65,7 @@ the single-DOF joints of ``model`` place its links for this scene's frames."""
         is_diff=msg.is_diff, name=msg.name,
         # joints of other descriptions (move_group's robot may have more) are skipped, as on joint_states
         joint_values=joint_values_from_joint_state(state.joint_state, model, strict=False),
-        attached_objects=[_part(f"robot_state.attached_collision_objects[{k}]", attached_object_update, item,
+        attached_objects=[in_part(f"robot_state.attached_collision_objects[{k}]", attached_object_update, item,
                                 resolve_frame) for k, item in enumerate(state.attached_collision_objects)],
         replace_attached=not state.is_diff and (full or state_given),
         fixed_frames=_fixed_frames(msg.fixed_frame_transforms, is_model_frame) if msg.fixed_frame_transforms or full
@@ -74,17 +74,10 @@ the single-DOF joints of ``model`` place its links for this scene's frames."""
         link_padding={item.link_name: item.padding for item in msg.link_padding},
         link_scale={item.link_name: item.scale for item in msg.link_scale},
         object_colors={item.id: (item.color.r, item.color.g, item.color.b, item.color.a) for item in msg.object_colors},
-        collision_objects=[_part(f"world.collision_objects[{k}]", collision_object_update, item, resolve_frame)
+        collision_objects=[in_part(f"world.collision_objects[{k}]", collision_object_update, item, resolve_frame)
                            for k, item in enumerate(world.collision_objects)],
         octomap=_octomap(world.octomap, resolve_frame) if world.octomap.octomap.id or full else None,
     )
-
-
-def _part(what: str, convert, *arguments):
-    try:
-        return convert(*arguments)
-    except SceneError as error:
-        raise SceneError(f"{what}: {error}") from None
 
 
 def _fixed_frames(transforms: list[TransformStamped], is_model_frame) -> dict[str, np.ndarray]:
@@ -122,7 +115,7 @@ def _octomap(msg: OctomapWithPose, resolve_frame: SceneFrameResolver) -> Octomap
                                     octomap.resolution, octomap.id)
     except (OctomapFormatError, GeometryError) as error:
         raise SceneError(f"world.octomap: {error}") from None
-    frame, T_frame_given = _part("world.octomap", resolve_frame, msg.header.frame_id)
+    frame, T_frame_given = in_part("world.octomap", resolve_frame, msg.header.frame_id)
     if T_frame_given is None:
         return OctomapUpdate(octree, frame, msg.origin)
     try:
