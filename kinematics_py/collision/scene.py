@@ -195,11 +195,15 @@ class PlanningScene:
 
     def adopt(self, staged: PlanningScene) -> None:
         """Take every object, setting and the robot state of ``staged`` (a changed ``copy()`` of this scene) in one
-        step: how several changes apply all together or not at all."""
+        step: how several changes apply all together or not at all. ``version`` grows only if objects or
+        settings changed."""
         if staged.robot_model is not self.robot_model:
             raise SceneError("the staged planning scene belongs to another RobotModel instance")
         with self._lock:
             self._robot_state, self._link_poses = staged._robot_state, staged._link_poses
+            if staged._world is self._world and staged._attached is self._attached and \
+                    staged._settings is self._settings:
+                return  # unchanged (every change replaces these values): ``version`` stays
             self._settings = staged._settings
             self._commit(staged._world, staged._attached)
 

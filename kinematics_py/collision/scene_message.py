@@ -68,7 +68,10 @@ def apply_planning_scene(scene: PlanningScene, message: PlanningSceneMessage) ->
     changes["link_padding"] = {**settings.link_padding, **message.link_padding}
     changes["link_scale"] = {**settings.link_scale, **message.link_scale}
     changes["object_colors"] = {**settings.object_colors, **message.object_colors}
-    staged.change_settings(**changes)
+    changes = {name: value for name, value in changes.items()  # a diff of the robot state alone changes nothing
+               if name == "fixed_frames" or getattr(settings, name) != value}
+    if changes:
+        staged.change_settings(**changes)
     if message.joint_values:
         staged.set_robot_state(message.joint_values)
     if message.replace_attached:

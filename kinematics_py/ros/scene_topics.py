@@ -93,6 +93,8 @@ class SceneTopics:
                 self._logger.error(f"{what}: internal error, the planning scene is unchanged: {error!r}\n"
                                    f"{traceback.format_exc()}")
                 return False
+            if scene.version == state.scene.version:
+                return True  # nothing the checks see changed (e.g. a diff of move_group's robot state)
             self._store.change(lambda current: current.with_scene(scene))
         self._logger.info(f"{what} applied; world objects {sorted(scene.world_objects)}, attached objects "
                           f"{sorted(scene.attached_objects)}")

@@ -170,3 +170,12 @@ def test_a_malformed_scene_changes_nothing(scene, checker):
             CollisionObjectUpdate("missing", Operation.MOVE)])
     assert (scene.version, scene.settings, dict(scene.world_objects)) == (version, settings, world)
     assert checker.check(ARM_ON_TABLE).in_collision
+
+
+def test_a_diff_of_the_robot_state_alone_changes_nothing_checks_see(scene):
+    apply(scene, collision_objects=[TABLE], link_padding={"base_link": 0.01})
+    version = scene.version
+    apply(scene, joint_values={"elbow_joint": 0.3}, link_padding={"base_link": 0.01})
+    assert scene.version == version and scene.robot_state["elbow_joint"] == 0.3
+    apply(scene, fixed_frames={"camera": None})
+    assert scene.version > version
