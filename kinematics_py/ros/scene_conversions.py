@@ -61,6 +61,7 @@ the single-DOF joints of ``model`` place its links for this scene's frames."""
     state_given = bool(state.joint_state.name or state.multi_dof_joint_state.joint_names or
                        state.attached_collision_objects)
     world = msg.world
+    resolve_frame = _with_own_frames(msg, resolve_frame)
     return PlanningSceneMessage(
         is_diff=msg.is_diff, name=msg.name,
         # joints of other descriptions (move_group's robot may have more) are skipped, as on joint_states
@@ -78,6 +79,19 @@ the single-DOF joints of ``model`` place its links for this scene's frames."""
                            for k, item in enumerate(world.collision_objects)],
         octomap=_octomap(world.octomap, resolve_frame) if world.octomap.octomap.id or full else None,
     )
+
+
+def _with_own_frames(msg: PlanningScene, resolve_frame: SceneFrameResolver) -> SceneFrameResolver:
+    """``resolve_frame``, except for the frames the message defines itself (its fixed frames and objects, with
+    their subframes): those are left to the scene it is applied to."""
+    defined = {item.child_frame_id.lstrip("/") for item in msg.fixed_frame_transforms}
+    defined |= {item.id for item in msg.world.collision_objects}
+    defined |= {item.object.id for item in msg.robot_state.attached_collision_objects}
+
+    def resolve(frame_id: str):
+        name = frame_id.lstrip("/")
+        return (name, None) if name and name.partition("/")[0] in defined else resolve_frame(frame_id)
+    return resolve
 
 
 def _fixed_frames(transforms: list[TransformStamped], is_model_frame) -> dict[str, np.ndarray]:

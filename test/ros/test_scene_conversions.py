@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import TransformStamped
-from moveit_msgs.msg import AllowedCollisionEntry, PlanningScene, PlanningSceneComponents
+from geometry_msgs.msg import Pose, TransformStamped
+from moveit_msgs.msg import AllowedCollisionEntry, CollisionObject, PlanningScene, PlanningSceneComponents
+from shape_msgs.msg import SolidPrimitive
 
 from kinematics_py import Box, CollisionChecker, Mesh, Plane, SemanticModel
 from kinematics_py.collision.allowed_collisions import AllowedCollisionMatrix
@@ -124,3 +125,27 @@ def test_joints_of_other_descriptions_are_skipped():
     msg.robot_state.joint_state.name = ["elbow_joint", "gripper_joint"]
     msg.robot_state.joint_state.position = [0.5, 0.01]
     assert received(msg).joint_values == {"elbow_joint": 0.5}
+
+
+def test_frames_the_message_defines_are_known_to_its_objects():
+    msg = PlanningScene(is_diff=True)
+    camera = TransformStamped(child_frame_id="camera")
+    camera.transform.translation.x, camera.transform.rotation.w = 1.0, 1.0
+    msg.fixed_frame_transforms = [camera]
+    seen = CollisionObject(id="seen", operation=CollisionObject.ADD)
+    seen.header.frame_id = "camera"
+    seen.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.1, 0.1, 0.1])]
+    seen.primitive_poses = [Pose()]
+    on_it = CollisionObject(id="on_it", operation=CollisionObject.ADD)
+    on_it.header.frame_id = "seen"
+    on_it.pose.position.z, on_it.pose.orientation.w = 0.1, 1.0
+    on_it.primitives, on_it.primitive_poses = list(seen.primitives), [Pose()]
+    msg.world.collision_objects = [seen, on_it]
+
+    def nothing_else(frame):
+        if frame:
+            raise SceneError(f"unknown frame {frame!r}")
+        return "", None
+    scene = Scene(UR5)
+    apply_planning_scene(scene, planning_scene_message(msg, UR5, nothing_else, lambda frame: not frame))
+    assert np.allclose(scene.frame_transform("on_it")[:3, 3], [1.0, 0.0, 0.1])
