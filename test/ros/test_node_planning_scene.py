@@ -12,9 +12,10 @@ import time
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import Pose
+from geometry_msgs.msg import Pose, TransformStamped
 from moveit_msgs.msg import (
     AllowedCollisionEntry,
+    AttachedCollisionObject,
     CollisionObject,
     MoveItErrorCodes,
     PlanningScene,
@@ -220,3 +221,28 @@ def test_a_malformed_scene_is_refused_and_changes_nothing(ur5):
     assert [o.id for o in after.world.collision_objects] == [o.id for o in before.world.collision_objects]
     assert not after.world.octomap.octomap.data
     assert not ur5.valid(ARM_ON_TABLE)
+
+
+def test_a_full_scene_as_move_group_sends_it(ur5):
+    """Attached objects in robot_state (posed in their link's frame), fixed frames and an object posed in one."""
+    full = PlanningScene(is_diff=False, name="from move_group")
+    camera = TransformStamped(child_frame_id="camera")
+    camera.header.frame_id = "base_link"
+    camera.transform.translation.z, camera.transform.rotation.w = 2.0, 1.0
+    full.fixed_frame_transforms = [camera]
+    seen = box("seen", (0.1, 0.1, 0.1), (0.0, 0.0, 0.5))
+    seen.header.frame_id = "camera"
+    full.world.collision_objects = [seen]
+    tool = box("tool", (0.05, 0.05, 0.05), (0.0, 0.0, 0.05))
+    tool.header.frame_id = "tool0"
+    full.robot_state.attached_collision_objects = [AttachedCollisionObject(link_name="tool0", object=tool,
+                                                                           touch_links=["wrist_3_link"])]
+    ur5.publish_until(ur5.monitored, full, lambda: ur5.world_ids() == ["seen"], "the full scene to apply")
+    got = ur5.get()
+    (seen_msg,) = got.world.collision_objects
+    assert (seen_msg.pose.position.x, seen_msg.pose.position.z) == pytest.approx((0.0, 2.5))
+    (attached,) = got.robot_state.attached_collision_objects
+    assert (attached.link_name, attached.object.id, list(attached.touch_links)) == ("tool0", "tool", ["wrist_3_link"])
+    assert attached.object.pose.position.z == pytest.approx(0.05)
+    assert [t.child_frame_id for t in got.fixed_frame_transforms][-1] == "camera"
+    assert ur5.valid({})
