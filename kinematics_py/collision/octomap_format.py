@@ -48,7 +48,7 @@ def occupied_keys(data: bytes | np.ndarray, binary: bool, tree_id: str = "OcTree
                            dtype=np.uint8)
     if len(stream) == 0:
         return np.zeros((0, 3), dtype=np.int64)
-    capacity = 4 * len(stream) + 8
+    capacity = min(4 * len(stream), MAX_VOXELS) + 1  # leaves: at most 4 per byte, each at least one voxel
     origins = np.empty((capacity, 3), dtype=np.int64)
     depths = np.empty(capacity, dtype=np.int64)
     value_bytes = 0 if binary else NODE_VALUE_BYTES[tree_id]
@@ -58,6 +58,8 @@ def occupied_keys(data: bytes | np.ndarray, binary: bool, tree_id: str = "OcTree
         raise OctomapFormatError(f"{what} octree stream ends early (after {len(stream)} bytes)")
     if status == _TOO_DEEP:
         raise OctomapFormatError(f"{what} octree stream has nodes below level {TREE_DEPTH} (byte {position})")
+    if status == _TOO_MANY:
+        raise OctomapFormatError(f"{what} octree stream has more than MAX_VOXELS = {MAX_VOXELS} occupied leaves")
     if position != len(stream):
         raise OctomapFormatError(f"{what} octree stream has {len(stream) - position} bytes left over after its "
                                  f"last node (byte {position} of {len(stream)})")
@@ -102,6 +104,8 @@ def _read_leaves(stream, value_bytes, origins, depths):
                 code = (bits >> (2 * i)) & 3
                 cx, cy, cz = kx + half * (i & 1), ky + half * ((i >> 1) & 1), kz + half * ((i >> 2) & 1)
                 if code == 2:  # occupied leaf
+                    if count == len(depths):
+                        return count, _TOO_MANY, position
                     origins[count, 0], origins[count, 1], origins[count, 2] = cx, cy, cz
                     depths[count] = depth + 1
                     count += 1
@@ -116,6 +120,8 @@ def _read_leaves(stream, value_bytes, origins, depths):
             position += value_bytes + 1
             if children == 0:
                 if log_odds >= 0.0:
+                    if count == len(depths):
+                        return count, _TOO_MANY, position
                     origins[count, 0], origins[count, 1], origins[count, 2] = kx, ky, kz
                     depths[count] = depth
                     count += 1

@@ -98,6 +98,17 @@ def test_unknown_tree_types_and_huge_trees_are_refused():
         occupied_keys(root_leaf, False)
 
 
+def test_streams_with_more_leaves_than_max_voxels_are_refused_before_memory_grows(monkeypatch):
+    import kinematics_py.collision.octomap_format as octomap_format
+
+    keys = KEY_OFFSET + np.stack(np.meshgrid(np.arange(4), np.arange(4), np.arange(1), indexing="ij"),
+                                 axis=-1).reshape(-1, 3)
+    data = binary_stream(keys)
+    monkeypatch.setattr(octomap_format, "MAX_VOXELS", 8)
+    with pytest.raises(OctomapFormatError, match="more than MAX_VOXELS = 8 occupied leaves"):
+        octomap_format.occupied_keys(data, True)
+
+
 def test_octree_collides_where_its_voxels_are():
     octree = Octree.from_points([[0.05, 0.05, 0.05], [1.05, 0.05, 0.05]], 0.1)
     backend = CoalBackend()
