@@ -3,10 +3,13 @@
 The names exported here are the ROS-free public API (numpy, numba, urdf_parser_py; coal and trimesh for
 collision checking). The ROS 2 layer lives in ``kinematics_py.ros`` and is never imported from here.
 """
+from .collision.allowed_collisions import AllowedCollisionMatrix
 from .collision.checker import BodyType, CollisionChecker, CollisionReport, Contact
 from .collision.geometry import Box, Cone, Cylinder, GeometryError, Mesh, MeshLoadError, Placed, Plane, Sphere
 from .collision.matrix import propose_disabled_pairs
+from .collision.octree import Octree
 from .collision.scene import AttachedObjectUpdate, CollisionObjectUpdate, Operation, PlanningScene, SceneError
+from .collision.scene_message import OctomapUpdate, PlanningSceneMessage, apply_planning_scene
 from .errors import (
     ChainError,
     ErrorCode,
@@ -38,6 +41,11 @@ from .planning.time_parameterization import (
 )
 
 __all__ = [
+    "AllowedCollisionMatrix",
+    "Octree",
+    "OctomapUpdate",
+    "PlanningSceneMessage",
+    "apply_planning_scene",
     "AttachedObjectUpdate",
     "BodyType",
     "Box",

@@ -183,6 +183,11 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("ik_display_topic", "", "Topic on which every successful IK answer (compute_ik, solve_ik) is "
                   "published as moveit_msgs/DisplayRobotState for RViz (latched: transient local, depth 1). Empty: "
                   "not published."),
+    ParameterSpec("planning_scene_topic", "planning_scene", "Topic of moveit_msgs/PlanningScene diffs applied to the "
+                  "node's world, as move_group hears them (empty: none). Read at start-up."),
+    ParameterSpec("monitored_planning_scene_topic", "monitored_planning_scene", "Topic of the scene move_group "
+                  "publishes (a full scene, then diffs), mirrored into the node's world (empty: none). Read at "
+                  "start-up."),
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 

@@ -19,7 +19,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${KINEMATICS_PY_VENV:-$ROOT/.venv}
 BUILD=$ROOT/build
 STAMPS=$VENV/.kinematics_py-stamps
-INTERFACE_PACKAGES=(object_recognition_msgs tf2_msgs moveit_msgs)  # dependency order
+INTERFACE_PACKAGES=(object_recognition_msgs tf2_msgs octomap_msgs moveit_msgs)  # dependency order
 
 # A parent process that ran another venv's python exports this guard; with it set, the venv's
 # ros-wheels-bootstrapper would skip setting LD_LIBRARY_PATH for our interpreter.

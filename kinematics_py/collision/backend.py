@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import Mesh, Plane, Shape
+from .octree import Octree
 
 
 class CoalBackend:
@@ -39,6 +40,8 @@ class CoalBackend:
             model.addTriangles(np.asarray(shape.triangles, dtype=np.int64))
             model.endModel()
             return model
+        if isinstance(shape, Octree):
+            return coal.makeOctree(shape.centers, shape.resolution)
         if isinstance(shape, Plane):
             a, b, c, d = shape.coefficients
             return coal.Plane(np.array([a, b, c]), -d)

@@ -117,10 +117,11 @@ class CollisionChecker:
         self._set_growth(self._scale, scale, links, "scale")
 
     def padding(self, link: str) -> float:
-        return self._padding.get(link, 0.0)
+        """A link's padding [m]: the planning scene's (``PlanningScene.settings``) or the checker's."""
+        return self.scene.settings.link_padding.get(link, self._padding.get(link, 0.0))
 
     def scale(self, link: str) -> float:
-        return self._scale.get(link, 1.0)
+        return self.scene.settings.link_scale.get(link, self._scale.get(link, 1.0))
 
     def _set_growth(self, table: dict, value: float, links, what: str) -> None:
         self._check_growth(value if what == "padding" else 0.0, value if what == "scale" else 1.0)
@@ -316,7 +317,13 @@ class CollisionChecker:
             return cached[1]
         with self._lock:
             key = (self.scene.version, self._config_version)  # read before the objects: never newer than them
-            world, attached = self.scene.world_objects, self.scene.attached_objects
-            tables = self._builder.build(world, attached, self._scale, self._padding, self.disabled_pairs)
+            world, attached, settings = self.scene.world_objects, self.scene.attached_objects, self.scene.settings
+            scale = {**self._scale, **{k: v for k, v in settings.link_scale.items() if k in self._scale}}
+            padding = {**self._padding, **{k: v for k, v in settings.link_padding.items() if k in self._padding}}
+            disabled = self.disabled_pairs
+            if not settings.allowed_collisions.is_empty:
+                disabled = settings.allowed_collisions.disabled_pairs(
+                    self.disabled_pairs, self.link_geometry, [*self.link_geometry, *attached, *world])
+            tables = self._builder.build(world, attached, scale, padding, disabled)
             self._tables = (key, tables)
             return tables

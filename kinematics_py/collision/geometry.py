@@ -237,7 +237,8 @@ def scaled_and_padded(shape: Shape, scale: float = 1.0, padding: float = 0.0) ->
 
 
 def local_bounds(shape: Shape) -> tuple[np.ndarray, np.ndarray] | None:
-    """(centre, half extents) of the shape's axis-aligned box in its own frame; None for a plane."""
+    """(centre, half extents) of the shape's axis-aligned box in its own frame (a shape's own ``local_bounds()``
+    for shapes of other modules); None for a plane."""
     if isinstance(shape, Box):
         return np.zeros(3), np.asarray(shape.size) / 2
     if isinstance(shape, Sphere):
@@ -247,7 +248,8 @@ def local_bounds(shape: Shape) -> tuple[np.ndarray, np.ndarray] | None:
     if isinstance(shape, Mesh):
         low, high = shape.vertices.min(axis=0), shape.vertices.max(axis=0)
         return (low + high) / 2, (high - low) / 2
-    return None
+    bounds = getattr(shape, "local_bounds", None)  # shapes of other modules (collision.octree.Octree)
+    return None if bounds is None else bounds()
 
 
 def convex_hull(mesh: Mesh) -> Mesh:

@@ -14,10 +14,11 @@ Object shapes and subframes are posed relative to the object's ``pose``, as Move
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from types import MappingProxyType
 from typing import Any
@@ -28,7 +29,9 @@ from ..errors import KinematicsError
 from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from ..geometry.transforms import invert_transform
 from ..model.robot_model import RobotModel
+from .allowed_collisions import AllowedCollisionMatrix
 from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere, coordinate_problem, load_mesh
+from .octree import OCTOMAP_ID, Octree
 
 _log = logging.getLogger("kinematics_py.collision.scene")
 
@@ -105,11 +108,29 @@ class AttachedObject:
         return self.object.id
 
 
+@dataclass(frozen=True)
+class SceneSettings:
+    """What a planning scene holds besides its objects (moveit_msgs/PlanningScene's other parts)."""
+
+    name: str = ""
+    #: Over the robot's own rules (see ``allowed_collisions``).
+    allowed_collisions: AllowedCollisionMatrix = field(default_factory=AllowedCollisionMatrix)
+    #: link -> padding [m] / scale, over the collision checker's own values.
+    link_padding: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    link_scale: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: Frames fixed in the planning frame: name -> T_planning_frame_frame (4x4).
+    fixed_frames: Mapping[str, np.ndarray] = field(default_factory=lambda: MappingProxyType({}))
+    #: object id -> colour (r, g, b, a) in [0, 1], kept for whoever displays the scene.
+    object_colors: Mapping[str, tuple[float, float, float, float]] = field(default_factory=lambda: MappingProxyType({}))
+
+
 class PlanningScene:
-    """World and attached objects of one robot. Thread-safe; readers get consistent snapshots.
+    """World and attached objects of one robot, and the scene's ``settings``. Thread-safe; readers get consistent
+    snapshots.
 
     ``world_objects`` and ``attached_objects`` are read-only mappings replaced as a whole on every change,
-    and ``version`` grows with every change (the collision checker rebuilds what it caches from it).
+    and ``version`` grows with every change (the collision checker rebuilds what it caches from it). The world
+    object ``OCTOMAP_ID`` holds the octomap (``set_octomap``); removing every world object keeps it.
     """
 
     def __init__(self, robot_model: RobotModel):
@@ -118,6 +139,7 @@ class PlanningScene:
         self._lock = threading.Lock()
         self._world: Mapping[str, SceneObject] = MappingProxyType({})
         self._attached: Mapping[str, AttachedObject] = MappingProxyType({})
+        self._settings = SceneSettings()
         self._robot_state: dict[str, object] = robot_model.resolve_joint_values()
         self._link_poses = robot_model.link_poses(self._robot_state)
         self.version = 0
@@ -130,6 +152,10 @@ class PlanningScene:
     @property
     def attached_objects(self) -> Mapping[str, AttachedObject]:
         return self._attached
+
+    @property
+    def settings(self) -> SceneSettings:
+        return self._settings
 
     @property
     def robot_state(self) -> dict[str, object]:
@@ -148,10 +174,10 @@ class PlanningScene:
     def frame_transform(self, frame_id: str) -> np.ndarray:
         """T_planning_frame (4x4) of a frame (see the module docstring); SceneError lists the known frames."""
         return _frame_transform(frame_id, self._world, self._attached, self._link_poses, self.planning_frame,
-                                self.robot_model)
+                                self.robot_model, self._settings.fixed_frames)
 
     def known_frames(self) -> list[str]:
-        names = list(self.robot_model.link_names)
+        names = list(self.robot_model.link_names) + list(self._settings.fixed_frames)
         for objects in (self._world, {k: a.object for k, a in self._attached.items()}):
             for object_id, scene_object in objects.items():
                 names += [object_id] + [f"{object_id}/{sub}" for sub in scene_object.subframes]
@@ -163,9 +189,70 @@ class PlanningScene:
         other = PlanningScene.__new__(PlanningScene)
         other.robot_model, other.planning_frame, other._lock = self.robot_model, self.planning_frame, threading.Lock()
         with self._lock:
-            other._world, other._attached = self._world, self._attached
+            other._world, other._attached, other._settings = self._world, self._attached, self._settings
             other._robot_state, other._link_poses, other.version = self._robot_state, self._link_poses, self.version
         return other
+
+    def adopt(self, staged: PlanningScene) -> None:
+        """Take every object, setting and the robot state of ``staged`` (a changed ``copy()`` of this scene) in one
+        step: how several changes apply all together or not at all. ``version`` grows only if objects or
+        settings changed."""
+        if staged.robot_model is not self.robot_model:
+            raise SceneError("the staged planning scene belongs to another RobotModel instance")
+        with self._lock:
+            self._robot_state, self._link_poses = staged._robot_state, staged._link_poses
+            if staged._world is self._world and staged._attached is self._attached and \
+                    staged._settings is self._settings:
+                return  # unchanged (every change replaces these values): ``version`` stays
+            self._settings = staged._settings
+            self._commit(staged._world, staged._attached)
+
+    # ------------------------------------------------------------------ settings
+    def change_settings(self, **changes) -> None:
+        """Replace some of ``settings`` (SceneSettings' fields); padding, scale and fixed frames are checked first:
+        SceneError names a bad value."""
+        if "link_padding" in changes:
+            changes["link_padding"] = _link_values(changes["link_padding"], "padding", 0.0, self._link_poses)
+        if "link_scale" in changes:
+            changes["link_scale"] = _link_values(changes["link_scale"], "scale", None, self._link_poses)
+        if "fixed_frames" in changes:
+            changes["fixed_frames"] = {name: _transform(pose, f"fixed frame {name!r}")
+                                       for name, pose in changes["fixed_frames"].items()}
+        changes = {name: MappingProxyType(dict(value)) if isinstance(value, Mapping) else value
+                   for name, value in changes.items()}
+        with self._lock:
+            self._settings = replace(self._settings, **changes)
+            self.version += 1
+
+    def set_octomap(self, octree: Octree | None, pose: Any = None, frame_id: str = "") -> None:
+        """Make ``octree`` (posed by ``pose`` in ``frame_id``) the scene's octomap, world object OCTOMAP_ID,
+        replacing the previous one; None removes it."""
+        with self._lock:
+            world = dict(self._world)
+            world.pop(OCTOMAP_ID, None)
+            if octree is not None:
+                world[OCTOMAP_ID] = self._voxel_object(OCTOMAP_ID, octree, pose, frame_id)
+            self._commit(world, self._attached)
+
+    def add_point_cloud(self, object_id: str, points, resolution: float, pose: Any = None, frame_id: str = "",
+                        clip_box=None) -> None:
+        """Add (or replace) world object ``object_id``: the voxels of ``resolution`` [m] holding the points
+        ((N, 3) [m], in the frame that ``pose`` places in ``frame_id``), clipped to ``clip_box`` = (lower corner,
+        upper corner) in that same frame when given (see ``Octree.from_points``)."""
+        _check_object_id(object_id)
+        try:
+            octree = Octree.from_points(points, resolution, clip_box)
+        except GeometryError as error:
+            raise SceneError(f"point cloud {object_id!r}: {error}") from None
+        with self._lock:
+            world = dict(self._world)
+            world[object_id] = self._voxel_object(object_id, octree, pose, frame_id)
+            self._commit(world, self._attached)
+
+    def _voxel_object(self, object_id: str, octree: Octree, pose: Any, frame_id: str) -> SceneObject:
+        T_plan_octree = _bounded(self.frame_transform(frame_id) @ _transform(pose, f"{object_id}: pose"),
+                                 f"{object_id}: pose in the planning frame")
+        return SceneObject(object_id, T_plan_octree, (Placed(octree),), MappingProxyType({}))
 
     # ------------------------------------------------------------------ world objects
     def apply(self, update: CollisionObjectUpdate) -> None:
@@ -182,7 +269,10 @@ class PlanningScene:
 
     def _remove_world(self, world: dict, object_id: str) -> None:
         if not object_id:
+            octomap = world.get(OCTOMAP_ID)
             world.clear()
+            if octomap is not None:  # as MoveIt: removing every collision object keeps the octomap
+                world[OCTOMAP_ID] = octomap
         elif object_id in world:
             del world[object_id]
         else:
@@ -194,6 +284,7 @@ class PlanningScene:
         context = f"collision object {update.id!r}"
         if not update.id:
             raise SceneError(f"a collision object needs a non-empty id ({operation.name})")
+        _check_object_id(update.id)
         T_plan_pose = self._pose_in_planning_frame(update, context)
         if operation == Operation.MOVE:
             if existing is None:
@@ -243,6 +334,7 @@ class PlanningScene:
         context = f"attached object {spec.id!r}"
         if not spec.id:
             raise SceneError("an attached object needs a non-empty id")
+        _check_object_id(spec.id)
         link = update.link_name
         if link not in self._link_poses:
             raise SceneError(f"{context}: unknown link {link!r}; links are {list(self.robot_model.link_names)}")
@@ -313,9 +405,14 @@ class PlanningScene:
         self.apply_attached(AttachedObjectUpdate("", CollisionObjectUpdate(object_id, Operation.REMOVE)))
 
     def clear(self) -> None:
-        """Remove every world and attached object."""
+        """Remove every world and attached object (the octomap too)."""
         with self._lock:
             self._commit({}, {})
+
+    def drop_attached_objects(self) -> None:
+        """Remove every attached object altogether (they do not go back into the world)."""
+        with self._lock:
+            self._commit(self._world, {})
 
     def _commit(self, world: Mapping[str, SceneObject], attached: Mapping[str, AttachedObject]) -> None:
         self._world, self._attached = MappingProxyType(dict(world)), MappingProxyType(dict(attached))
@@ -323,6 +420,26 @@ class PlanningScene:
 
 
 # ---------------------------------------------------------------------------------------------- checks
+def _check_object_id(object_id: str) -> None:
+    if object_id == OCTOMAP_ID:
+        raise SceneError(f"the id {OCTOMAP_ID!r} is reserved for the octomap (set_octomap); use another id")
+
+
+def _link_values(values: Mapping[str, float], what: str, minimum: float | None, links: Mapping) -> dict[str, float]:
+    """{link: value} for robot ``links``, finite and >= minimum (> 0 without one); other names are skipped."""
+    checked = {}
+    for link, value in values.items():
+        number = float(value)
+        if not math.isfinite(number) or (number < minimum if minimum is not None else number <= 0.0):
+            bound = ">= 0 [m]" if minimum is not None else "> 0"
+            raise SceneError(f"link {what} of {link!r} must be finite and {bound}; got {value!r}")
+        if link in links:
+            checked[link] = number
+        else:
+            _log.warning("link %s of %r ignored: no such link", what, link)
+    return checked
+
+
 def _operation(update: CollisionObjectUpdate) -> Operation:
     try:
         return Operation(update.operation)
@@ -384,11 +501,13 @@ def _loaded(shape: Any, what: str):
     return shape
 
 
-def _frame_transform(frame_id: str, world, attached, link_poses, planning_frame, model) -> np.ndarray:
+def _frame_transform(frame_id: str, world, attached, link_poses, planning_frame, model, fixed_frames) -> np.ndarray:
     if frame_id in ("", planning_frame):
         return np.eye(4)
     if frame_id in link_poses:
         return link_poses[frame_id]
+    if frame_id in fixed_frames and frame_id not in world and frame_id not in attached:
+        return fixed_frames[frame_id]
     object_id, _, subframe = frame_id.partition("/")
     if object_id in world:
         scene_object, T_plan_parent = world[object_id], np.eye(4)
@@ -397,7 +516,8 @@ def _frame_transform(frame_id: str, world, attached, link_poses, planning_frame,
     else:
         objects = sorted(world) + sorted(attached)
         raise SceneError(f"unknown frame {frame_id!r}: not the planning frame {planning_frame!r}, a robot link "
-                         f"(e.g. {list(model.link_names)[:8]}) or an object {objects}")
+                         f"(e.g. {list(model.link_names)[:8]}), a fixed frame {sorted(fixed_frames)} or an object "
+                         f"{objects}")
     T_plan_object = T_plan_parent @ scene_object.T_parent_object
     if not subframe:
         return T_plan_object

@@ -35,7 +35,14 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 import rclpy
-from moveit_msgs.srv import GetCartesianPath, GetPositionFK, GetPositionIK, GetStateValidity
+from moveit_msgs.srv import (
+    ApplyPlanningScene,
+    GetCartesianPath,
+    GetPlanningScene,
+    GetPositionFK,
+    GetPositionIK,
+    GetStateValidity,
+)
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -47,7 +54,7 @@ from std_msgs.msg import String
 
 from ..parameters import ParameterError
 from ..robot_setup import LogLine, RobotSetup, SetupError, build_robot_setup
-from . import fk_service, ik_service, state_validity_service
+from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .cartesian_path_service import CartesianPathService
 from .display import DisplayPublishers
 from .frames import create_transform_source
@@ -97,7 +104,8 @@ class KinematicsNode(Node):
         self.create_subscription(JointState, "joint_states",
                                  lambda msg: self._positions.update(msg.name, msg.position), 10,
                                  callback_group=callbacks)
-        SceneTopics(self, self._store, self._positions, transforms)
+        self._scene_topics = SceneTopics(self, self._store, self._positions, transforms, [
+            self._node_parameters.value(name) for name in ("planning_scene_topic", "monitored_planning_scene_topic")])
         ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
         services = self._service_table()
         for service_type, name, handler in services:
@@ -105,7 +113,7 @@ class KinematicsNode(Node):
                                 callback_group=callbacks)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, _ in services)}; world "
-                               f"from the collision_object and attached_collision_object topics")
+                               f"from the collision_object, attached_collision_object and planning scene topics")
         self._node_parameters.warn_unused_overrides()
         if self._node_parameters.value("robot_description"):
             self._refresh("start-up")
@@ -121,7 +129,9 @@ class KinematicsNode(Node):
                 (GetPositionFK, "compute_fk", fk_service.compute_fk),
                 (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity),
                 (GetCartesianPath, "compute_cartesian_path",
-                 CartesianPathService(self, display).compute_cartesian_path)]
+                 CartesianPathService(self, display).compute_cartesian_path),
+                (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene),
+                (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene)]
 
     def _serving(self, handler):
         """A service callback answering each request from one RequestContext (the state read once)."""

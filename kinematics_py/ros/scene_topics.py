@@ -1,25 +1,31 @@
-"""The collision_object and attached_collision_object topics: the node's planning scene, kept as move_group
-keeps its world.
+"""The scene topics and apply_planning_scene: the node's planning scene, kept as move_group keeps its world.
 
-Updates are applied one at a time, in the order published, each to a copy of the current scene (robot links
-placed by the current joint_states), which then replaces the scene in the node's state by one swap. A
-malformed update is logged with the reason and changes nothing.
+collision_object and attached_collision_object change one object each; moveit_msgs/PlanningScene messages (the
+``planning_scene_topic`` and ``monitored_planning_scene_topic`` parameters, and the apply_planning_scene service)
+are full scenes or diffs (``collision.scene_message``). Updates are applied one at a time, in the order
+received, each to a copy of the current scene (robot links placed by the current joint_states), which then
+replaces the scene in the node's state by one swap. A malformed update is logged with the reason and changes
+nothing.
 """
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from moveit_msgs.msg import AttachedCollisionObject, CollisionObject
+from moveit_msgs.msg import AttachedCollisionObject, CollisionObject, PlanningScene
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from ..collision.scene import Operation, PlanningScene
+from ..collision.scene import Operation
+from ..collision.scene import PlanningScene as Scene
+from ..collision.scene_message import apply_planning_scene
 from ..errors import KinematicsError
+from ..robot_setup import RobotSetup
 from .conversions import attached_object_update, collision_object_update, operation_of
 from .frames import ModelFrames, TransformSource
 from .robot_state import JointPositions, joint_values
+from .scene_conversions import planning_scene_message
 from .serving_state import StateStore
 
 #: World updates arrive in bursts (a scene set up object by object): keep them all, in order.
@@ -29,7 +35,8 @@ SCENE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durab
 class SceneTopics:
     """Subscribes ``node`` to the scene topics and applies their updates to ``store``'s scene."""
 
-    def __init__(self, node: Node, store: StateStore, positions: JointPositions, transforms: TransformSource):
+    def __init__(self, node: Node, store: StateStore, positions: JointPositions, transforms: TransformSource,
+                 planning_scene_topics: Sequence[str] = ()):
         self._logger = node.get_logger()
         self._store, self._positions, self._transforms = store, positions, transforms
         in_order = MutuallyExclusiveCallbackGroup()  # one update at a time, in the order published
@@ -37,39 +44,61 @@ class SceneTopics:
                                  callback_group=in_order)
         node.create_subscription(AttachedCollisionObject, "attached_collision_object",
                                  self._on_attached_collision_object, SCENE_QOS, callback_group=in_order)
+        for topic in filter(None, planning_scene_topics):
+            node.create_subscription(PlanningScene, topic, lambda msg, topic=topic: self.apply_scene_msg(topic, msg),
+                                     SCENE_QOS, callback_group=in_order)
 
     def _on_collision_object(self, msg: CollisionObject) -> None:
         what = f"collision_object {msg.id!r} ({_operation_name(operation_of(msg))})"
-        self._update(what, lambda scene, resolve: scene.apply(collision_object_update(msg, resolve)))
+        self._update(what, lambda scene, frames: scene.apply(
+            collision_object_update(msg, frames.scene_resolver(scene))))
 
     def _on_attached_collision_object(self, msg: AttachedCollisionObject) -> None:
         what = (f"attached_collision_object {msg.object.id!r} on link {msg.link_name!r} "
                 f"({_operation_name(operation_of(msg.object))})")
-        self._update(what, lambda scene, resolve: scene.apply_attached(attached_object_update(msg, resolve)))
+        self._update(what, lambda scene, frames: scene.apply_attached(
+            attached_object_update(msg, frames.scene_resolver(scene))))
 
-    def _update(self, what: str, apply: Callable[[PlanningScene, Callable], None]) -> None:
+    def apply_scene_msg(self, source: str, msg: PlanningScene) -> bool:
+        """Apply a moveit_msgs/PlanningScene (full or diff) from ``source``; False if it was refused."""
+        what = f"planning scene {'diff' if msg.is_diff else '(full)'} {msg.name!r} from {source}"
+
+        def apply(scene: Scene, frames: ModelFrames) -> None:
+            apply_planning_scene(scene, planning_scene_message(msg, scene.robot_model, frames.scene_resolver(scene),
+                                                               frames.is_model_frame))
+        return self._update(what, apply)
+
+    def apply_planning_scene(self, request, response, _context):
+        """The apply_planning_scene service (moveit_msgs/srv/ApplyPlanningScene): success false if refused."""
+        response.success = self.apply_scene_msg("apply_planning_scene", request.scene)
+        return response
+
+    def _update(self, what: str, apply: Callable[[Scene, ModelFrames], None]) -> bool:
         """Apply one update to a copy of the scene and install it; under the store's lock, so that no set-up
-        is installed in between (its scene would miss the update)."""
+        is installed in between (its scene would miss the update). False if it was refused."""
         with self._store.lock:
             state = self._store.current
-            setup = state.setup
+            setup: RobotSetup | None = state.setup
             if setup is None:
                 self._logger.warning(f"{what} ignored: no robot description yet")
-                return
+                return False
             scene = state.scene.copy()
             try:
                 scene.set_robot_state(joint_values(setup, self._positions.current))
-                apply(scene, ModelFrames(setup, self._transforms).scene_resolver(scene))
+                apply(scene, ModelFrames(setup, self._transforms))
             except (KinematicsError, ValueError) as error:  # SceneError, GeometryError
                 self._logger.error(f"{what} refused, the planning scene is unchanged: {error}")
-                return
+                return False
             except Exception as error:  # never a dead node
                 self._logger.error(f"{what}: internal error, the planning scene is unchanged: {error!r}\n"
                                    f"{traceback.format_exc()}")
-                return
+                return False
+            if scene.version == state.scene.version:
+                return True  # nothing the checks see changed (e.g. a diff of move_group's robot state)
             self._store.change(lambda current: current.with_scene(scene))
         self._logger.info(f"{what} applied; world objects {sorted(scene.world_objects)}, attached objects "
                           f"{sorted(scene.attached_objects)}")
+        return True
 
 
 def _operation_name(operation: int) -> str:

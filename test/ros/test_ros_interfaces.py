@@ -12,6 +12,7 @@ from moveit_msgs.msg import (
     ContactInformation,
     MoveItErrorCodes,
     OrientationConstraint,
+    PlanningSceneComponents,
     VisibilityConstraint,
 )
 
@@ -40,16 +41,50 @@ UPSTREAM_TYPE_HASHES = {
         "RIHS01_5eb3ee3976403366d7c50d7dbee8bec96b3bced1e752674a7194a35841632134",
     "tf2_msgs/msg/TFMessage":
         "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
-    "moveit_msgs/srv/GetCartesianPath":
-        "RIHS01_b19f501df5d378141d918199894c3ad24533e76021a880b15dc5d62fec8d7b1a",
-    "moveit_msgs/msg/RobotTrajectory":
-        "RIHS01_af1dc87fb94d13e5f233e9c210d2662fa06143a8b3c6aec47c57ad45074fcce8",
-    "moveit_msgs/msg/DisplayTrajectory":
-        "RIHS01_dd351cbd6d9986eb019306910ec09236a136a02dbc0b3465707cb62f2d56e22b",
+    "moveit_msgs/msg/AllowedCollisionEntry":
+        "RIHS01_eeb7cc3f1bfdb8c778aa7454ae90037c2749dab3ca0abdfe3dad2ae8723977db",
+    "moveit_msgs/msg/AllowedCollisionMatrix":
+        "RIHS01_ac0159eec0d99f73158c7349c9d1c01b3dc7f749d75a2ea22e74a2a1091a9b05",
     "moveit_msgs/msg/DisplayRobotState":
         "RIHS01_ee204079ceb1e109a4b92a2a323427daefaf6d920672e105f4d9a8e821bf6376",
+    "moveit_msgs/msg/DisplayTrajectory":
+        "RIHS01_dd351cbd6d9986eb019306910ec09236a136a02dbc0b3465707cb62f2d56e22b",
+    "moveit_msgs/msg/LinkPadding":
+        "RIHS01_864762d9e19f758b0385427f75691374cae830495727c96405f2bad0eb20c766",
+    "moveit_msgs/msg/LinkScale":
+        "RIHS01_4666a0685f26365ccf4c9bfed0b14c654604fa0564be65c221d8d54fdc7a0f83",
     "moveit_msgs/msg/ObjectColor":
         "RIHS01_4f937f7b22942a9c4a6409c20255aaad1b5d9a003ae3c0edb779698be443c127",
+    "moveit_msgs/msg/PlanningScene":
+        "RIHS01_0f58540ad5eab4b9ea827d53b763c793d8cabd202b3b301fcee25afa4ce1bd80",
+    "moveit_msgs/msg/PlanningSceneComponents":
+        "RIHS01_76b77cb53f7a0b680d46fad6c0056d3710a74ec335dd5f361f3df62383313d69",
+    "moveit_msgs/msg/PlanningSceneWorld":
+        "RIHS01_e08e6a4a81ca6b6a6953ac758dadc2c949555093efea6a9a22d9accf62c2c099",
+    "moveit_msgs/msg/RobotTrajectory":
+        "RIHS01_af1dc87fb94d13e5f233e9c210d2662fa06143a8b3c6aec47c57ad45074fcce8",
+    "moveit_msgs/srv/ApplyPlanningScene":
+        "RIHS01_8e6134783db0987c0acedbfd2f16f608a8f7a54e83a7bbb372e851af419f4d72",
+    "moveit_msgs/srv/ApplyPlanningScene_Event":
+        "RIHS01_e693c244046a9210f9975fcd45c6f94d6900d537aa8d6f0c82d09e0b54cfa3f3",
+    "moveit_msgs/srv/ApplyPlanningScene_Request":
+        "RIHS01_4303c6065226e57f263fe7e1c03df94ea3ddbc120001cbbc4e757d7801da0a56",
+    "moveit_msgs/srv/ApplyPlanningScene_Response":
+        "RIHS01_8e618d93f6779a2e3f95d84c363f8cc996297b586b683a53750879506e8eaaf1",
+    "moveit_msgs/srv/GetCartesianPath":
+        "RIHS01_b19f501df5d378141d918199894c3ad24533e76021a880b15dc5d62fec8d7b1a",
+    "moveit_msgs/srv/GetPlanningScene":
+        "RIHS01_7ed7e96238b902174d985b0eb739ea08c95377e8e46a6a9014c22497faf79cd2",
+    "moveit_msgs/srv/GetPlanningScene_Event":
+        "RIHS01_ea35901dc17810124542acad506a91cac3ceed9169b1dd44e70ab61ebde8002c",
+    "moveit_msgs/srv/GetPlanningScene_Request":
+        "RIHS01_ac8ce45f7638bcc6d6661f66e836e4edd218107682f68e3292dac1f79f29c1ec",
+    "moveit_msgs/srv/GetPlanningScene_Response":
+        "RIHS01_8a2b63777b386eeffec08730a19dae73e4950fec294825d9d53f24b935e6ec95",
+    "octomap_msgs/msg/Octomap":
+        "RIHS01_9891a19a05b70ec20aa8f45db3f8300b9ab80afff32c61c549d25087da9625b0",
+    "octomap_msgs/msg/OctomapWithPose":
+        "RIHS01_e65f8760aa96a2acef86b6d206175cfc78420082b6159dd3fa6ebf93f5f81979",
 }
 
 MOVEIT_ERROR_CODES = {
@@ -72,6 +107,10 @@ CONSTANTS = [
     (ContactInformation, {"ROBOT_LINK": 0, "WORLD_OBJECT": 1, "ROBOT_ATTACHED": 2}),
     (OrientationConstraint, {"XYZ_EULER_ANGLES": 0, "ROTATION_VECTOR": 1}),
     (VisibilityConstraint, {"SENSOR_Z": 0, "SENSOR_Y": 1, "SENSOR_X": 2}),
+    (PlanningSceneComponents, {"SCENE_SETTINGS": 1, "ROBOT_STATE": 2, "ROBOT_STATE_ATTACHED_OBJECTS": 4,
+                               "WORLD_OBJECT_NAMES": 8, "WORLD_OBJECT_GEOMETRY": 16, "OCTOMAP": 32, "TRANSFORMS": 64,
+                               "ALLOWED_COLLISION_MATRIX": 128, "LINK_PADDING_AND_SCALING": 256,
+                               "OBJECT_COLORS": 512}),
 ]
 
 
@@ -92,6 +131,11 @@ def constant_names(message_class) -> set[str]:
 @pytest.mark.parametrize("type_name", sorted(UPSTREAM_TYPE_HASHES))
 def test_type_hash_equals_upstream(type_name):
     package, kind, name = type_name.split("/")
+    service, _, part = name.rpartition("_")
+    if part in ("Request", "Response", "Event"):  # listed in the service's own description
+        hashes = json.loads((share_directory(package) / kind / f"{service}.json").read_text())["type_hashes"]
+        assert {h["type_name"]: h["hash_string"] for h in hashes}[type_name] == UPSTREAM_TYPE_HASHES[type_name]
+        return
     description = share_directory(package) / kind / f"{name}.json"
     own_hash = json.loads(description.read_text())["type_hashes"][0]
 
