@@ -180,6 +180,16 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "with FAILURE.", 0.0, 3600.0),
     ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
                   "start-up.", 0, 256),
+    ParameterSpec("max_description_bytes", 10_000_000, "Largest robot description (URDF) accepted [bytes]; a "
+                  "larger one is refused with the reason.", 1, 2**31 - 1),
+    ParameterSpec("max_links", 10_000, "Most links a robot description may have; more are refused with the reason.",
+                  1, 10_000_000),
+    ParameterSpec("max_joints", 10_000, "Most joints a robot description may have; more are refused with the "
+                  "reason.", 0, 10_000_000),
+    ParameterSpec("max_mesh_triangles", 1_000_000, "Most mesh triangles of one collision object (one "
+                  "collision_object / attached_collision_object update) or of one link's URDF collision geometry; "
+                  "an object over it is refused, a link over it leaves collision checking unavailable, with the "
+                  "reason.", 1, 2**31 - 1),
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 

@@ -159,21 +159,25 @@ def _skipped(body_a: tuple[str, BodyType, int], body_b: tuple[str, BodyType, int
 
 def adjacent_link_pairs(model: RobotModel, link_geometry: Mapping[str, object]) -> set[frozenset[str]]:
     """Links with geometry joined by a joint, directly or through links without geometry (whose
-    neighbours all count as adjacent to each other), as MoveIt Setup Assistant defines adjacency."""
-    neighbours: dict[str, set[str]] = {link: set() for link in model.link_names}
-    for joint in model.description.joints:
-        neighbours[joint.parent].add(joint.child)
-        neighbours[joint.child].add(joint.parent)
-    changed = True
-    while changed:
-        changed = False
-        for link in model.link_names:
-            if link in link_geometry:
-                continue
-            around = neighbours[link]
-            for other in list(around):
-                missing = around - neighbours[other] - {other}
-                if missing:
-                    neighbours[other] |= missing
-                    changed = True
-    return {frozenset((a, b)) for a in link_geometry for b in neighbours[a] if b in link_geometry and a != b}
+    neighbours all count as adjacent to each other), as MoveIt Setup Assistant defines adjacency.
+
+    Linear in the links (plus the pairs returned): the links without geometry joined by joints form groups, and
+    the links with geometry around one group are adjacent to each other."""
+    group_of: dict[str, str] = {}  # link without geometry -> the first (parent-most) link of its group
+    if model.root_link not in link_geometry:
+        group_of[model.root_link] = model.root_link
+    pairs: set[frozenset[str]] = set()
+    around: dict[str, set[str]] = {}  # group -> the links with geometry joined to it
+    for joint in model.description.joints:  # parent-first: a parent's group is known before its children
+        parent, child = joint.parent, joint.child
+        if child not in link_geometry:
+            group_of[child] = group_of.get(parent, child)
+            if parent in link_geometry:
+                around.setdefault(child, set()).add(parent)
+        elif parent in link_geometry:
+            pairs.add(frozenset((parent, child)))
+        else:
+            around.setdefault(group_of[parent], set()).add(child)
+    for links in around.values():
+        pairs.update(frozenset((a, b)) for a in links for b in links if a < b)
+    return pairs

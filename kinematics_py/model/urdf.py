@@ -5,6 +5,7 @@ import io
 import logging
 import math
 import os
+from collections import Counter
 from contextlib import redirect_stderr
 from dataclasses import dataclass, replace
 
@@ -62,14 +63,36 @@ class RobotDescription:
     joints: tuple[JointSpec, ...]
 
 
-def description_from_urdf_string(urdf_xml: str) -> RobotDescription:
-    """Parse URDF text. Raises UrdfError naming what is wrong."""
+@dataclass(frozen=True)
+class DescriptionLimits:
+    """The largest robot description accepted (the node's max_description_bytes, max_links, max_joints and
+    max_mesh_triangles parameters): a larger one is refused with UrdfError before it is parsed into a model.
+    ``max_mesh_triangles`` bounds the triangles of one link's collision meshes (``collision.geometry``)."""
+
+    max_bytes: int = 10_000_000
+    max_links: int = 10_000
+    max_joints: int = 10_000
+    max_mesh_triangles: int = 1_000_000
+
+
+def description_from_urdf_string(urdf_xml: str, limits: DescriptionLimits | None = None) -> RobotDescription:
+    """Parse URDF text. Raises UrdfError naming what is wrong, also a description over ``limits``. Time and
+    memory are linear in the text's size."""
     if not isinstance(urdf_xml, str) or not urdf_xml.strip():
         raise UrdfError("the robot description is empty: expected URDF XML text")
+    limits = limits or DescriptionLimits()
+    size = len(urdf_xml.encode("utf-8")) if len(urdf_xml) * 4 > limits.max_bytes else len(urdf_xml)
+    if size > limits.max_bytes:
+        raise UrdfError(f"the robot description has {size} bytes, more than max_description_bytes = "
+                        f"{limits.max_bytes}")
     try:
-        check_xml(urdf_xml)
+        children = check_xml(urdf_xml)
     except XmlSafetyError as error:
         raise UrdfError(f"invalid robot description: {error}") from None
+    for tag, limit in (("link", limits.max_links), ("joint", limits.max_joints)):
+        if children[tag] > limit:
+            raise UrdfError(f"the robot description has {children[tag]} <{tag}> elements, more than max_{tag}s = "
+                            f"{limit}")
     from urdf_parser_py.urdf import URDF
 
     warnings = io.StringIO()
@@ -109,13 +132,10 @@ def _description_from_parsed(robot) -> RobotDescription:
     link_names = [link.name for link in robot.links]
     if not link_names:
         raise UrdfError(f"robot {robot.name!r} has no links")
-    duplicates = sorted({n for n in link_names if link_names.count(n) > 1})
-    if duplicates:
-        raise UrdfError(f"duplicate link names: {duplicates}")
-    joint_names = [joint.name for joint in robot.joints]
-    duplicates = sorted({n for n in joint_names if joint_names.count(n) > 1})
-    if duplicates:
-        raise UrdfError(f"duplicate joint names: {duplicates}")
+    for what, names in (("link", link_names), ("joint", [joint.name for joint in robot.joints])):
+        duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
+        if duplicates:
+            raise UrdfError(f"duplicate {what} names: {duplicates}")
 
     known_links = set(link_names)
     joints_by_child: dict[str, JointSpec] = {}
