@@ -40,12 +40,16 @@ class SceneTopics:
 
     def _on_collision_object(self, msg: CollisionObject) -> None:
         what = f"collision_object {msg.id!r} ({_operation_name(operation_of(msg))})"
-        self._update(what, lambda scene, resolve: scene.apply(collision_object_update(msg, resolve)))
+        self._update(what, lambda scene, resolve: scene.apply(collision_object_update(msg, resolve, self._cap())))
 
     def _on_attached_collision_object(self, msg: AttachedCollisionObject) -> None:
         what = (f"attached_collision_object {msg.object.id!r} on link {msg.link_name!r} "
                 f"({_operation_name(operation_of(msg.object))})")
-        self._update(what, lambda scene, resolve: scene.apply_attached(attached_object_update(msg, resolve)))
+        self._update(what, lambda scene, resolve: scene.apply_attached(attached_object_update(msg, resolve,
+                                                                                              self._cap())))
+
+    def _cap(self) -> int:
+        return self._store.current.settings.max_mesh_triangles
 
     def _update(self, what: str, apply: Callable[[PlanningScene, Callable], None]) -> None:
         """Apply one update to a copy of the scene and install it; under the store's lock, so that no set-up

@@ -30,6 +30,8 @@ class ServiceSettings:
     max_ik_timeout: float
     #: "error" or "ignore_with_warning" (parameters.COLLISION_POLICIES)
     collision_checking_unavailable_policy: str
+    #: Most mesh triangles of one scene update's object (parameters.NODE_PARAMETERS).
+    max_mesh_triangles: int = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
