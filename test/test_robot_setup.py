@@ -203,15 +203,14 @@ def test_the_build_of_4x_the_links_takes_about_4x_as_long():
     inputs = [SetupInputs(chain_urdf(links), base_frame="l0", tip_frames=(f"l{links - 1}",))
               for links in (LONG_CHAIN_LINKS // 4, LONG_CHAIN_LINKS)]
     build_robot_setup(inputs[0])  # the compiled kernels loaded
-    times = []
-    for each in inputs:
-        runs = []
-        for _ in range(2):
+    runs = ([], [])
+    for _ in range(3):  # alternately, so that other processes' load falls on both sizes alike
+        for each, times in zip(inputs, runs):
             start = time.perf_counter()
             build_robot_setup(each)
-            runs.append(time.perf_counter() - start)
-        times.append(min(runs))
-    assert times[1] / times[0] < 8.0, f"{times}: 4x the links took {times[1] / times[0]:.1f}x as long"
+            times.append(time.perf_counter() - start)
+    ratio = min(runs[1]) / min(runs[0])
+    assert ratio < 8.0, f"{runs}: 4x the links took {ratio:.1f}x as long (quadratic: 16x)"
 
 
 @pytest.mark.parametrize("limits, words", [

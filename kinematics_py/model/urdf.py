@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import UrdfError
 from ..geometry.transforms import transform_from_xyz_rpy
+from ..parameters import NODE_SPECS_BY_NAME
 from .safe_xml import XmlSafetyError, check_xml
 
 MOVABLE_JOINT_TYPES = ("revolute", "continuous", "prismatic", "floating", "planar")
@@ -65,10 +66,10 @@ class DescriptionLimits:
     max_mesh_triangles parameters): a larger one is refused with UrdfError before it is parsed into a model.
     ``max_mesh_triangles`` bounds the triangles of one link's collision meshes (``collision.geometry``)."""
 
-    max_bytes: int = 10_000_000
-    max_links: int = 10_000
-    max_joints: int = 10_000
-    max_mesh_triangles: int = 1_000_000
+    max_bytes: int = NODE_SPECS_BY_NAME["max_description_bytes"].default
+    max_links: int = NODE_SPECS_BY_NAME["max_links"].default
+    max_joints: int = NODE_SPECS_BY_NAME["max_joints"].default
+    max_mesh_triangles: int = NODE_SPECS_BY_NAME["max_mesh_triangles"].default
 
 
 def description_from_urdf_string(urdf_xml: str, limits: DescriptionLimits | None = None) -> RobotDescription:

@@ -31,10 +31,13 @@ def best_time(build, repeats: int = 3) -> float:
 def test_a_long_chain_builds_quickly_and_linearly():
     short, long = chain_urdf(LONG_CHAIN_LINKS // 4), chain_urdf(LONG_CHAIN_LINKS)
     RobotModel.from_urdf_string(short)  # loads the compiled kernels
-    long_time = best_time(lambda: RobotModel.from_urdf_string(long))
-    assert long_time < LONG_CHAIN_BOUND_S
-    ratio = long_time / best_time(lambda: RobotModel.from_urdf_string(short))
-    assert ratio < LINEAR_RATIO_BOUND, f"4x the links took {ratio:.1f}x as long"
+    runs = ([], [])
+    for _ in range(3):  # alternately, so that other processes' load falls on both sizes alike
+        for text, times in zip((short, long), runs):
+            times.append(best_time(lambda text=text: RobotModel.from_urdf_string(text), 1))
+    assert min(runs[1]) < LONG_CHAIN_BOUND_S
+    ratio = min(runs[1]) / min(runs[0])
+    assert ratio < LINEAR_RATIO_BOUND, f"{runs}: 4x the links took {ratio:.1f}x as long (quadratic: 16x)"
 
 
 def test_adjacency_of_a_long_chain_without_geometry_is_linear():

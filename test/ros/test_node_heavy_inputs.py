@@ -1,18 +1,23 @@
 """Heavy inputs over DDS never hold the node up (issue 9, items 4 and 5): a 2,000-link robot description is
 accepted within seconds while later parameter sets (a cyclic URDF, a NaN limit, a setting) are answered at once,
 and served once built; a collision object over the triangle cap is refused with the reason, one within it
-applied."""
+applied, and a request's attached object over it is INVALID_ROBOT_STATE with the reason."""
 from __future__ import annotations
 
 import time
 
 from geometry_msgs.msg import Point, Pose
+from moveit_msgs.msg import MoveItErrorCodes
 from robots import chain_urdf
 from shape_msgs.msg import Mesh, MeshTriangle
 from test_node_collision import (
+    Q_A,
     URDF,
     WAIT_S,
+    attached,
+    collision_ik,
     collision_object,
+    link_pose,
     remove,
     scene_node,  # noqa: F401 (fixture)
 )
@@ -90,6 +95,10 @@ def test_a_mesh_over_the_triangle_cap_is_refused_with_the_reason(scene_node):  #
         assert node.objects_at(inside) == set()
         node.log_says(f"collision object 'scan': its meshes have {CAP + 1} triangles, more than max_mesh_triangles = "
                       f"{CAP}")
+        held = attached("held_scan", "wrist_3_link", square_mesh_object("held_scan", 0.0, CAP + 1))
+        error = collision_ik(node, link_pose(Q_A, "tool0"), Q_A, attached_objects=[held]).error_code
+        assert error.val == MoveItErrorCodes.INVALID_ROBOT_STATE, error.message
+        assert f"{CAP + 1} triangles, more than max_mesh_triangles = {CAP}" in error.message
         node.publish_until(square_mesh_object("scan", 2.0, CAP), lambda: node.objects_at(inside) == {"scan"},
                            "the mesh within the cap to be applied")
     finally:
