@@ -180,6 +180,9 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "with FAILURE.", 0.0, 3600.0),
     ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
                   "start-up.", 0, 256),
+    ParameterSpec("robot_setup_wait", 2.0, "How long a parameter set that changes the robot (description, SRDF, "
+                  "solver settings, limits) waits for the new robot to serve [s]; a longer build continues in the "
+                  "background while the previous robot serves, and replaces it when done.", 0.0, 3600.0),
     ParameterSpec("max_description_bytes", 10_000_000, "Largest robot description (URDF) accepted [bytes]; a "
                   "larger one is refused with the reason.", 1, 2**31 - 1),
     ParameterSpec("max_links", 10_000, "Most links a robot description may have; more are refused with the reason.",

@@ -170,8 +170,8 @@ class KinematicsNode(Node):
 
     def _refresh(self, reason: str) -> None:
         """Serve the set-up the current parameters and topics give (``setup_updates``: built in the background,
-        waited for a bounded time)."""
-        self._setups.serve(reason)
+        waited for at most robot_setup_wait)."""
+        self._setups.serve(reason, self._node_parameters.value("robot_setup_wait"))
 
 
 def main(args: Sequence[str] | None = None) -> int:

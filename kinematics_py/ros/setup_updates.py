@@ -5,8 +5,9 @@ set is validated synchronously by ``prepare_robot_setup`` (model, SRDF, limits, 
 the description, so a cyclic URDF or a NaN limit is refused in milliseconds) and refused with the reason when
 unusable. The slow part, ``complete_robot_setup`` (mesh files, bounding-volume trees, compiled kernels loaded),
 runs on one background thread while the previous robot keeps serving; the finished set-up is installed by one
-swap of the node's ``StateStore``. Whoever asked waits for that at most ``SETUP_WAIT_S`` (a parameter set
-returns with the new robot serving unless its build takes longer); at start-up, until it is served.
+swap of the node's ``StateStore``. Whoever asked waits for that a bounded time (the ``robot_setup_wait``
+parameter: a parameter set returns with the new robot serving unless its build takes longer); at start-up,
+until it is served.
 
 Builds run one at a time, each on the inputs current when it starts; a build whose inputs are no longer the
 current ones when it finishes is dropped (the change that replaced them has its own build queued).
@@ -22,9 +23,6 @@ from typing import Any
 from ..robot_setup import LogLine, RobotSetup, SetupError, SetupInputs, complete_robot_setup, prepare_robot_setup
 from .node_parameters import split_kinematics_parameter
 from .serving_state import StateStore, carried_over
-
-#: How long a parameter set waits for the new robot to serve [s] (its build continues in the background after).
-SETUP_WAIT_S = 2.0
 
 
 class SetupUpdates:
@@ -62,7 +60,7 @@ class SetupUpdates:
             self._validated = setup
         return ""
 
-    def serve(self, reason: str, wait: float | None = SETUP_WAIT_S) -> None:
+    def serve(self, reason: str, wait: float | None) -> None:
         """Build and install the set-up of the current inputs (unless served already), waiting for it at most
         ``wait`` seconds (None: until it is served). Asked from the build thread itself (declaring a new
         group's parameters sets them), it only queues the build."""
