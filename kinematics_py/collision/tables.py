@@ -154,31 +154,47 @@ class TableBuilder:
 
 def _pairs(bodies: list[tuple[str, BodyType, int]], shape_body: np.ndarray, attached: Mapping,
            disabled_pairs: Mapping[frozenset[str], str]) -> tuple[np.ndarray, np.ndarray]:
-    """((P, 2) shape index pairs i < j to test, (P,) whether each involves a world object), in row order. The
-    body pairs left out (see the module docstring) are marked once per body pair, then the shape pairs of the
-    others are enumerated with numpy: no Python work per shape pair."""
+    """((P, 2) shape index pairs i < j to test, (P,) whether each involves a world object), in row order.
+
+    Bodies come links first, then attached objects, then world objects, each body's shapes in consecutive rows.
+    The body pairs to test are marked in an (R, B) table of the R robot bodies (links and attached objects)
+    against every body (world objects among themselves never count, so a large world costs no quadratic table),
+    then the shape pairs of those body pairs are enumerated with numpy: no Python work per pair."""
     index: dict[str, list[int]] = {}  # name -> its bodies (an object may be named like a link)
     for b, (name, _, _) in enumerate(bodies):
         index.setdefault(name, []).append(b)
     types = np.array([int(body_type) for _, body_type, _ in bodies], dtype=np.int64)
     world = types == BodyType.WORLD_OBJECT
-    skip = np.eye(len(bodies), dtype=bool) | (world[:, None] & world[None, :])  # one body's shapes; world-world
+    robot = len(bodies) - int(np.count_nonzero(world))
+    tested = np.triu(np.ones((robot, len(bodies)), dtype=bool), k=1)  # (a, b), a < b: each body pair once
+
+    def leave_out(a: int, b: int) -> None:
+        if min(a, b) < robot:
+            tested[min(a, b), max(a, b)] = False
+
     for pair in disabled_pairs:
         if len(pair) == 2:
             name_a, name_b = tuple(pair)
             for a in index.get(name_a, ()):
                 for b in index.get(name_b, ()):
-                    skip[a, b] = skip[b, a] = True
+                    leave_out(a, b)
     for object_id, item in attached.items():  # an attached object and its link or touch links
         body = next(b for b in index[object_id] if types[b] == BodyType.ROBOT_ATTACHED)
         for link in item.touch_links | {item.link}:
             for other in index.get(link, ()):
                 if types[other] == BodyType.ROBOT_LINK:
-                    skip[body, other] = skip[other, body] = True
-    i, j = np.triu_indices(len(shape_body), k=1)
-    keep = ~skip[shape_body[i], shape_body[j]]
-    i, j = i[keep], j[keep]
-    return np.stack([i, j], axis=1).astype(np.int64), world[shape_body[i]] | world[shape_body[j]]
+                    leave_out(body, other)
+    body_a, body_b = np.nonzero(tested)
+    counts = np.bincount(shape_body, minlength=len(bodies))
+    first = np.cumsum(counts) - counts
+    sizes = counts[body_a] * counts[body_b]
+    of_pair = np.repeat(np.arange(len(sizes)), sizes)
+    offset = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    i = first[body_a][of_pair] + offset // counts[body_b][of_pair]
+    j = first[body_b][of_pair] + offset % counts[body_b][of_pair]
+    order = np.lexsort((j, i))
+    i, j = i[order], j[order]
+    return np.stack([i, j], axis=1).astype(np.int64).reshape(-1, 2), world[shape_body[i]] | world[shape_body[j]]
 
 
 def adjacent_link_pairs(model: RobotModel, link_geometry: Mapping[str, object]) -> set[frozenset[str]]:
