@@ -1,6 +1,6 @@
 """kinematics_py: forward and inverse kinematics for robot arms, MoveIt-compatible.
 
-The names exported here are the ROS-free public API (numpy, numba, urdf_parser_py; coal and trimesh for
+The names exported here are the ROS-free public API (numpy, numba; coal and trimesh for
 collision checking). The ROS 2 layer lives in ``kinematics_py.ros`` and is never imported from here.
 """
 from .collision.allowed_collisions import AllowedCollisionMatrix

@@ -188,6 +188,19 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("monitored_planning_scene_topic", "monitored_planning_scene", "Topic of the scene move_group "
                   "publishes (a full scene, then diffs), mirrored into the node's world (empty: none). Read at "
                   "start-up."),
+    ParameterSpec("robot_setup_wait", 2.0, "How long a parameter set that changes the robot (description, SRDF, "
+                  "solver settings, limits) waits for the new robot to serve [s]; a longer build continues in the "
+                  "background while the previous robot serves, and replaces it when done.", 0.0, 3600.0),
+    ParameterSpec("max_description_bytes", 10_000_000, "Largest robot description (URDF) accepted [bytes]; a "
+                  "larger one is refused with the reason.", 1, 2**31 - 1),
+    ParameterSpec("max_links", 10_000, "Most links a robot description may have; more are refused with the reason.",
+                  1, 10_000_000),
+    ParameterSpec("max_joints", 10_000, "Most joints a robot description may have; more are refused with the "
+                  "reason.", 0, 10_000_000),
+    ParameterSpec("max_mesh_triangles", 1_000_000, "Most mesh triangles of one collision object (one "
+                  "collision_object / attached_collision_object update) or of one link's URDF collision geometry; "
+                  "an object over it is refused, a link over it leaves collision checking unavailable, with the "
+                  "reason.", 1, 2**31 - 1),
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 

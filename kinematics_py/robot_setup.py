@@ -4,7 +4,10 @@
 ``KinematicsPlugin`` per served group and the robot's collision checker, and returns them in an immutable
 ``RobotSetup`` together with the log lines that describe what was built (the caller prints them once it
 serves the set-up, and drops them when it only validated a change). It raises ``SetupError`` with the
-reason when the inputs give no usable robot.
+reason when the inputs give no usable robot. It runs in two steps, which a caller may separate:
+``prepare_robot_setup`` decides (quickly, linear in the description's size) whether the inputs are usable,
+``complete_robot_setup`` adds the collision world (mesh files, bounding-volume trees: the slow part), and never
+fails.
 
 Which groups are served: with an SRDF, the groups that have solver settings (``configured_groups``), or
 every SRDF group when none has; without an SRDF, one group ``group_name`` from ``base_frame`` to
@@ -13,16 +16,18 @@ every SRDF group when none has; without an SRDF, one group ``group_name`` from `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from .collision.checker import CollisionChecker
+from .collision.geometry import robot_collision_geometry
 from .collision.scene import PlanningScene
 from .errors import KinematicsError
 from .ik.plugin import KinematicsPlugin
 from .model.robot_model import RobotModel
 from .model.srdf import SemanticModel
+from .model.urdf import DescriptionLimits
 from .parameters import KINEMATICS_NAMESPACE
 
 
@@ -55,6 +60,8 @@ class SetupInputs:
     configured_groups: frozenset[str] = frozenset()
     #: group -> the solver parameters set for it (name -> value); the others take their defaults.
     group_parameters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: The largest description accepted (links, joints, bytes, triangles of a link's meshes).
+    limits: DescriptionLimits = DescriptionLimits()
     #: True: an SRDF that does not fit the URDF makes the inputs unusable (it is the change being made);
     #: False: the set-up is built without it and the error is logged.
     srdf_required: bool = field(default=False, compare=False)
@@ -83,7 +90,8 @@ class RobotSetup:
     unavailable: Mapping[str, str]
     #: Frames identical to the model frame: "" and the parent frames of fixed SRDF virtual joints.
     model_frame_aliases: frozenset[str]
-    collision: CollisionWorld
+    #: None only in a set-up from ``prepare_robot_setup``, not yet completed (never served).
+    collision: CollisionWorld | None
     #: group -> {link: the tip of the group that link is rigidly attached to (itself for a tip)}
     attached_tips: Mapping[str, Mapping[str, str]]
     #: What was built, for the log.
@@ -106,47 +114,73 @@ class RobotSetup:
 
 def build_robot_setup(inputs: SetupInputs, previous: RobotSetup | None = None) -> RobotSetup:
     """The set-up of ``inputs``; SetupError says why there can be none. The robot model and collision world of
-    ``previous`` are reused when built from the same URDF (and SRDF)."""
+    ``previous`` are reused when built from the same URDF (and SRDF). ``prepare_robot_setup`` then
+    ``complete_robot_setup``."""
+    return complete_robot_setup(prepare_robot_setup(inputs, previous), previous)
+
+
+def prepare_robot_setup(inputs: SetupInputs, previous: RobotSetup | None = None) -> RobotSetup:
+    """Everything that decides whether ``inputs`` are usable (model, SRDF, the groups' plugins), without the
+    collision world (``collision`` is None until ``complete_robot_setup``); SetupError says why there can be no
+    set-up. Linear in the description's size; a description over ``inputs.limits`` is refused before parsing."""
     log: list[LogLine] = []
     if not inputs.urdf:
         raise SetupError("robot_description is empty")
-    same_urdf = previous is not None and previous.inputs.urdf == inputs.urdf
+    same_urdf = previous is not None and previous.inputs.urdf == inputs.urdf and previous.inputs.limits == \
+        inputs.limits
     try:
-        model = previous.model if same_urdf else RobotModel.from_urdf_string(inputs.urdf)
+        model = previous.model if same_urdf else RobotModel.from_urdf_string(inputs.urdf, inputs.limits)
     except KinematicsError as error:
         raise SetupError(f"robot_description (from the {inputs.urdf_source}) is not a usable URDF: {error}") from None
-    semantic, srdf = _semantic_model(inputs, model, log)
+    semantic = _semantic_model(inputs, model, log)
     log.append(LogLine("info", f"robot {model.name!r} (URDF from the {inputs.urdf_source}): {len(model.link_names)} "
-                               f"links, single-DOF joints {list(model.single_dof_joint_names)}, model frame "
-                               f"{model.root_link!r}; " + (f"SRDF from the {inputs.srdf_source} with groups "
-                                                           f"{sorted(semantic.groups)}" if semantic else "no SRDF")))
-    groups, unavailable = _plugins(inputs, model, semantic, srdf, log)
+                               f"links, {len(model.single_dof_joint_names)} single-DOF joints "
+                               f"{_first(model.single_dof_joint_names)}, model frame {model.root_link!r}; " +
+                               (f"SRDF from the {inputs.srdf_source} with groups {sorted(semantic.groups)}"
+                                if semantic else "no SRDF")))
+    groups, unavailable = _plugins(inputs, model, semantic, log)
     aliases = {""} | {joint.parent_frame for joint in (semantic.virtual_joints if semantic else ())
                       if joint.type == "fixed" and joint.child_link == model.root_link}
-    if same_urdf and previous.srdf == srdf:
-        collision = previous.collision
-    else:
-        collision = _collision_world(model, semantic, log)
     return RobotSetup(inputs, model, semantic, MappingProxyType(groups), MappingProxyType(unavailable),
-                      frozenset(aliases), collision,
+                      frozenset(aliases), None,
                       MappingProxyType({group: MappingProxyType(_attached_tips(model, plugin))
                                         for group, plugin in groups.items()}),
                       tuple(log))
 
 
-def _semantic_model(inputs: SetupInputs, model: RobotModel, log: list[LogLine]) -> tuple[SemanticModel | None, str]:
-    """(the SRDF's semantic model, its text), or (None, "") without a usable SRDF."""
+def complete_robot_setup(prepared: RobotSetup, previous: RobotSetup | None = None) -> RobotSetup:
+    """``prepared`` (from ``prepare_robot_setup``) with its collision world: the robot's collision geometry
+    loaded (meshes read, hulls and bounding-volume trees built, kernels loaded), or why it cannot be. Never
+    raises SetupError: a robot without usable collision geometry is served without collision checking. The
+    collision world of ``previous`` is reused when built from the same URDF, SRDF and limits."""
+    if prepared.collision is not None:
+        return prepared
+    if previous is not None and previous.collision is not None and previous.model is prepared.model and \
+            previous.srdf == prepared.srdf:
+        return replace(prepared, collision=previous.collision)
+    log = list(prepared.log)
+    collision = _collision_world(prepared.model, prepared.semantic, prepared.inputs.limits, log)
+    return replace(prepared, collision=collision, log=tuple(log))
+
+
+def _first(names: tuple[str, ...], count: int = 20) -> str:
+    """The first ``count`` names as a list, "..." for the rest (a log line stays short for any robot)."""
+    return str(list(names[:count]))[:-1] + (", ...]" if len(names) > count else "]")
+
+
+def _semantic_model(inputs: SetupInputs, model: RobotModel, log: list[LogLine]) -> SemanticModel | None:
+    """The SRDF's semantic model, or None without a usable SRDF."""
     if not inputs.srdf:
-        return None, ""
+        return None
     try:
-        return SemanticModel.from_srdf_string(inputs.srdf, model), inputs.srdf
+        return SemanticModel.from_srdf_string(inputs.srdf, model)
     except KinematicsError as error:
         message = (f"robot_description_semantic (from the {inputs.srdf_source}) does not fit robot {model.name!r}: "
                    f"{error}")
         if inputs.srdf_required:
             raise SetupError(message) from None
         log.append(LogLine("error", message + "; continuing without an SRDF"))
-        return None, ""
+        return None
 
 
 def _group_ends(inputs: SetupInputs, semantic: SemanticModel | None,
@@ -164,7 +198,7 @@ def _group_ends(inputs: SetupInputs, semantic: SemanticModel | None,
                            f"(SRDF groups: {sorted(semantic.groups)})")
             continue
         try:
-            ends[group] = _chain_ends(semantic, group)
+            ends[group] = semantic.chain_ends(group)
         except KinematicsError as error:
             ends[group] = str(error)
     not_configured = sorted(set(semantic.groups) - wanted)
@@ -173,22 +207,7 @@ def _group_ends(inputs: SetupInputs, semantic: SemanticModel | None,
     return ends
 
 
-def _chain_ends(semantic: SemanticModel, group_name: str) -> tuple[str, list[str]]:
-    """(base, tips) of a group: its chain, or the chains of its subgroups if they share one base."""
-    group = semantic.group(group_name)
-    if group.is_chain:
-        return group.base_link, [group.tip_link]
-    if not group.subgroups:
-        raise KinematicsError(f"group {group_name!r} is not a serial chain (joints {list(group.joint_names)})")
-    ends = [_chain_ends(semantic, subgroup) for subgroup in group.subgroups]
-    bases = {base for base, _ in ends}
-    if len(bases) != 1:
-        raise KinematicsError(f"group {group_name!r} is not a serial chain and its subgroups start at different "
-                              f"base links {sorted(bases)}")
-    return bases.pop(), [tip for _, tips in ends for tip in tips]
-
-
-def _plugins(inputs: SetupInputs, model: RobotModel, semantic: SemanticModel | None, srdf: str,
+def _plugins(inputs: SetupInputs, model: RobotModel, semantic: SemanticModel | None,
              log: list[LogLine]) -> tuple[dict[str, KinematicsPlugin], dict[str, str]]:
     """(group -> initialised plugin, group -> why it is not served)."""
     groups, unavailable = {}, {}
@@ -201,7 +220,8 @@ def _plugins(inputs: SetupInputs, model: RobotModel, semantic: SemanticModel | N
             continue
         parameters = dict(inputs.group_parameters.get(group, {}))
         plugin = KinematicsPlugin()
-        if not plugin.initialize(inputs.urdf, group, ends[0], ends[1], robot_description_semantic=srdf or None,
+        # The models already built, not their texts: the plugin parses nothing again.
+        if not plugin.initialize(model, group, ends[0], ends[1], robot_description_semantic=semantic,
                                  parameters=parameters):
             unavailable[group] = plugin.last_error
             log.append(LogLine(level, f"group {group!r} NOT served: {plugin.last_error}"))
@@ -210,15 +230,17 @@ def _plugins(inputs: SetupInputs, model: RobotModel, semantic: SemanticModel | N
         settings = ", ".join(f"{name}={list(value) if isinstance(value, tuple) else value!r}"
                              for name, value in sorted(parameters.items())) or "none"
         log.append(LogLine("info", f"group {group!r}: base {plugin.getBaseFrame()!r}, tips {plugin.getTipFrames()}, "
-                                   f"joints {plugin.getJointNames()}; {KINEMATICS_NAMESPACE}.{group}: {settings} set, "
-                                   f"defaults for the rest"))
+                                   f"joints {_first(tuple(plugin.getJointNames()))}; {KINEMATICS_NAMESPACE}.{group}: "
+                                   f"{settings} set, defaults for the rest"))
     return groups, unavailable
 
 
-def _collision_world(model: RobotModel, semantic: SemanticModel | None, log: list[LogLine]) -> CollisionWorld:
+def _collision_world(model: RobotModel, semantic: SemanticModel | None, limits: DescriptionLimits,
+                     log: list[LogLine]) -> CollisionWorld:
     """A checker of the robot's URDF collision geometry on an empty scene, or the reason there can be none."""
     try:
-        checker = CollisionChecker(model, semantic, PlanningScene(model))
+        geometry = robot_collision_geometry(model.urdf_xml, max_mesh_triangles=limits.max_mesh_triangles)
+        checker = CollisionChecker(model, semantic, PlanningScene(model), geometry=geometry)
     except (KinematicsError, ImportError) as error:  # GeometryError, MeshLoadError; coal missing
         world = CollisionWorld(None, f"its collision geometry cannot be loaded: {error}")
     else:

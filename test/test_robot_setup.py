@@ -7,13 +7,23 @@ collision world of a previous set-up are reused for the same descriptions; links
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
-from robots import TREE_SRDF, without_collision_geometry
+from robots import TREE_SRDF, chain_urdf, without_collision_geometry
 
+from kinematics_py.collision.geometry import load_mesh
 from kinematics_py.errors import KinematicsError
-from kinematics_py.robot_setup import RobotSetup, SetupError, SetupInputs, build_robot_setup
+from kinematics_py.model.urdf import DescriptionLimits
+from kinematics_py.robot_setup import (
+    RobotSetup,
+    SetupError,
+    SetupInputs,
+    build_robot_setup,
+    complete_robot_setup,
+    prepare_robot_setup,
+)
 from kinematics_py.robots import bundled_robot_path
 
 UR5_URDF = bundled_robot_path("ur5").read_text()
@@ -169,3 +179,75 @@ def test_links_rigidly_attached_to_a_tip():
     arms = setup.attached_tips["arms"]
     assert arms["left_gripper"] == "left_tcp" and arms["right_finger_b"] == "right_tcp"
     assert "head" not in arms
+
+
+# ------------------------------------------------------------------------------------------ size and limits
+#: A 2,000-link chain and its 1,999-joint group take about 1 s on a quiet 2-CPU machine (bench/robot_setup.py);
+#: the bound leaves room for a loaded one.
+LONG_CHAIN_LINKS = 2000
+LONG_CHAIN_BOUND_S = 20.0
+
+
+def test_a_2000_link_chain_is_served_with_its_whole_group_and_collision_boxes():
+    start = time.perf_counter()
+    setup = build_robot_setup(SetupInputs(chain_urdf(LONG_CHAIN_LINKS, collision=True), base_frame="l0",
+                                          tip_frames=(f"l{LONG_CHAIN_LINKS - 1}",)))
+    assert time.perf_counter() - start < LONG_CHAIN_BOUND_S
+    assert len(setup.groups["arm"].getJointNames()) == LONG_CHAIN_LINKS - 1
+    assert len(setup.collision.checker.link_geometry) == LONG_CHAIN_LINKS
+    assert len(setup.collision.checker.disabled_pairs) == LONG_CHAIN_LINKS - 1, "adjacent links"
+    assert all(len(line.text) < 2000 for line in setup.log), "log lines name the first joints only"
+
+
+def test_the_build_of_4x_the_links_takes_about_4x_as_long():
+    inputs = [SetupInputs(chain_urdf(links), base_frame="l0", tip_frames=(f"l{links - 1}",))
+              for links in (LONG_CHAIN_LINKS // 4, LONG_CHAIN_LINKS)]
+    build_robot_setup(inputs[0])  # the compiled kernels loaded
+    runs = ([], [])
+    for _ in range(3):  # alternately, so that other processes' load falls on both sizes alike
+        for each, times in zip(inputs, runs):
+            start = time.perf_counter()
+            build_robot_setup(each)
+            times.append(time.perf_counter() - start)
+    ratio = min(runs[1]) / min(runs[0])
+    assert ratio < 8.0, f"{runs}: 4x the links took {ratio:.1f}x as long (quadratic: 16x)"
+
+
+@pytest.mark.parametrize("limits, words", [
+    (DescriptionLimits(max_links=5), ["not a usable URDF", "9 <link> elements, more than max_links = 5"]),
+    (DescriptionLimits(max_joints=5), ["8 <joint> elements, more than max_joints = 5"]),
+    (DescriptionLimits(max_bytes=100), ["more than max_description_bytes = 100"]),
+])
+def test_a_description_over_the_limits_is_refused_with_the_reason(limits, words):
+    with pytest.raises(SetupError) as raised:
+        prepare_robot_setup(ur5(limits=limits))
+    for word in words:
+        assert word in str(raised.value)
+
+
+def test_a_link_with_more_mesh_triangles_than_the_limit_leaves_collision_checking_unavailable(tmp_path):
+    import trimesh
+
+    stl = tmp_path / "scanned.stl"
+    trimesh.creation.icosphere(subdivisions=3, radius=0.05).export(stl)
+    triangles = len(load_mesh(str(stl)).triangles)
+    urdf = UR5_URDF.replace("</robot>", f'<link name="scanned"><collision><geometry><mesh filename="{stl}"/>'
+                                        f'</geometry></collision></link><joint name="scanned_joint" type="fixed">'
+                                        f'<parent link="tool0"/><child link="scanned"/></joint></robot>')
+    capped = build_robot_setup(ur5(urdf=urdf, limits=DescriptionLimits(max_mesh_triangles=triangles - 1)))
+    assert capped.collision.checker is None and set(capped.groups) == {"ur_manipulator"}
+    assert (f"link 'scanned': its meshes have {triangles} triangles, more than max_mesh_triangles = "
+            f"{triangles - 1}") in capped.collision.problem
+    assert build_robot_setup(ur5(urdf=urdf, limits=DescriptionLimits(max_mesh_triangles=triangles))).collision.checker
+
+
+def test_prepare_decides_and_complete_adds_the_collision_world(ur5_setup):
+    prepared = prepare_robot_setup(ur5())
+    assert prepared.collision is None and set(prepared.groups) == {"ur_manipulator"}
+    assert not any(text.startswith("collision checking") for text in lines(prepared, "info"))
+    completed = complete_robot_setup(prepared)
+    assert completed.collision.checker is not None and completed.groups is prepared.groups
+    assert any(text.startswith("collision checking") for text in lines(completed, "info"))
+    assert complete_robot_setup(completed) is completed
+    reused = complete_robot_setup(prepare_robot_setup(ur5(), ur5_setup), ur5_setup)
+    assert reused.collision is ur5_setup.collision

@@ -404,11 +404,12 @@ def _load_mesh_file(path: str, _mtime_ns: int, scale: tuple[float, float, float]
 
 # ---------------------------------------------------------------------------------------------- URDF
 def robot_collision_geometry(urdf_xml: str, *, base_dir: str | os.PathLike | None = None,
-                             package_paths: Mapping[str, str | os.PathLike] | None = None
-                             ) -> dict[str, tuple[Placed, ...]]:
+                             package_paths: Mapping[str, str | os.PathLike] | None = None,
+                             max_mesh_triangles: int | None = None) -> dict[str, tuple[Placed, ...]]:
     """link -> its collision shapes (``Placed`` in the link frame), for every link with a ``<collision>``.
 
-    GeometryError (or MeshLoadError) names the link and what is wrong.
+    GeometryError (or MeshLoadError) names the link and what is wrong, also a link whose meshes hold more than
+    ``max_mesh_triangles`` triangles together.
     """
     try:
         root = parse_xml(urdf_xml)
@@ -419,9 +420,23 @@ def robot_collision_geometry(urdf_xml: str, *, base_dir: str | os.PathLike | Non
         name = link.get("name", "")
         placed = tuple(_collision_element(element, name, base_dir, package_paths)
                        for element in link.findall("collision"))
+        problem = triangle_count_problem([item.shape for item in placed], max_mesh_triangles, f"link {name!r}")
+        if problem:
+            raise GeometryError(problem)
         if placed:
             geometry[name] = placed
     return geometry
+
+
+def triangle_count_problem(shapes: Sequence[object], max_mesh_triangles: int | None, what: str) -> str | None:
+    """Why the meshes among ``shapes`` hold too many triangles together (more than ``max_mesh_triangles``, the
+    node parameter of that name), or None. ``shapes`` may hold shape_msgs/Mesh-like values (``triangles``)."""
+    if max_mesh_triangles is None:
+        return None
+    count = sum(len(shape.triangles) for shape in shapes if hasattr(shape, "triangles"))
+    if count <= max_mesh_triangles:
+        return None
+    return f"{what}: its meshes have {count} triangles, more than max_mesh_triangles = {max_mesh_triangles}"
 
 
 def _collision_element(element, link: str, base_dir, package_paths) -> Placed:

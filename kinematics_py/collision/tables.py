@@ -7,6 +7,7 @@ and its link or touch links, and world objects among themselves.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -16,9 +17,6 @@ from ..model.robot_model import RobotModel
 from .geometry import GeometryError, Mesh, Placed, Shape, convex_hull, local_bounds, scaled_and_padded
 from .kernels import ShapeTable
 from .report import BodyType
-
-#: Backend geometries kept per (shape, scale, padding, hull) before the cache starts over.
-GEOMETRY_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,14 +42,30 @@ class PairTables:
         return tuple(self.shapes)
 
     @functools.cached_property
-    def pair_geometries(self) -> tuple[tuple[object, object], ...]:
-        """(backend geometry of shape a, of shape b) of every pair."""
-        return tuple((self.geometries[a], self.geometries[b]) for a, b in self.shapes.pairs.tolist())
+    def pair_geometries(self) -> PairGeometries:
+        """(backend geometry of shape a, of shape b) of every pair, by pair index."""
+        return PairGeometries(self.geometries, self.shapes.pairs)
 
     def body_pair(self, p: int) -> tuple[str, str]:
         """Names of the two bodies of pair p."""
         a, b = self.shapes.pairs[p]
         return self.body_names[self.shape_body[a]], self.body_names[self.shape_body[b]]
+
+
+class PairGeometries:
+    """``pair_geometries[p]``: (backend geometry of shape a, of shape b) of pair p, looked up when asked (a
+    table of every pair would be quadratic in the shapes)."""
+
+    def __init__(self, geometries: tuple, pairs: np.ndarray):
+        self._geometries = geometries
+        self._pairs = pairs
+
+    def __getitem__(self, p: int) -> tuple[object, object]:
+        a, b = self._pairs[p]
+        return self._geometries[a], self._geometries[b]
+
+    def __len__(self) -> int:
+        return len(self._pairs)
 
 
 class TableBuilder:
@@ -66,7 +80,9 @@ class TableBuilder:
         self.backend = backend
         self.mesh_mode = mesh_mode
         self._link_index = {name: i for i, name in enumerate(model.link_names)}
-        self._geometry_cache: dict = {}
+        #: shape -> {(scale, padding, hull): (local bounds, backend geometry)}; an entry goes with its shape, so the
+        #: geometry of a removed world object (a bounding-volume tree of a large mesh) is freed with the object.
+        self._geometry_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def build(self, world: Mapping, attached: Mapping, scale: Mapping[str, float], padding: Mapping[str, float],
               disabled_pairs: Mapping[frozenset[str], str]) -> PairTables:
@@ -94,15 +110,8 @@ class TableBuilder:
             bodies.append((object_id, BodyType.WORLD_OBJECT, -1))
             for shape in item.shapes:
                 add(len(bodies) - 1, -1, item.T_parent_object @ shape.T_frame_shape, shape.shape)
-        touch = {object_id: item.touch_links | {item.link} for object_id, item in attached.items()}
-        pairs, involves_world = [], []
-        for i in range(len(rows)):
-            for j in range(i + 1, len(rows)):
-                body_a, body_b = bodies[rows[i][0]], bodies[rows[j][0]]
-                if rows[i][0] == rows[j][0] or _skipped(body_a, body_b, touch, disabled_pairs):
-                    continue
-                pairs.append((i, j))
-                involves_world.append(BodyType.WORLD_OBJECT in (body_a[1], body_b[1]))
+        pairs, involves_world = _pairs(bodies, np.array([row[0] for row in rows], dtype=np.int64), attached,
+                                       disabled_pairs)
         shapes = ShapeTable(
             link=np.array([row[1] for row in rows], dtype=np.int64),
             T_parent_shape=np.array([row[2] for row in rows], dtype=float).reshape(-1, 4, 4),
@@ -110,7 +119,7 @@ class TableBuilder:
                              dtype=float).reshape(-1, 3),
             halves=np.array([np.full(3, -1.0) if row[3] is None else row[3][1] for row in rows],
                             dtype=float).reshape(-1, 3),
-            pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2),
+            pairs=pairs,
         )
         return PairTables(
             body_names=tuple(b[0] for b in bodies),
@@ -119,16 +128,19 @@ class TableBuilder:
             shape_body=np.array([row[0] for row in rows], dtype=np.int64),
             shapes=shapes,
             geometries=tuple(row[4] for row in rows),
-            pair_involves_world=np.array(involves_world, dtype=bool),
+            pair_involves_world=involves_world,
         )
 
     def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool):
         """(local bounds, backend geometry) of a shape grown by scale and padding, built once per (shape, scale,
         padding, hull). With ``hull``, a mesh is checked as the hull of its grown hull (flat meshes as triangles).
         """
-        key = (id(shape), scale, padding, hull)
-        cached = self._geometry_cache.get(key)
-        if cached is None or cached[0] is not shape:
+        key = (scale, padding, hull)
+        per_shape = self._geometry_cache.get(shape)
+        if per_shape is None:
+            per_shape = self._geometry_cache.setdefault(shape, {})
+        cached = per_shape.get(key)
+        if cached is None:
             as_convex = hull and isinstance(shape, Mesh)
             grown = scaled_and_padded(shape, scale, padding)
             if as_convex:
@@ -136,44 +148,76 @@ class TableBuilder:
                     grown = convex_hull(scaled_and_padded(convex_hull(shape), scale, padding))
                 except GeometryError:  # a flat mesh: check its triangles
                     as_convex = False
-            cached = (shape, local_bounds(grown), self.backend.geometry(grown, as_convex))
-            if len(self._geometry_cache) > GEOMETRY_CACHE_SIZE:
-                self._geometry_cache.clear()
-            self._geometry_cache[key] = cached
-        return cached[1], cached[2]
+            cached = per_shape[key] = (local_bounds(grown), self.backend.geometry(grown, as_convex))
+        return cached
 
 
-def _skipped(body_a: tuple[str, BodyType, int], body_b: tuple[str, BodyType, int], touch: Mapping[str, set[str]],
-             disabled_pairs: Mapping[frozenset[str], str]) -> bool:
-    (name_a, type_a, _), (name_b, type_b, _) = body_a, body_b
-    if type_a == type_b == BodyType.WORLD_OBJECT:
-        return True
-    if frozenset((name_a, name_b)) in disabled_pairs:
-        return True
-    for attached_name, attached_type, other_name, other_type in ((name_a, type_a, name_b, type_b),
-                                                                 (name_b, type_b, name_a, type_a)):
-        if attached_type == BodyType.ROBOT_ATTACHED and other_type == BodyType.ROBOT_LINK:
-            return other_name in touch[attached_name]
-    return False
+def _pairs(bodies: list[tuple[str, BodyType, int]], shape_body: np.ndarray, attached: Mapping,
+           disabled_pairs: Mapping[frozenset[str], str]) -> tuple[np.ndarray, np.ndarray]:
+    """((P, 2) shape index pairs i < j to test, (P,) whether each involves a world object), in row order.
+
+    Bodies come links first, then attached objects, then world objects, each body's shapes in consecutive rows.
+    The body pairs to test are marked in an (R, B) table of the R robot bodies (links and attached objects)
+    against every body (world objects among themselves never count, so a large world costs no quadratic table),
+    then the shape pairs of those body pairs are enumerated with numpy: no Python work per pair."""
+    index: dict[str, list[int]] = {}  # name -> its bodies (an object may be named like a link)
+    for b, (name, _, _) in enumerate(bodies):
+        index.setdefault(name, []).append(b)
+    types = np.array([int(body_type) for _, body_type, _ in bodies], dtype=np.int64)
+    world = types == BodyType.WORLD_OBJECT
+    robot = len(bodies) - int(np.count_nonzero(world))
+    tested = np.triu(np.ones((robot, len(bodies)), dtype=bool), k=1)  # (a, b), a < b: each body pair once
+
+    def leave_out(a: int, b: int) -> None:
+        if min(a, b) < robot:
+            tested[min(a, b), max(a, b)] = False
+
+    for pair in disabled_pairs:
+        if len(pair) == 2:
+            name_a, name_b = tuple(pair)
+            for a in index.get(name_a, ()):
+                for b in index.get(name_b, ()):
+                    leave_out(a, b)
+    for object_id, item in attached.items():  # an attached object and its link or touch links
+        body = next(b for b in index[object_id] if types[b] == BodyType.ROBOT_ATTACHED)
+        for link in item.touch_links | {item.link}:
+            for other in index.get(link, ()):
+                if types[other] == BodyType.ROBOT_LINK:
+                    leave_out(body, other)
+    body_a, body_b = np.nonzero(tested)
+    counts = np.bincount(shape_body, minlength=len(bodies))
+    first = np.cumsum(counts) - counts
+    sizes = counts[body_a] * counts[body_b]
+    of_pair = np.repeat(np.arange(len(sizes)), sizes)
+    offset = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    i = first[body_a][of_pair] + offset // counts[body_b][of_pair]
+    j = first[body_b][of_pair] + offset % counts[body_b][of_pair]
+    order = np.lexsort((j, i))
+    i, j = i[order], j[order]
+    return np.stack([i, j], axis=1).astype(np.int64).reshape(-1, 2), world[shape_body[i]] | world[shape_body[j]]
 
 
 def adjacent_link_pairs(model: RobotModel, link_geometry: Mapping[str, object]) -> set[frozenset[str]]:
     """Links with geometry joined by a joint, directly or through links without geometry (whose
-    neighbours all count as adjacent to each other), as MoveIt Setup Assistant defines adjacency."""
-    neighbours: dict[str, set[str]] = {link: set() for link in model.link_names}
-    for joint in model.description.joints:
-        neighbours[joint.parent].add(joint.child)
-        neighbours[joint.child].add(joint.parent)
-    changed = True
-    while changed:
-        changed = False
-        for link in model.link_names:
-            if link in link_geometry:
-                continue
-            around = neighbours[link]
-            for other in list(around):
-                missing = around - neighbours[other] - {other}
-                if missing:
-                    neighbours[other] |= missing
-                    changed = True
-    return {frozenset((a, b)) for a in link_geometry for b in neighbours[a] if b in link_geometry and a != b}
+    neighbours all count as adjacent to each other), as MoveIt Setup Assistant defines adjacency.
+
+    Linear in the links (plus the pairs returned): the links without geometry joined by joints form groups, and
+    the links with geometry around one group are adjacent to each other."""
+    group_of: dict[str, str] = {}  # link without geometry -> the first (parent-most) link of its group
+    if model.root_link not in link_geometry:
+        group_of[model.root_link] = model.root_link
+    pairs: set[frozenset[str]] = set()
+    around: dict[str, set[str]] = {}  # group -> the links with geometry joined to it
+    for joint in model.description.joints:  # parent-first: a parent's group is known before its children
+        parent, child = joint.parent, joint.child
+        if child not in link_geometry:
+            group_of[child] = group_of.get(parent, child)
+            if parent in link_geometry:
+                around.setdefault(child, set()).add(parent)
+        elif parent in link_geometry:
+            pairs.add(frozenset((parent, child)))
+        else:
+            around.setdefault(group_of[parent], set()).add(child)
+    for links in around.values():
+        pairs.update(frozenset((a, b)) for a in links for b in links if a < b)
+    return pairs

@@ -76,24 +76,30 @@ class PluginState:
         return replace(self, search_discretization=discretization)
 
 
-def build_group_setup(robot_description: str, group_name: str, base_frame: str, tip_frames: str | Sequence[str],
-                      srdf_text: str | None, parameters: dict[str, Any] | None) -> GroupSetup:
-    """A group's set-up from URDF (and SRDF) text: KinematicsError or ValueError says what is wrong.
+def build_group_setup(robot_description: str | RobotModel, group_name: str, base_frame: str,
+                      tip_frames: str | Sequence[str], srdf_text: str | SemanticModel | None,
+                      parameters: dict[str, Any] | None) -> GroupSetup:
+    """A group's set-up from URDF (and SRDF) text, or from the models already built of them: KinematicsError or
+    ValueError says what is wrong.
 
     Checked in this order: URDF, SRDF, group, base frame, tip frames, chain from base to every tip, solver
-    parameters. With an SRDF, an empty base/tip list takes the group's chain.
+    parameters. With an SRDF, an empty base/tip list takes the group's chain (``SemanticModel.chain_ends``).
     """
-    model = RobotModel.from_urdf_string(robot_description)
+    model = robot_description if isinstance(robot_description, RobotModel) else \
+        RobotModel.from_urdf_string(robot_description)
     tips = [tip_frames] if isinstance(tip_frames, str) else list(tip_frames)
     tips = [tip for tip in tips if tip]
     if srdf_text:
-        group = SemanticModel.from_srdf_string(srdf_text, model).group(group_name)
+        semantic = srdf_text if isinstance(srdf_text, SemanticModel) else \
+            SemanticModel.from_srdf_string(srdf_text, model)
+        semantic.group(group_name)
         if not base_frame or not tips:
-            if not group.is_chain:
-                raise KinematicsError(f"group {group_name!r} is not a serial chain: give base_frame and "
-                                      f"tip_frames explicitly (group joints: {list(group.joint_names)})")
-            base_frame = base_frame or group.base_link
-            tips = tips or [group.tip_link]
+            try:
+                group_base, group_tips = semantic.chain_ends(group_name)
+            except KinematicsError as error:
+                raise KinematicsError(f"{error}: give base_frame and tip_frames explicitly") from None
+            base_frame = base_frame or group_base
+            tips = tips or group_tips
     if not base_frame or not tips:
         raise KinematicsError("base_frame and at least one tip frame are required without an SRDF group")
     model.check_link(base_frame)

@@ -124,12 +124,16 @@ def _flatten(path: list[JointSpec], variable_names: tuple[str, ...]) -> tuple[np
     return np.ascontiguousarray(rows, dtype=np.float64), joint_info
 
 
+_UNIT_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+
 def _revolute_motion(axis: np.ndarray) -> tuple[np.ndarray, int, float]:
     """(axis, motion type, sign): a rotation about -x, -y or -z is one about +x, +y, +z by the negated angle."""
-    for index, motion in enumerate((ck.REVOLUTE_X, ck.REVOLUTE_Y, ck.REVOLUTE_Z)):
+    components = tuple(axis.tolist())
+    for unit, motion in zip(_UNIT_AXES, (ck.REVOLUTE_X, ck.REVOLUTE_Y, ck.REVOLUTE_Z)):
         for sign in (1.0, -1.0):
-            if np.array_equal(axis, sign * np.eye(3)[index]):
-                return np.eye(3)[index], motion, sign
+            if components == tuple(sign * value for value in unit):
+                return np.array(unit), motion, sign
     return axis, ck.REVOLUTE, 1.0
 
 

@@ -14,6 +14,7 @@ from .kinematic_tree import MOTION, KinematicTree, joint_axes
 from .urdf import (
     JOINT_VALUE_COUNT,
     SINGLE_DOF_JOINT_TYPES,
+    DescriptionLimits,
     JointSpec,
     RobotDescription,
     description_from_urdf_file,
@@ -56,8 +57,9 @@ class RobotModel:
         self._chains: dict[tuple[str, str], Chain] = {}
 
     @classmethod
-    def from_urdf_string(cls, urdf_xml: str) -> RobotModel:
-        return cls(description_from_urdf_string(urdf_xml), urdf_xml)
+    def from_urdf_string(cls, urdf_xml: str, limits: DescriptionLimits | None = None) -> RobotModel:
+        """The model of URDF text; UrdfError says what is wrong (also a description over ``limits``)."""
+        return cls(description_from_urdf_string(urdf_xml, limits), urdf_xml)
 
     @classmethod
     def from_urdf_file(cls, path: str | os.PathLike) -> RobotModel:

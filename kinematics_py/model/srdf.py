@@ -89,6 +89,21 @@ class SemanticModel:
     def is_collision_disabled(self, link_a: str, link_b: str) -> bool:
         return frozenset((link_a, link_b)) in self.disabled_collisions
 
+    def chain_ends(self, group_name: str) -> tuple[str, list[str]]:
+        """(base link, tip links) of a group for IK: its chain, or the chains of its subgroups if they share one
+        base. UnknownGroupError, or KinematicsError saying why the group is no chain."""
+        group = self.group(group_name)
+        if group.is_chain:
+            return group.base_link, [group.tip_link]
+        if not group.subgroups:
+            raise KinematicsError(f"group {group_name!r} is not a serial chain (joints {list(group.joint_names)})")
+        ends = [self.chain_ends(subgroup) for subgroup in group.subgroups]
+        bases = {base for base, _ in ends}
+        if len(bases) != 1:
+            raise KinematicsError(f"group {group_name!r} is not a serial chain and its subgroups start at different "
+                                  f"base links {sorted(bases)}")
+        return bases.pop(), [tip for _, tips in ends for tip in tips]
+
 
 class _SrdfReader:
     def __init__(self, root, model: RobotModel):

@@ -53,7 +53,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..parameters import ParameterError
-from ..robot_setup import LogLine, RobotSetup, SetupError, build_robot_setup
+from ..robot_setup import SetupError
 from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .cartesian_path_service import CartesianPathService
 from .display import DisplayPublishers
@@ -65,13 +65,13 @@ from .node_parameters import (
     NodeParameters,
     is_setup_input,
     parameters_markdown,
-    split_kinematics_parameter,
 )
 from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
-from .serving_state import ServingState, StateStore, carried_over
+from .serving_state import ServingState, StateStore
+from .setup_updates import SetupUpdates
 
 #: Keep every request and answer until delivered: with the default depth of 10, a burst from many clients
 #: can overwrite answers that a slow client has not yet acknowledged.
@@ -90,8 +90,9 @@ class KinematicsNode(Node):
         self._store = StateStore(ServingState(self._node_parameters.settings()))
         self._positions = JointPositions()
         self._topic_descriptions = MappingProxyType(dict.fromkeys(DESCRIPTIONS, ""))
-        #: The set-up a validated parameter change gives, served once the change is set (if still current).
-        self._validated: RobotSetup | None = None
+        self._setups = SetupUpdates(self._store, lambda changes: self._node_parameters.setup_inputs(
+            self._topic_descriptions, changes), self.get_logger(), lambda setup: self._node_parameters.declare_groups(
+            setup.groups))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set_parameters)
 
@@ -116,7 +117,7 @@ class KinematicsNode(Node):
                                f"from the collision_object, attached_collision_object and planning scene topics")
         self._node_parameters.warn_unused_overrides()
         if self._node_parameters.value("robot_description"):
-            self._refresh("start-up")
+            self._setups.serve("start-up", wait=None)
         else:
             self.get_logger().info("robot_description parameter empty: waiting for the robot_description topic")
 
@@ -164,17 +165,7 @@ class KinematicsNode(Node):
         declaring = not all(self.has_parameter(parameter.name) for parameter in parameters)
         if declaring or not any(is_setup_input(name) for name in changes):
             return ""
-        try:
-            setup = build_robot_setup(self._node_parameters.setup_inputs(self._topic_descriptions, changes),
-                                      self._store.current.setup)
-        except SetupError as error:
-            return str(error)
-        for name in changes:
-            split = split_kinematics_parameter(name)
-            if split and split[0] in setup.unavailable:
-                return setup.unavailable[split[0]]
-        self._validated = setup
-        return ""
+        return self._setups.refusal(changes)
 
     def _after_set_parameters(self, parameters: list[Parameter]) -> None:
         names = [parameter.name for parameter in parameters]
@@ -199,42 +190,9 @@ class KinematicsNode(Node):
         self._refresh(f"new {which} from the topic")
 
     def _refresh(self, reason: str) -> None:
-        """Serve the set-up the current parameters and topics give, unless it is served already. Under the
-        store's lock: the inputs read, the set-up built from them and installed form one step."""
-        logger = self.get_logger()
-        with self._store.lock:
-            inputs = self._node_parameters.setup_inputs(self._topic_descriptions)
-            validated, self._validated = self._validated, None
-            current = self._store.current.setup
-            if current is not None and current.inputs == inputs:
-                return
-            try:
-                setup = validated if validated is not None and validated.inputs == inputs else \
-                    build_robot_setup(inputs, current)
-            except SetupError as error:
-                problem = str(error)
-                self._store.change(lambda state: state.with_problem(problem))
-                logger.error(f"{reason}: {problem}" + ("; keeping the previous robot" if current else ""))
-                return
-            _print(logger, setup.log)
-            before = self._store.current
-            note = carried_over(before, self._store.change(lambda state: state.with_setup(setup)))
-            if note:
-                logger.info(note)
-            self._node_parameters.declare_groups(setup.groups)
-        served = sorted(setup.groups)
-        logger.info(f"{reason}: serving group(s) {served}" if served else f"{reason}: NO group can be served")
-
-
-def _print(logger, lines: Sequence[LogLine]) -> None:
-    """Log each line at its level (rclpy wants one level per call site)."""
-    for line in lines:
-        if line.level == "error":
-            logger.error(line.text)
-        elif line.level == "warning":
-            logger.warning(line.text)
-        else:
-            logger.info(line.text)
+        """Serve the set-up the current parameters and topics give (``setup_updates``: built in the background,
+        waited for at most robot_setup_wait)."""
+        self._setups.serve(reason, self._node_parameters.value("robot_setup_wait"))
 
 
 def main(args: Sequence[str] | None = None) -> int:

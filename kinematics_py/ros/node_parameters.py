@@ -16,6 +16,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from ..model.urdf import DescriptionLimits
 from ..parameters import (
     KINEMATICS_NAMESPACE,
     MOVEIT_LOADER_KEYS,
@@ -39,10 +40,13 @@ STARTUP_PARAMETERS = ("solve_ik_service_name", "executor_threads", "planning_sce
                       "monitored_planning_scene_topic")
 #: Node parameters a robot set-up is built from (with the solver parameters).
 DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_semantic", "group_name", "base_frame",
-                          "tip_frame", "tip_frames")
+                          "tip_frame", "tip_frames", "max_description_bytes", "max_links", "max_joints",
+                          "max_mesh_triangles")
 #: Node parameters requests read (ServiceSettings).
-SETTINGS_PARAMETERS = ("max_ik_timeout", "collision_checking_unavailable_policy")
+SETTINGS_PARAMETERS = ("max_ik_timeout", "collision_checking_unavailable_policy", "max_mesh_triangles")
 DESCRIPTIONS = ("robot_description", "robot_description_semantic")
+#: The node parameters of ``DescriptionLimits``, in its fields' order.
+LIMIT_PARAMETERS = ("max_description_bytes", "max_links", "max_joints", "max_mesh_triangles")
 
 
 def kinematics_parameter(group: str, name: str) -> str:
@@ -192,7 +196,9 @@ class NodeParameters:
                            self.value("base_frame", changes),
                            self.value("tip_frames", changes) or tuple(t for t in [self.value("tip_frame", changes)]
                                                                        if t),
-                           self.configured_groups, groups, srdf_required="robot_description_semantic" in changes)
+                           self.configured_groups, groups,
+                           DescriptionLimits(*(self.value(name, changes) for name in LIMIT_PARAMETERS)),
+                           srdf_required="robot_description_semantic" in changes)
 
     def _given(self, group: str, changes: Mapping[str, Any]) -> dict[str, Any]:
         """The solver parameters of ``group`` given at start-up or set to other than their defaults (checked
@@ -225,6 +231,8 @@ def parameters_markdown() -> str:
             return f"`{str(value).lower()}`"
         if isinstance(value, (list, tuple)):
             return f"`{list(value)}`"
+        if isinstance(value, int):
+            return f"`{value}`"
         return f'`"{value}"`' if isinstance(value, str) else f"`{value:g}`"
 
     def rows(specs, name_format: str) -> list[str]:

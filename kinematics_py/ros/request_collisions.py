@@ -51,7 +51,7 @@ def _with_request_objects(context: RequestContext, robot_state, values: Mapping[
     resolve = context.frames.scene_resolver(scene)
     for index, msg in enumerate(robot_state.attached_collision_objects):
         try:
-            update = attached_object_update(msg, resolve)
+            update = attached_object_update(msg, resolve, state.settings.max_mesh_triangles)
             if update.object.operation == Operation.REMOVE and update.object.id:
                 _forget_attached(scene, update.object.id)  # MoveIt drops it from the state
             else:

@@ -53,9 +53,11 @@ ALL_COMPONENTS = 1023  # every PlanningSceneComponents bit
 
 # ---------------------------------------------------------------------------------------------- received scenes
 def planning_scene_message(msg: PlanningScene, model: RobotModel, resolve_frame: SceneFrameResolver,
-                           is_model_frame: Callable[[str], bool]) -> PlanningSceneMessage:
+                           is_model_frame: Callable[[str], bool],
+                           max_mesh_triangles: int | None = None) -> PlanningSceneMessage:
     """The plain-Python form of a received scene; SceneError names the first malformed part. Of ``robot_state``
-the single-DOF joints of ``model`` place its links for this scene's frames."""
+the single-DOF joints of ``model`` place its links for this scene's frames. An object of more than
+``max_mesh_triangles`` mesh triangles is a malformed part."""
     full = not msg.is_diff
     state = msg.robot_state
     state_given = bool(state.joint_state.name or state.multi_dof_joint_state.joint_names or
@@ -67,7 +69,8 @@ the single-DOF joints of ``model`` place its links for this scene's frames."""
         # joints of other descriptions (move_group's robot may have more) are skipped, as on joint_states
         joint_values=joint_values_from_joint_state(state.joint_state, model, strict=False),
         attached_objects=[in_part(f"robot_state.attached_collision_objects[{k}]", attached_object_update, item,
-                                resolve_frame) for k, item in enumerate(state.attached_collision_objects)],
+                                  resolve_frame, max_mesh_triangles)
+                          for k, item in enumerate(state.attached_collision_objects)],
         replace_attached=not state.is_diff and (full or state_given),
         fixed_frames=_fixed_frames(msg.fixed_frame_transforms, is_model_frame) if msg.fixed_frame_transforms or full
         else None,
@@ -75,8 +78,8 @@ the single-DOF joints of ``model`` place its links for this scene's frames."""
         link_padding={item.link_name: item.padding for item in msg.link_padding},
         link_scale={item.link_name: item.scale for item in msg.link_scale},
         object_colors={item.id: (item.color.r, item.color.g, item.color.b, item.color.a) for item in msg.object_colors},
-        collision_objects=[in_part(f"world.collision_objects[{k}]", collision_object_update, item, resolve_frame)
-                           for k, item in enumerate(world.collision_objects)],
+        collision_objects=[in_part(f"world.collision_objects[{k}]", collision_object_update, item, resolve_frame,
+                                   max_mesh_triangles) for k, item in enumerate(world.collision_objects)],
         octomap=_octomap(world.octomap, resolve_frame) if world.octomap.octomap.id or full else None,
     )
 

@@ -51,13 +51,16 @@ class SceneTopics:
     def _on_collision_object(self, msg: CollisionObject) -> None:
         what = f"collision_object {msg.id!r} ({_operation_name(operation_of(msg))})"
         self._update(what, lambda scene, frames: scene.apply(
-            collision_object_update(msg, frames.scene_resolver(scene))))
+            collision_object_update(msg, frames.scene_resolver(scene), self._cap())))
 
     def _on_attached_collision_object(self, msg: AttachedCollisionObject) -> None:
         what = (f"attached_collision_object {msg.object.id!r} on link {msg.link_name!r} "
                 f"({_operation_name(operation_of(msg.object))})")
         self._update(what, lambda scene, frames: scene.apply_attached(
-            attached_object_update(msg, frames.scene_resolver(scene))))
+            attached_object_update(msg, frames.scene_resolver(scene), self._cap())))
+
+    def _cap(self) -> int:
+        return self._store.current.settings.max_mesh_triangles
 
     def apply_scene_msg(self, source: str, msg: PlanningScene) -> bool:
         """Apply a moveit_msgs/PlanningScene (full or diff) from ``source``; False if it was refused."""
@@ -65,7 +68,7 @@ class SceneTopics:
 
         def apply(scene: Scene, frames: ModelFrames) -> None:
             apply_planning_scene(scene, planning_scene_message(msg, scene.robot_model, frames.scene_resolver(scene),
-                                                               frames.is_model_frame))
+                                                               frames.is_model_frame, self._cap()))
         return self._update(what, apply)
 
     def apply_planning_scene(self, request, response, _context):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from ..collision.checker import CollisionChecker
 from ..collision.scene import PlanningScene
 from ..errors import KinematicsError
+from ..parameters import NODE_SPECS_BY_NAME
 from ..robot_setup import RobotSetup
 
 NO_DESCRIPTION_YET = ("no robot description yet: set the robot_description parameter or publish it on the "
@@ -30,6 +31,8 @@ class ServiceSettings:
     max_ik_timeout: float
     #: "error" or "ignore_with_warning" (parameters.COLLISION_POLICIES)
     collision_checking_unavailable_policy: str
+    #: Most mesh triangles of one scene update's object (parameters.NODE_PARAMETERS).
+    max_mesh_triangles: int = NODE_SPECS_BY_NAME["max_mesh_triangles"].default
 
 
 @dataclass(frozen=True, eq=False)
