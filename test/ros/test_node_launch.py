@@ -47,17 +47,29 @@ class _ParameterValue(_Recorded):
         return self.args[0]
 
 
-def _stand_ins(share: Path) -> dict[str, types.ModuleType]:
+class _PackageNotFoundError(KeyError):
+    pass
+
+
+def _stand_ins(share: Path, prefixes: dict[str, Path]) -> dict[str, types.ModuleType]:
+    def get_package_prefix(package: str) -> str:
+        if package not in prefixes:
+            raise _PackageNotFoundError(package)
+        return str(prefixes[package])
+
     modules = {}
     for name, members in {
         "launch": {"LaunchDescription": _Recorded},
-        "launch.actions": {"DeclareLaunchArgument": _Recorded, "OpaqueFunction": _Recorded},
+        "launch.actions": {"DeclareLaunchArgument": _Recorded, "OpaqueFunction": _Recorded, "LogInfo": _Recorded,
+                           "Shutdown": _Recorded},
         "launch.substitutions": {"LaunchConfiguration": _LaunchConfiguration},
         "launch_ros": {},
         "launch_ros.actions": {"Node": _Recorded},
         "launch_ros.parameter_descriptions": {"ParameterValue": _ParameterValue},
         "ament_index_python": {},
-        "ament_index_python.packages": {"get_package_share_directory": lambda package: str(share)},
+        "ament_index_python.packages": {"get_package_share_directory": lambda package: str(share),
+                                        "get_package_prefix": get_package_prefix,
+                                        "PackageNotFoundError": _PackageNotFoundError},
     }.items():
         module = types.ModuleType(name)
         module.__dict__.update(members)
@@ -65,19 +77,44 @@ def _stand_ins(share: Path) -> dict[str, types.ModuleType]:
     return modules
 
 
-@pytest.fixture
-def launched(monkeypatch):
-    """(declared arguments, nodes) the launch file builds with default arguments; share = the source tree."""
-    for name, module in _stand_ins(REPO).items():
+def _prefix_with(root: Path, *executables: tuple[str, str]) -> dict[str, Path]:
+    """package -> an install prefix under ``root`` holding lib/<package>/<executable> for each given."""
+    prefixes = {}
+    for package, executable in executables:
+        path = root / package / "lib" / package / executable
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+        prefixes[package] = root / package
+    return prefixes
+
+
+KINEMATICS_NODE = ("kinematics_py", "kinematics_node")
+DESCRIPTION_PUBLISHER = ("kinematics_py", "kinematics_description_publisher")
+ROBOT_STATE_PUBLISHER = ("robot_state_publisher", "robot_state_publisher")
+
+
+def launch_entities(monkeypatch, prefixes: dict[str, Path], **arguments: str):
+    """(declared arguments, what the OpaqueFunction returns) with ``arguments`` over the defaults; share = the
+    source tree, packages installed in ``prefixes``."""
+    for name, module in _stand_ins(REPO, prefixes).items():
         monkeypatch.setitem(sys.modules, name, module)
     spec = importlib.util.spec_from_file_location("kinematics_launch", LAUNCH_FILE)
     launch_module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(launch_module)
     (entities,) = launch_module.generate_launch_description().args
-    arguments = {e.args[0]: e.kwargs["default_value"] for e in entities if "default_value" in e.kwargs}
+    defaults = {e.args[0]: e.kwargs["default_value"] for e in entities if "default_value" in e.kwargs}
     (opaque,) = [e for e in entities if "function" in e.kwargs]
-    nodes = {node.kwargs["executable"]: node for node in opaque.kwargs["function"](arguments)}
-    return arguments, nodes
+    return defaults, opaque.kwargs["function"]({**defaults, **arguments})
+
+
+@pytest.fixture
+def launched(monkeypatch, tmp_path):
+    """(declared arguments, nodes) the launch file builds with default arguments, robot_state_publisher
+    installed."""
+    prefixes = _prefix_with(tmp_path, KINEMATICS_NODE, DESCRIPTION_PUBLISHER, ROBOT_STATE_PUBLISHER)
+    arguments, entities = launch_entities(monkeypatch, prefixes)
+    return arguments, {node.kwargs["executable"]: node for node in entities if "executable" in node.kwargs}
 
 
 def test_launch_file_arguments_name_existing_files(launched):
@@ -89,6 +126,7 @@ def test_launch_file_arguments_name_existing_files(launched):
     validate_node_parameter("collision_checking_unavailable_policy",
                             arguments["collision_checking_unavailable_policy"])
     assert arguments["solve_ik_service_name"] == NODE_SPECS_BY_NAME["solve_ik_service_name"].default
+    assert arguments["state_publisher"] == "auto"
 
 
 def test_launch_file_starts_robot_state_publisher_and_the_node_with_valid_parameters(launched):
@@ -105,6 +143,35 @@ def test_launch_file_starts_robot_state_publisher_and_the_node_with_valid_parame
     for group, settings in kinematics.items():
         semantic.group(group)
         SolverParameters.from_dict({k: v for k, v in settings.items() if k not in IGNORED_KINEMATICS_KEYS})
+    for started in nodes.values():
+        assert "on_exit" in started.kwargs, "either process ending ends the launch: no orphan"
+
+
+@pytest.mark.parametrize("installed, argument, expected", [
+    ((ROBOT_STATE_PUBLISHER,), "auto", ROBOT_STATE_PUBLISHER),
+    ((), "auto", DESCRIPTION_PUBLISHER),
+    ((ROBOT_STATE_PUBLISHER,), "description_publisher", DESCRIPTION_PUBLISHER),
+    ((ROBOT_STATE_PUBLISHER,), "robot_state_publisher", ROBOT_STATE_PUBLISHER),
+], ids=["rsp installed", "rsp absent", "forced description_publisher", "forced robot_state_publisher"])
+def test_launch_file_picks_the_state_publisher_and_says_which(monkeypatch, tmp_path, installed, argument, expected):
+    prefixes = _prefix_with(tmp_path, KINEMATICS_NODE, DESCRIPTION_PUBLISHER, *installed)
+    _, entities = launch_entities(monkeypatch, prefixes, state_publisher=argument)
+    log, publisher, node = entities
+    assert (publisher.kwargs["package"], publisher.kwargs["executable"]) == expected
+    assert "/".join(expected) in log.kwargs["msg"], log.kwargs["msg"]
+    urdf = publisher.kwargs["parameters"][0]["robot_description"].value
+    assert urdf == bundled_robot_path("ur5").read_text(), "robot_description as a parameter, as robot_state_publisher"
+    assert node.kwargs["executable"] == "kinematics_node"
+
+
+@pytest.mark.parametrize("installed, argument", [
+    ((DESCRIPTION_PUBLISHER,), "robot_state_publisher"),
+    ((DESCRIPTION_PUBLISHER, ROBOT_STATE_PUBLISHER), "auto"),
+], ids=["robot_state_publisher forced but absent", "kinematics_node absent"])
+def test_launch_file_starts_nothing_when_an_executable_is_missing(monkeypatch, tmp_path, installed, argument):
+    prefixes = _prefix_with(tmp_path, *installed)
+    with pytest.raises(RuntimeError, match="not installed: .*nothing was started"):
+        launch_entities(monkeypatch, prefixes, state_publisher=argument)
 
 
 def test_default_config_is_for_the_bundled_ur5():

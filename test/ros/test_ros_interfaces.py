@@ -40,6 +40,12 @@ UPSTREAM_TYPE_HASHES = {
         "RIHS01_5eb3ee3976403366d7c50d7dbee8bec96b3bced1e752674a7194a35841632134",
     "tf2_msgs/msg/TFMessage":
         "RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087",
+    "tf2_msgs/msg/TF2Error":
+        "RIHS01_db2485e7d6a0ec75bf087e058ee45df682acc3a621ca7780503d10aac141809a",
+    "tf2_msgs/srv/FrameGraph":
+        "RIHS01_0d1fbc6222c018ba5f33822904a2fdd4063705289956d3fdde07cd8c50fe8067",
+    "tf2_msgs/action/LookupTransform":
+        "RIHS01_0b8adf6bc0b5958879e3265b41a457e03558fe523890a81252c70eba97a82c5d",
 }
 
 MOVEIT_ERROR_CODES = {
