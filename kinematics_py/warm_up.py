@@ -4,9 +4,9 @@
 
 numba compiles a kernel on its first call and caches it on disk (``compiled.py``); the first start after an
 install or an edit would pay for all of them. This builds the robot set-up of each bundled robot (UR5 and
-Panda) as the node does, with the bundled kinematics.yaml settings, and runs each kind of request once: FK
-and Jacobians, IK of every group (single and batch, with and without collision avoidance), and collision
-checks with contacts. ``scripts/setup_venv.sh`` runs it whenever the package's sources change.
+Panda) as the node does and runs each kind of request once: FK and Jacobians, IK of every group (single and
+batch, with and without collision avoidance), and collision checks with contacts, also against a world
+object. ``scripts/setup_venv.sh`` runs it whenever the package's sources change.
 """
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ import time
 
 import numpy as np
 
+from .collision.geometry import Box
+from .collision.scene import PlanningScene
+from .geometry.poses import Pose
 from .robot_setup import SetupInputs, build_robot_setup
 from .robots import BUNDLED_ROBOTS, bundled_robot_path
 
@@ -28,6 +31,15 @@ def warm_up_robot(robot: str) -> list[str]:
                          srdf=bundled_robot_path(robot, "srdf").read_text(encoding="utf-8"))
     setup = build_robot_setup(inputs)
     model, checker = setup.model, setup.collision.checker
+    state = model.resolve_joint_values({})
+    model.link_poses(state)
+    checkers = []
+    if checker is not None:
+        scene = PlanningScene(model)
+        scene.add_object("warm_up_box", [Box((0.2, 0.2, 0.2))], Pose((0.3, 0.0, 0.3), (0.0, 0.0, 0.0, 1.0)))
+        checkers = [checker, checker.for_scene(scene)]
+        for each in checkers:
+            each.check(state, contacts=True)
     rng = np.random.default_rng(0)
     lines = []
     for name, plugin in sorted(setup.groups.items()):
@@ -37,17 +49,13 @@ def warm_up_robot(robot: str) -> list[str]:
         targets = poses if len(poses) > 1 else poses[0]
         results = [plugin.searchPositionIK(targets, list(rng.uniform(-0.1, 0.1, len(joints)) + middle),
                                            timeout=TIMEOUT_S)]
-        if checker is not None:
-            plugin.setCollisionChecker(checker)
+        for each in checkers:
+            plugin.setCollisionChecker(each)
             results.append(plugin.searchPositionIK(targets, middle, timeout=TIMEOUT_S, avoid_collisions=True))
         if len(poses) == 1:
             results += plugin.searchPositionIKBatch([poses[0]] * 2, [middle] * 2, max_starts=8)
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")
-    state = model.resolve_joint_values({})
-    model.link_poses(state)
-    if checker is not None:
-        checker.check(state, contacts=True)
     return lines
 
 

@@ -1,20 +1,27 @@
-"""The launch file, config, packaging, README and `make run` of the node.
+"""The launch file, config, packaging, the documented commands and `make run` of the node.
 
-launch/launch_ros do not exist on this machine: the launch file is loaded against small stand-ins that
-record what it builds, and what it builds is checked (files exist and parse, parameters are valid).
+The launch file is loaded against small stand-ins of launch/launch_ros that record what it builds, and what
+it builds is checked (files exist and parse, parameters are valid, the state publisher chosen); where the
+real launch, launch_ros and ros2cli are importable (scripts/check_real_ros.sh), `ros2 launch` itself runs.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import re
 import runpy
+import shlex
+import signal
 import sys
+import time
 import types
 from pathlib import Path
 
 import pytest
 import setuptools
 import yaml
+from real_ros import requires_real_ros
 
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
@@ -221,3 +228,127 @@ def test_make_run_demo_once(python_processes, tmp_path):
     assert "avoid_collisions=true: SUCCESS" in output and "check_state_validity of the answer: valid" in output, output
     assert "inside the obstacle, avoid_collisions=true: GOAL_IN_COLLISION" in output, output
     assert "NOT as expected" not in output, output
+
+
+# ------------------------------------------------------------------------------------------ commands of the docs
+def documented_commands(document: Path, heading: str) -> list[list[str]]:
+    """The command lines of the first indented code block after ``heading``, as argument lists (comments and a
+    trailing ``&`` dropped, `.venv/bin/` made this venv's bin/)."""
+    section = document.read_text().split(f"\n{heading}\n", 1)[1]
+    block = re.search(r"\n\n((?:    .*\n)+)", "\n" + section).group(1)
+    commands = []
+    for line in block.replace("\\\n", " ").splitlines():
+        words = shlex.split(line.split("  #")[0].strip().rstrip("&"))
+        if words:
+            words[0] = str(Path(sys.prefix) / "bin" / Path(words[0]).name) if words[0].startswith(".venv/bin/") \
+                else words[0]
+            commands.append(words)
+    return commands
+
+
+def serving_client(process, tip: str):
+    from test_node_harness import NodeUnderTest
+
+    node = NodeUnderTest(process, "")
+    node.wait_serving(tip)
+    return node
+
+
+def assert_solves_ik(node, group: str, robot: str = "ur5", tip: str = "tool0") -> None:
+    from moveit_msgs.msg import MoveItErrorCodes
+    from test_node_harness import ik_request
+
+    model = RobotModel.from_urdf_file(bundled_robot_path(robot))
+    state = {name: 0.3 for name in model.single_dof_joint_names}
+    response = node.ik(ik_request(group, model.link_poses(state)[tip], timeout=1.0))
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+
+
+def test_running_it_on_your_robot_works_for_a_urdf_with_colons_in_comments(python_processes, tmp_path,
+                                                                             monkeypatch):
+    """docs/node.md's first commands, on the bundled UR5's URDF (its comments hold ": ", which breaks
+    `-p robot_description:="$(cat robot.urdf)"`)."""
+    urdf = bundled_robot_path("ur5").read_text()
+    assert re.search(r"<!--[^>]*: ", urdf), "the test needs a URDF comment holding ': '"
+    (tmp_path / "robot.urdf").write_text(urdf)
+    monkeypatch.chdir(tmp_path)
+    commands = documented_commands(NODE_DOC, "## Running it on your robot")
+    assert [Path(command[0]).name for command in commands] == ["kinematics_description_publisher", "kinematics_node"]
+    processes = [python_processes.start(command[0], *command[1:], name=Path(command[0]).name)
+                 for command in commands]
+    node = serving_client(processes[-1], "tool0")
+    try:
+        assert_solves_ik(node, "arm")
+    finally:
+        node.close()
+
+
+def test_passing_the_urdf_with_dash_p_fails_as_the_docs_say(python_processes):
+    node = python_processes.run(Path(sys.prefix) / "bin" / "kinematics_node", "--ros-args", "-p",
+                                f"robot_description:={bundled_robot_path('ur5').read_text()}", name="dash_p",
+                                timeout=120.0)
+    assert node.popen.returncode != 0
+    assert "Couldn't parse parameter override rule" in node.output(), node.output()
+
+
+# ------------------------------------------------------------------------------------------ real ros2 launch
+def _session_processes(session: int) -> list[str]:
+    """Command lines of the live processes of session ``session``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == session and fields[0] != "Z":
+                found.append((stat.parent / "cmdline").read_text().replace("\0", " "))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _stand_in_robot_state_publisher(prefix: Path) -> Path:
+    """An install prefix holding a package robot_state_publisher whose executable is the description publisher
+    (the real one is C++, not buildable from the PyPI wheels): it takes robot_description as a parameter too."""
+    executable = prefix / "lib" / "robot_state_publisher" / "robot_state_publisher"
+    executable.parent.mkdir(parents=True)
+    executable.write_text(f"#!/bin/sh\nexec {Path(sys.prefix) / 'bin' / 'kinematics_description_publisher'} \"$@\"\n")
+    executable.chmod(0o755)
+    marker = prefix / "share" / "ament_index" / "resource_index" / "packages" / "robot_state_publisher"
+    marker.parent.mkdir(parents=True)
+    marker.touch()
+    return prefix
+
+
+@requires_real_ros
+@pytest.mark.parametrize("state_publisher", ["robot_state_publisher", "description_publisher"])
+def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, state_publisher):
+    """`ros2 launch kinematics_py kinematics.launch.py` from the venv: the package is found, the state publisher
+    is the one installed (robot_state_publisher, here a stand-in, else the description publisher), the node
+    serves, and SIGINT ends every process the launch started."""
+    prefixes = [str(Path(sys.prefix))]
+    if state_publisher == "robot_state_publisher":
+        prefixes.insert(0, str(_stand_in_robot_state_publisher(tmp_path / "rsp")))
+    environment = {"AMENT_PREFIX_PATH": os.pathsep.join(prefixes)}
+    ros2 = Path(sys.prefix) / "bin" / "ros2"
+    executables = python_processes.run(ros2, "pkg", "executables", "kinematics_py", name="ros2_pkg_executables",
+                                       timeout=60.0, env=environment)
+    assert {"kinematics_py kinematics_node", "kinematics_py kinematics_description_publisher"} <= \
+        set(executables.stdout().splitlines()), executables.output()
+    launch = python_processes.start(ros2, "launch", "kinematics_py", "kinematics.launch.py", name="ros2_launch",
+                                    env=environment)
+    node = serving_client(launch, "tool0")
+    try:
+        assert_solves_ik(node, "ur_manipulator")
+    finally:
+        node.close()
+    assert f"robot_description and TF from {STATE_PUBLISHER_EXECUTABLES[state_publisher]}" in launch.stdout() + \
+        launch.stderr_path.read_text(), launch.output()
+    launch.popen.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 30.0
+    while _session_processes(launch.popen.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _session_processes(launch.popen.pid), launch.output()
+    assert launch.popen.wait(timeout=10.0) == 0, launch.output()
+
+
+STATE_PUBLISHER_EXECUTABLES = {"robot_state_publisher": "robot_state_publisher/robot_state_publisher",
+                               "description_publisher": "kinematics_py/kinematics_description_publisher"}
