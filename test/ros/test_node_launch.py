@@ -333,6 +333,9 @@ def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, stat
                                        timeout=60.0, env=environment)
     assert {"kinematics_py kinematics_node", "kinematics_py kinematics_description_publisher"} <= \
         set(executables.stdout().splitlines()), executables.output()
+    tables = python_processes.run(ros2, "run", "kinematics_py", "kinematics_node", "--parameters-markdown",
+                                  name="ros2_run", timeout=120.0, env=environment)
+    assert tables.stdout().strip() == parameters_markdown(), tables.output()
     launch = python_processes.start(ros2, "launch", "kinematics_py", "kinematics.launch.py", name="ros2_launch",
                                     env=environment)
     node = serving_client(launch, "tool0")
