@@ -55,6 +55,7 @@ def register(venv: Path) -> list[Path]:
         created.append(link)
     site_packages = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
     pth = site_packages / PTH_NAME
+    pth.parent.mkdir(parents=True, exist_ok=True)
     pth.write_text(PTH_LINE, encoding="utf-8")
     created.append(pth)
     return created
