@@ -353,5 +353,39 @@ def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, stat
     assert launch.popen.wait(timeout=10.0) == 0, launch.output()
 
 
+@requires_real_ros
+def test_ros2_launch_from_a_colcon_workspace(python_processes, tmp_path):
+    """The package built by colcon (ament_python) in a workspace: `ros2 launch` finds it there first, and
+    the node serves."""
+    import shutil
+    import subprocess
+
+    ignore = shutil.ignore_patterns(".venv*", "build", "install", "log", ".git", "__pycache__", "*.egg-info",
+                                    ".pytest_cache", "results")
+    shutil.copytree(REPO, tmp_path / "src" / "kinematics_py", ignore=ignore)
+    build = subprocess.run([str(Path(sys.prefix) / "bin" / "colcon"), "build", "--packages-select", "kinematics_py"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "AMENT_PREFIX_PATH": sys.prefix})
+    assert build.returncode == 0, build.stdout + build.stderr
+    install = tmp_path / "install" / "kinematics_py"
+    (site_packages,) = install.glob("lib/python3*/site-packages")
+    environment = {"AMENT_PREFIX_PATH": os.pathsep.join([str(install), sys.prefix]),
+                   "PYTHONPATH": os.pathsep.join([str(site_packages), os.environ.get("PYTHONPATH", "")])}
+    ros2 = Path(sys.prefix) / "bin" / "ros2"
+    prefix = python_processes.run(ros2, "pkg", "prefix", "kinematics_py", name="ros2_pkg_prefix", timeout=60.0,
+                                  env=environment)
+    assert prefix.stdout().strip() == str(install), prefix.output()
+    launch = python_processes.start(ros2, "launch", "kinematics_py", "kinematics.launch.py",
+                                    "state_publisher:=description_publisher", name="ros2_launch_colcon",
+                                    env=environment)
+    node = serving_client(launch, "tool0")
+    try:
+        assert_solves_ik(node, "ur_manipulator")
+    finally:
+        node.close()
+    launch.popen.send_signal(signal.SIGINT)
+    assert launch.popen.wait(timeout=30.0) == 0, launch.output()
+
+
 STATE_PUBLISHER_EXECUTABLES = {"robot_state_publisher": "robot_state_publisher/robot_state_publisher",
                                "description_publisher": "kinematics_py/kinematics_description_publisher"}
