@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import setuptools
 import yaml
-from real_ros import requires_real_ros
+from real_ros import TF2_ROS, requires_real_ros
 
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
@@ -281,6 +281,8 @@ def test_running_it_on_your_robot_works_for_a_urdf_with_colons_in_comments(pytho
         assert_solves_ik(node, "arm")
     finally:
         node.close()
+    backend = "tf2_ros" if TF2_ROS else "the node's own /tf listener (tf2_ros not importable)"
+    assert f"TF lookups through {backend};" in processes[-1].output(), "the node says which TF backend it uses"
 
 
 def test_passing_the_urdf_with_dash_p_fails_as_the_docs_say(python_processes):
