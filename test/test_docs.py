@@ -92,11 +92,13 @@ COMMANDS = {
     "ros2 param describe": "not run here: needs ros2cli (test_node_parameters reads the same descriptions)",
     "colcon build --packages-select kinematics_py":
         "test/packaging/test_colcon_build.py::test_colcon_sees_only_kinematics_py_and_installs_it",
+    "python3 -m kinematics_py.warm_up": "test/ros/test_node_launch.py::test_ros2_launch_from_a_colcon_workspace",
     "rosdep install": "not run here: no rosdep database or /opt/ros on this machine",
     "source ": "not run here: a ROS 2 install's or workspace's set-up script",
     "cd ": "not a command of the project",
 }
-SHELL_START = re.compile(r"(make |\.venv/bin/|ros2 \S+ \S|scripts/|colcon |source |cd |rosdep |kinematics_\w+ )")
+SHELL_START = re.compile(r"(python3 -m |make |\.venv/bin/|ros2 \S+ \S|scripts/|colcon |source |cd |rosdep "
+                         r"|kinematics_\w+ )")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
