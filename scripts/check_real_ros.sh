@@ -45,7 +45,8 @@ done
 key=$( { cat "$ROOT/scripts/check_real_ros.sh" "$ROOT/requirements/real-ros.txt"
          for repo in launch launch_ros ros2cli geometry2 rcl_interfaces; do
            git -C "$SOURCES/$repo" rev-parse HEAD 2>/dev/null ||
-             find "$SOURCES/$repo" -type f -printf '%P %s %T@\n' | sort | sha256sum
+             find "$SOURCES/$repo" \( -name build -o -name '*.egg-info' \) -prune -o -type f -printf '%P %s %T@\n' |
+               sort | sha256sum  # pip builds in the tree: its build/ and *.egg-info are no inputs
          done; } | sha256sum | cut -d' ' -f1)
 stamp=$V/.kinematics_py-stamps/real-ros
 if [[ -f $stamp && $(cat "$stamp") == "$key" ]]; then
