@@ -5,7 +5,7 @@ PYTHON := $(VENV)/bin/python
 # Set by any other venv's ROS wheels; it would stop ours from setting LD_LIBRARY_PATH.
 unexport _ROS_WHEELS_BOOTSTRAP_COMPLETE
 
-.PHONY: help run test lint bench bench-fk bench-ik venv-runtime venv-test venv-bench clean
+.PHONY: help run test lint bench bench-fk bench-ik venv-runtime venv-test venv-bench check-real-ros clean
 
 help:
 	@echo "make run    set up the runtime venv, start kinematics_node on the bundled UR5 and call it;"
@@ -14,7 +14,9 @@ help:
 	@echo "            (make test ARGS='-m \"not ros\"': the ROS-free core suite only)"
 	@echo "make lint   set up the test venv, then run ruff alone"
 	@echo "make bench  set up the bench venv, then run the benchmarks (bench-fk, bench-ik)"
-	@echo "make clean  remove .venv/, build/ and caches"
+	@echo "make check-real-ros SOURCES=dir   the suite and ros2 launch with upstream launch, launch_ros,"
+	@echo "            ros2cli and tf2_ros built from dir/<repo> (scripts/check_real_ros.sh)"
+	@echo "make clean  remove .venv/, .venv-real-ros/, build/ and caches"
 
 venv-runtime:
 	scripts/setup_venv.sh runtime
@@ -42,6 +44,9 @@ bench-fk: venv-bench
 bench-ik: venv-bench
 	$(PYTHON) bench/ik_peers.py
 
+check-real-ros:
+	scripts/check_real_ros.sh $(SOURCES) $(ARGS)
+
 clean:
-	rm -rf .venv build .pytest_cache .ruff_cache
+	rm -rf .venv .venv-real-ros build .pytest_cache .ruff_cache
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

@@ -6,9 +6,10 @@
 #   bench    + requirements/bench.txt (when that file exists)
 #   reach    + requirements/reach.txt (kinematics_py.reachability's extras: Ray, matplotlib); test adds it
 #
-# Also installs the project itself (editable) and, when the venv python cannot import them, builds
-# the bundled interface packages (interfaces/*: moveit_msgs subset, object_recognition_msgs,
-# tf2_msgs) into the venv prefix. Every step is skipped while its stamp (a hash of its inputs)
+# Also installs the project itself (editable, registered like colcon does: scripts/register_package.py),
+# builds the bundled interface packages (interfaces/*: moveit_msgs subset, object_recognition_msgs,
+# tf2_msgs) into the venv prefix when the venv python cannot import them, and compiles the numba kernels
+# ahead (python -m kinematics_py.warm_up). Every step is skipped while its stamp (a hash of its inputs)
 # is unchanged, so a second run takes a few seconds.
 #
 # Environment: KINEMATICS_PY_VENV (default <repo>/.venv), PYTHON (default python3.11, else python3),
@@ -133,7 +134,7 @@ pip_install_requirements "${req_files[@]}"
 
 # --- interface packages ---------------------------------------------------------------------------
 interfaces_importable() {
-  "$PY" -c 'import moveit_msgs.srv, object_recognition_msgs.msg, tf2_msgs.msg' >/dev/null 2>&1
+  "$PY" -c 'import moveit_msgs.srv, object_recognition_msgs.msg, tf2_msgs.msg, tf2_msgs.srv, tf2_msgs.action' >/dev/null 2>&1
 }
 
 build_interface_package() {
@@ -171,13 +172,23 @@ fi
 
 # --- the project itself -----------------------------------------------------------------------------
 project_key=$(cd "$ROOT" && {
-  cat setup.py setup.cfg package.xml
+  cat setup.py setup.cfg package.xml scripts/register_package.py
   find . -path ./.venv -prune -o -path ./build -prune -o -name __init__.py -print | sort
+  ls launch config resource
 } | sha256sum | cut -d' ' -f1)
 if ! stamp_ok project "$project_key"; then
-  say "installing kinematics_py (editable)"
+  say "installing kinematics_py (editable; registered like colcon: ament index, share/, lib/kinematics_py/)"
   quietly "$BUILD/pip-project.log" "$PY" -m pip install -q --no-deps -e "$ROOT"
+  quietly "$BUILD/register-package.log" "$PY" "$ROOT/scripts/register_package.py" "$VENV"
   stamp_write project "$project_key"
+fi
+
+# --- numba's cache filled ahead: the node's first start takes seconds, not the compile's tens of them ---
+warm_key=$(cd "$ROOT" && find kinematics_py -name '*.py' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+if ! stamp_ok warm-up "$warm_key"; then
+  say "compiling the numba kernels ahead (python -m kinematics_py.warm_up; once, about a minute)"
+  quietly "$BUILD/warm-up.log" "$PY" -m kinematics_py.warm_up
+  stamp_write warm-up "$warm_key"
 fi
 
 say "ready: $VENV ($(IFS=,; echo "${sets[*]}"))"

@@ -35,6 +35,12 @@ from ..geometry.transforms import quaternion_from_rotation
 from ..model.robot_model import RobotModel
 
 
+# ---------------------------------------------------------------------------------------------- frames
+def normalized_frame_id(frame_id: str) -> str:
+    """A frame id as tf2 stores it: one leading slash removed ("/table" -> "table", a ROS 1 habit)."""
+    return frame_id[1:] if frame_id.startswith("/") else frame_id
+
+
 # ---------------------------------------------------------------------------------------------- poses
 def transform_from_pose_msg(pose: PoseMsg, what: str = "pose") -> np.ndarray:
     """``T`` of a geometry_msgs/Pose; RequestError(INVALID_GOAL_CONSTRAINTS) if not finite or no rotation."""

@@ -1,12 +1,14 @@
-"""A robot_state_publisher stand-in for machines without it (``make run`` here).
+"""A robot_state_publisher stand-in for machines without it (``make run``, the launch file's fallback).
 
 Publishes the URDF on ``robot_description`` and, if given, the SRDF on ``robot_description_semantic``
 (std_msgs/String, transient local, as robot_state_publisher and move_group do), the fixed joints on
 ``/tf_static`` and, for every ``joint_states`` message, the movable joints on ``/tf``.
-``--semantic-only`` publishes just the SRDF, beside a real robot_state_publisher.
+``--semantic-only`` publishes just the SRDF, beside a real robot_state_publisher. Without ``--urdf`` or
+``--robot`` it takes the URDF from its ``robot_description`` parameter, as robot_state_publisher does.
 
-    python -m kinematics_py.ros.description_publisher --urdf robot.urdf [--srdf robot.srdf]
-    python -m kinematics_py.ros.description_publisher --robot ur5      # a bundled robot, URDF and SRDF
+    kinematics_description_publisher --urdf robot.urdf [--srdf robot.srdf]    # also .xacro
+    kinematics_description_publisher --robot ur5      # a bundled robot, URDF and SRDF
+    kinematics_description_publisher --ros-args --params-file robot_description.params.yaml
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from ..errors import KinematicsError
 from ..model.robot_model import RobotModel, joint_motion
 from ..model.urdf import urdf_string_from_xacro_file
 from ..robots import BUNDLED_ROBOTS, bundled_robot_path
@@ -33,8 +36,12 @@ LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durabi
 
 
 class DescriptionPublisher(Node):
-    def __init__(self, urdf: str, srdf: str = "", semantic_only: bool = False):
+    def __init__(self, urdf: str = "", srdf: str = "", semantic_only: bool = False):
+        """``urdf`` "": the ``robot_description`` parameter's (ValueError when that is empty too)."""
         super().__init__("description_publisher")
+        urdf = urdf or self.declare_parameter("robot_description", "").value
+        if not urdf:
+            raise ValueError("no URDF: give --urdf, --robot or the robot_description parameter")
         self._model = RobotModel.from_urdf_string(urdf)
         if srdf:
             self.create_publisher(String, "robot_description_semantic", LATCHED_QOS).publish(String(data=srdf))
@@ -76,19 +83,25 @@ def read_description(path: str | Path) -> str:
 def main(args: list[str] | None = None) -> int:
     argv = list(sys.argv if args is None else args)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--urdf", help="URDF or .xacro file")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--urdf", help="URDF or .xacro file (default: the robot_description parameter)")
     source.add_argument("--robot", choices=BUNDLED_ROBOTS, help="a bundled robot (URDF and SRDF)")
     parser.add_argument("--srdf", help="SRDF file")
     parser.add_argument("--semantic-only", action="store_true",
                         help="publish only robot_description_semantic (robot_state_publisher does the rest)")
     options = parser.parse_args(remove_ros_args(argv)[1:])
-    urdf = read_description(options.urdf or bundled_robot_path(options.robot))
+    urdf_path = options.urdf or (bundled_robot_path(options.robot) if options.robot else None)
+    urdf = read_description(urdf_path) if urdf_path else ""
     srdf_path = options.srdf or (bundled_robot_path(options.robot, "srdf") if options.robot else None)
     srdf = Path(srdf_path).read_text(encoding="utf-8") if srdf_path else ""
 
     rclpy.init(args=argv)
-    node = DescriptionPublisher(urdf, srdf, options.semantic_only)
+    try:
+        node = DescriptionPublisher(urdf, srdf, options.semantic_only)
+    except (ValueError, KinematicsError) as error:
+        print(f"kinematics_description_publisher: {error}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 1
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -6,7 +6,7 @@ from moveit_msgs.srv import GetPositionFK
 
 from ..errors import ErrorCode, RequestError
 from ..geometry.transforms import invert_transform
-from .conversions import pose_msg_from_transform
+from .conversions import normalized_frame_id, pose_msg_from_transform
 from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
 
@@ -24,7 +24,7 @@ def _forward_kinematics(request: GetPositionFK.Request, response: GetPositionFK.
     poses = LinkPoses(setup.model, context.joint_values(request.robot_state))
     frame = request.header.frame_id
     T_frame_model = invert_transform(context.frames.T_model_frame(frame, poses))
-    header_frame = frame or setup.model_frame
+    header_frame = normalized_frame_id(frame) or setup.model_frame
     stamp = context.stamp()
     known = [link for link in request.fk_link_names if link in setup.model.link_names]
     for link in known:

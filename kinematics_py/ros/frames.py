@@ -3,17 +3,12 @@ which places any frame in a robot set-up's model frame.
 
 ``create_transform_source`` uses tf2_ros (Buffer + TransformListener) where it is importable. Where it
 is not (ROS 2 from PyPI wheels has no tf2_ros), ``TfMessageListener`` subscribes to ``/tf`` and
-``/tf_static`` (tf2_msgs/TFMessage) itself and answers the same lookups from the latest transform of
-every frame.
-
-Notes:
-    The fallback keeps one transform per child frame, the latest received, and does no interpolation
-    in time: a lookup gives the newest known chain of transforms, as tf2's "time 0" lookup does when
-    every frame is updated together.
+``/tf_static`` (tf2_msgs/TFMessage) itself into a ``tf_buffer.TransformBuffer``, which answers as tf2 does:
+both look up at the latest common time of the chain, with the same 10 s cache and the same errors (a
+transform too old for the rest of its chain is "extrapolation into the past" on both).
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
@@ -23,20 +18,14 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
 from ..collision.scene import PlanningScene, SceneError
-from ..errors import ErrorCode, KinematicsError, RequestError
-from ..geometry.transforms import invert_transform
+from ..errors import ErrorCode, RequestError
 from ..robot_setup import RobotSetup
-from .conversions import transform_from_transform_msg
+from .conversions import normalized_frame_id, transform_from_transform_msg
+from .tf_buffer import FrameLookupError, TransformBuffer
 
-#: Longest chain of parents followed before a frame tree is declared cyclic.
-MAX_FRAME_DEPTH = 1000
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 TF_STATIC_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-class FrameLookupError(KinematicsError):
-    """A transform between two frames is not known."""
 
 
 class TransformSource(Protocol):
@@ -48,8 +37,10 @@ class TransformSource(Protocol):
 
 
 class ModelFrames:
-    """Frames of one robot set-up, placed in its model frame: the model frame and its aliases (identity), robot
-    links (placed by a robot state's link poses), anything else through TF."""
+    """Frames of one robot set-up, placed in its model frame: the model frame and its aliases (identity: "" and
+    the parent frame of a fixed SRDF virtual joint), robot links (placed by a robot state's link poses), anything
+    else through TF, also the parent frame of a planar or floating virtual joint (its value is the TF transform
+    parent frame -> root link, as MoveIt's current state monitor reads it)."""
 
     def __init__(self, setup: RobotSetup, transforms: TransformSource):
         self._setup, self._transforms = setup, transforms
@@ -60,7 +51,7 @@ class ModelFrames:
     def T_model_frame(self, frame: str, link_poses: Mapping[str, np.ndarray]) -> np.ndarray:
         """``T_model_frame``; RequestError(FRAME_TRANSFORM_FAILURE) for a frame TF does not know either."""
         setup = self._setup
-        frame = _frame(frame)
+        frame = normalized_frame_id(frame)
         if self.is_model_frame(frame):
             return np.eye(4)
         if frame in setup.model.link_names:
@@ -69,8 +60,17 @@ class ModelFrames:
             return self._transforms.lookup(setup.model_frame, frame)
         except FrameLookupError as error:
             raise RequestError(ErrorCode.FRAME_TRANSFORM_FAILURE,
-                               f"cannot transform frame {frame!r} into the model frame {setup.model_frame!r}: "
-                               f"{error}") from None
+                               f"cannot transform frame {frame!r} into the model frame {setup.model_frame!r}"
+                               f"{self._virtual_joint_note(frame)}: {error}") from None
+
+    def _virtual_joint_note(self, frame: str) -> str:
+        """Why TF is asked for ``frame`` when it is the parent frame of a planar or floating SRDF virtual joint."""
+        semantic = self._setup.semantic
+        joint = next((joint for joint in (semantic.virtual_joints if semantic else ()) if joint.parent_frame == frame
+                      and joint.child_link == self._setup.model_frame), None)
+        return "" if joint is None else (
+            f" ({frame!r} is the parent frame of the SRDF's {joint.type} virtual joint {joint.name!r}: its value is "
+            f"read from TF, {frame!r} -> {joint.child_link!r}, as MoveIt's current state monitor does)")
 
     def scene_resolver(self, scene: PlanningScene) -> Callable[[str], tuple[str, np.ndarray | None]]:
         """Resolves an object's frame_id into (a frame ``scene`` knows, ``T_model_frame`` or None): the model frame
@@ -79,7 +79,7 @@ class ModelFrames:
         setup = self._setup
 
         def resolve(frame_id: str) -> tuple[str, np.ndarray | None]:
-            frame = _frame(frame_id)
+            frame = normalized_frame_id(frame_id)
             if not frame:
                 return "", None
             if self.is_model_frame(frame):
@@ -130,69 +130,33 @@ class Tf2RosTransforms:
 
 
 class TfMessageListener:
-    """The latest transform of every frame from ``/tf`` and ``/tf_static`` (tf2_msgs/TFMessage)."""
+    """``/tf`` and ``/tf_static`` (tf2_msgs/TFMessage) into a TransformBuffer, looked up as tf2_ros does."""
 
-    backend = "tf2_msgs listener (tf2_ros not importable)"
+    backend = "the node's own /tf listener (tf2_ros not importable)"
 
     def __init__(self, node: Node, callback_group=None):
-        self._lock = threading.Lock()
-        #: child frame -> (parent frame, T_parent_child)
-        self._parents: dict[str, tuple[str, np.ndarray]] = {}
+        self._buffer = TransformBuffer()
         self._subscriptions = [
             node.create_subscription(TFMessage, "/tf", self.add_message, TF_QOS, callback_group=callback_group),
-            node.create_subscription(TFMessage, "/tf_static", self.add_message, TF_STATIC_QOS,
-                                     callback_group=callback_group),
+            node.create_subscription(TFMessage, "/tf_static", lambda message: self.add_message(message, static=True),
+                                     TF_STATIC_QOS, callback_group=callback_group),
         ]
 
-    def add_message(self, message: TFMessage) -> None:
-        edges = {}
+    def add_message(self, message: TFMessage, static: bool = False) -> None:
         for stamped in message.transforms:
-            child, parent = _frame(stamped.child_frame_id), _frame(stamped.header.frame_id)
-            if child and parent and child != parent:
-                try:
-                    edges[child] = (parent, transform_from_transform_msg(stamped.transform))
-                except ValueError:
-                    continue  # a transform with a zero or non-finite rotation is unusable
-        with self._lock:
-            self._parents.update(edges)
+            child, parent = normalized_frame_id(stamped.child_frame_id), normalized_frame_id(stamped.header.frame_id)
+            if not child or not parent or child == parent:
+                continue  # tf2 refuses these
+            try:
+                T_parent_child = transform_from_transform_msg(stamped.transform)
+            except ValueError:
+                continue  # a transform with a zero or non-finite rotation is unusable
+            stamp = stamped.header.stamp
+            self._buffer.set_transform(parent, child, stamp.sec * 1_000_000_000 + stamp.nanosec, T_parent_child,
+                                       static)
 
     def frames(self) -> set[str]:
-        with self._lock:
-            return set(self._parents) | {parent for parent, _ in self._parents.values()}
+        return self._buffer.frames()
 
     def lookup(self, target_frame: str, source_frame: str) -> np.ndarray:
-        target_frame, source_frame = _frame(target_frame), _frame(source_frame)
-        if target_frame == source_frame:
-            return np.eye(4)
-        with self._lock:
-            source_path = self._path_to_root(source_frame)
-            target_path = self._path_to_root(target_frame)
-        common = next((frame for frame in source_path if frame in target_path), None)
-        if common is None:
-            known = sorted(self.frames())
-            missing = [f for f in (source_frame, target_frame) if f not in known]
-            reason = (f"frame(s) {missing} unknown to TF" if missing
-                      else f"{source_frame!r} and {target_frame!r} are not connected in the TF tree")
-            raise FrameLookupError(f"cannot transform from {source_frame!r} to {target_frame!r}: {reason}; "
-                                   f"known frames are {known[:40]}")
-        T_common_source = source_path[common]
-        T_common_target = target_path[common]
-        return invert_transform(T_common_target) @ T_common_source
-
-    def _path_to_root(self, frame: str) -> dict[str, np.ndarray]:
-        """{ancestor: T_ancestor_frame} for ``frame`` and every ancestor, nearest first."""
-        path = {frame: np.eye(4)}
-        T = np.eye(4)
-        while frame in self._parents and len(path) < MAX_FRAME_DEPTH:
-            parent, T_parent_frame = self._parents[frame]
-            if parent in path:
-                break  # a cycle: stop at the first repeated frame
-            T = T_parent_frame @ T
-            path[parent] = T
-            frame = parent
-        return path
-
-
-def _frame(name: str) -> str:
-    """tf2 frame ids carry no leading slash."""
-    return name.lstrip("/")
+        return self._buffer.lookup_latest(normalized_frame_id(target_frame), normalized_frame_id(source_frame))

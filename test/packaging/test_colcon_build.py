@@ -11,7 +11,7 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 COLCON = Path(sys.executable).parent / "colcon"
-NOT_SOURCES = shutil.ignore_patterns(".venv", "build", "install", "log", ".git", "__pycache__", "*.egg-info",
+NOT_SOURCES = shutil.ignore_patterns(".venv*", "build", "install", "log", ".git", "__pycache__", "*.egg-info",
                                      ".pytest_cache", "results")
 
 

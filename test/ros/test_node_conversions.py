@@ -224,9 +224,10 @@ def test_tf_listener_composes_transforms_through_the_common_ancestor():
 def test_tf_listener_says_which_frames_are_unknown_or_unconnected():
     listener = TfMessageListener(_NodeStandIn())
     listener.add_message(_message(("world", "a", np.eye(4)), ("moon", "rock", np.eye(4))))
-    with pytest.raises(FrameLookupError, match="'nowhere'"):
+    with pytest.raises(FrameLookupError,
+                       match='"nowhere" passed to lookupTransform argument source_frame does not exist'):
         listener.lookup("world", "nowhere")
-    with pytest.raises(FrameLookupError, match="not connected"):
+    with pytest.raises(FrameLookupError, match="Could not find a connection between 'a' and 'rock'"):
         listener.lookup("a", "rock")
 
 

@@ -1,20 +1,27 @@
-"""The launch file, config, packaging, README and `make run` of the node.
+"""The launch file, config, packaging, the documented commands and `make run` of the node.
 
-launch/launch_ros do not exist on this machine: the launch file is loaded against small stand-ins that
-record what it builds, and what it builds is checked (files exist and parse, parameters are valid).
+The launch file is loaded against small stand-ins of launch/launch_ros that record what it builds, and what
+it builds is checked (files exist and parse, parameters are valid, the state publisher chosen); where the
+real launch, launch_ros and ros2cli are importable (scripts/check_real_ros.sh), `ros2 launch` itself runs.
 """
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import re
 import runpy
+import shlex
+import signal
 import sys
+import time
 import types
 from pathlib import Path
 
 import pytest
 import setuptools
 import yaml
+from real_ros import TF2_ROS, requires_real_ros
 
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
@@ -47,17 +54,29 @@ class _ParameterValue(_Recorded):
         return self.args[0]
 
 
-def _stand_ins(share: Path) -> dict[str, types.ModuleType]:
+class _PackageNotFoundError(KeyError):
+    pass
+
+
+def _stand_ins(share: Path, prefixes: dict[str, Path]) -> dict[str, types.ModuleType]:
+    def get_package_prefix(package: str) -> str:
+        if package not in prefixes:
+            raise _PackageNotFoundError(package)
+        return str(prefixes[package])
+
     modules = {}
     for name, members in {
         "launch": {"LaunchDescription": _Recorded},
-        "launch.actions": {"DeclareLaunchArgument": _Recorded, "OpaqueFunction": _Recorded},
+        "launch.actions": {"DeclareLaunchArgument": _Recorded, "OpaqueFunction": _Recorded, "LogInfo": _Recorded,
+                           "Shutdown": _Recorded},
         "launch.substitutions": {"LaunchConfiguration": _LaunchConfiguration},
         "launch_ros": {},
         "launch_ros.actions": {"Node": _Recorded},
         "launch_ros.parameter_descriptions": {"ParameterValue": _ParameterValue},
         "ament_index_python": {},
-        "ament_index_python.packages": {"get_package_share_directory": lambda package: str(share)},
+        "ament_index_python.packages": {"get_package_share_directory": lambda package: str(share),
+                                        "get_package_prefix": get_package_prefix,
+                                        "PackageNotFoundError": _PackageNotFoundError},
     }.items():
         module = types.ModuleType(name)
         module.__dict__.update(members)
@@ -65,19 +84,44 @@ def _stand_ins(share: Path) -> dict[str, types.ModuleType]:
     return modules
 
 
-@pytest.fixture
-def launched(monkeypatch):
-    """(declared arguments, nodes) the launch file builds with default arguments; share = the source tree."""
-    for name, module in _stand_ins(REPO).items():
+def _prefix_with(root: Path, *executables: tuple[str, str]) -> dict[str, Path]:
+    """package -> an install prefix under ``root`` holding lib/<package>/<executable> for each given."""
+    prefixes = {}
+    for package, executable in executables:
+        path = root / package / "lib" / package / executable
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+        prefixes[package] = root / package
+    return prefixes
+
+
+KINEMATICS_NODE = ("kinematics_py", "kinematics_node")
+DESCRIPTION_PUBLISHER = ("kinematics_py", "kinematics_description_publisher")
+ROBOT_STATE_PUBLISHER = ("robot_state_publisher", "robot_state_publisher")
+
+
+def launch_entities(monkeypatch, prefixes: dict[str, Path], **arguments: str):
+    """(declared arguments, what the OpaqueFunction returns) with ``arguments`` over the defaults; share = the
+    source tree, packages installed in ``prefixes``."""
+    for name, module in _stand_ins(REPO, prefixes).items():
         monkeypatch.setitem(sys.modules, name, module)
     spec = importlib.util.spec_from_file_location("kinematics_launch", LAUNCH_FILE)
     launch_module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(launch_module)
     (entities,) = launch_module.generate_launch_description().args
-    arguments = {e.args[0]: e.kwargs["default_value"] for e in entities if "default_value" in e.kwargs}
+    defaults = {e.args[0]: e.kwargs["default_value"] for e in entities if "default_value" in e.kwargs}
     (opaque,) = [e for e in entities if "function" in e.kwargs]
-    nodes = {node.kwargs["executable"]: node for node in opaque.kwargs["function"](arguments)}
-    return arguments, nodes
+    return defaults, opaque.kwargs["function"]({**defaults, **arguments})
+
+
+@pytest.fixture
+def launched(monkeypatch, tmp_path):
+    """(declared arguments, nodes) the launch file builds with default arguments, robot_state_publisher
+    installed."""
+    prefixes = _prefix_with(tmp_path, KINEMATICS_NODE, DESCRIPTION_PUBLISHER, ROBOT_STATE_PUBLISHER)
+    arguments, entities = launch_entities(monkeypatch, prefixes)
+    return arguments, {node.kwargs["executable"]: node for node in entities if "executable" in node.kwargs}
 
 
 def test_launch_file_arguments_name_existing_files(launched):
@@ -89,6 +133,7 @@ def test_launch_file_arguments_name_existing_files(launched):
     validate_node_parameter("collision_checking_unavailable_policy",
                             arguments["collision_checking_unavailable_policy"])
     assert arguments["solve_ik_service_name"] == NODE_SPECS_BY_NAME["solve_ik_service_name"].default
+    assert arguments["state_publisher"] == "auto"
 
 
 def test_launch_file_starts_robot_state_publisher_and_the_node_with_valid_parameters(launched):
@@ -105,6 +150,35 @@ def test_launch_file_starts_robot_state_publisher_and_the_node_with_valid_parame
     for group, settings in kinematics.items():
         semantic.group(group)
         SolverParameters.from_dict({k: v for k, v in settings.items() if k not in IGNORED_KINEMATICS_KEYS})
+    for started in nodes.values():
+        assert "on_exit" in started.kwargs, "either process ending ends the launch: no orphan"
+
+
+@pytest.mark.parametrize("installed, argument, expected", [
+    ((ROBOT_STATE_PUBLISHER,), "auto", ROBOT_STATE_PUBLISHER),
+    ((), "auto", DESCRIPTION_PUBLISHER),
+    ((ROBOT_STATE_PUBLISHER,), "description_publisher", DESCRIPTION_PUBLISHER),
+    ((ROBOT_STATE_PUBLISHER,), "robot_state_publisher", ROBOT_STATE_PUBLISHER),
+], ids=["rsp installed", "rsp absent", "forced description_publisher", "forced robot_state_publisher"])
+def test_launch_file_picks_the_state_publisher_and_says_which(monkeypatch, tmp_path, installed, argument, expected):
+    prefixes = _prefix_with(tmp_path, KINEMATICS_NODE, DESCRIPTION_PUBLISHER, *installed)
+    _, entities = launch_entities(monkeypatch, prefixes, state_publisher=argument)
+    log, publisher, node = entities
+    assert (publisher.kwargs["package"], publisher.kwargs["executable"]) == expected
+    assert "/".join(expected) in log.kwargs["msg"], log.kwargs["msg"]
+    urdf = publisher.kwargs["parameters"][0]["robot_description"].value
+    assert urdf == bundled_robot_path("ur5").read_text(), "robot_description as a parameter, as robot_state_publisher"
+    assert node.kwargs["executable"] == "kinematics_node"
+
+
+@pytest.mark.parametrize("installed, argument", [
+    ((DESCRIPTION_PUBLISHER,), "robot_state_publisher"),
+    ((DESCRIPTION_PUBLISHER, ROBOT_STATE_PUBLISHER), "auto"),
+], ids=["robot_state_publisher forced but absent", "kinematics_node absent"])
+def test_launch_file_starts_nothing_when_an_executable_is_missing(monkeypatch, tmp_path, installed, argument):
+    prefixes = _prefix_with(tmp_path, *installed)
+    with pytest.raises(RuntimeError, match="not installed: .*nothing was started"):
+        launch_entities(monkeypatch, prefixes, state_publisher=argument)
 
 
 def test_default_config_is_for_the_bundled_ur5():
@@ -154,3 +228,171 @@ def test_make_run_demo_once(python_processes, tmp_path):
     assert "avoid_collisions=true: SUCCESS" in output and "check_state_validity of the answer: valid" in output, output
     assert "inside the obstacle, avoid_collisions=true: GOAL_IN_COLLISION" in output, output
     assert "NOT as expected" not in output, output
+
+
+# ------------------------------------------------------------------------------------------ commands of the docs
+def documented_commands(document: Path, heading: str) -> list[list[str]]:
+    """The command lines of the first indented code block after ``heading``, as argument lists (comments and a
+    trailing ``&`` dropped, `.venv/bin/` made this venv's bin/)."""
+    section = document.read_text().split(f"\n{heading}\n", 1)[1]
+    block = re.search(r"\n\n((?:    .*\n)+)", "\n" + section).group(1)
+    commands = []
+    for line in block.replace("\\\n", " ").splitlines():
+        words = shlex.split(line.split("  #")[0].strip().rstrip("&"))
+        if words:
+            words[0] = str(Path(sys.prefix) / "bin" / Path(words[0]).name) if words[0].startswith(".venv/bin/") \
+                else words[0]
+            commands.append(words)
+    return commands
+
+
+def serving_client(process, tip: str):
+    from test_node_harness import NodeUnderTest
+
+    node = NodeUnderTest(process, "")
+    node.wait_serving(tip)
+    return node
+
+
+def assert_solves_ik(node, group: str, robot: str = "ur5", tip: str = "tool0") -> None:
+    from moveit_msgs.msg import MoveItErrorCodes
+    from test_node_harness import ik_request
+
+    model = RobotModel.from_urdf_file(bundled_robot_path(robot))
+    state = {name: 0.3 for name in model.single_dof_joint_names}
+    response = node.ik(ik_request(group, model.link_poses(state)[tip], timeout=1.0))
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+
+
+def test_running_it_on_your_robot_works_for_a_urdf_with_colons_in_comments(python_processes, tmp_path,
+                                                                             monkeypatch):
+    """docs/node.md's first commands, on the bundled UR5's URDF (its comments hold ": ", which breaks
+    `-p robot_description:="$(cat robot.urdf)"`)."""
+    urdf = bundled_robot_path("ur5").read_text()
+    assert re.search(r"<!--[^>]*: ", urdf), "the test needs a URDF comment holding ': '"
+    (tmp_path / "robot.urdf").write_text(urdf)
+    monkeypatch.chdir(tmp_path)
+    commands = documented_commands(NODE_DOC, "## Running it on your robot")
+    assert [Path(command[0]).name for command in commands] == ["kinematics_description_publisher", "kinematics_node"]
+    processes = [python_processes.start(command[0], *command[1:], name=Path(command[0]).name)
+                 for command in commands]
+    node = serving_client(processes[-1], "tool0")
+    try:
+        assert_solves_ik(node, "arm")
+    finally:
+        node.close()
+    backend = "tf2_ros" if TF2_ROS else "the node's own /tf listener (tf2_ros not importable)"
+    assert f"TF lookups through {backend};" in processes[-1].output(), "the node says which TF backend it uses"
+
+
+def test_passing_the_urdf_with_dash_p_fails_as_the_docs_say(python_processes):
+    node = python_processes.run(Path(sys.prefix) / "bin" / "kinematics_node", "--ros-args", "-p",
+                                f"robot_description:={bundled_robot_path('ur5').read_text()}", name="dash_p",
+                                timeout=120.0)
+    assert node.popen.returncode != 0
+    assert "Couldn't parse parameter override rule" in node.output(), node.output()
+
+
+# ------------------------------------------------------------------------------------------ real ros2 launch
+def _session_processes(session: int) -> list[str]:
+    """Command lines of the live processes of session ``session``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == session and fields[0] != "Z":
+                found.append((stat.parent / "cmdline").read_text().replace("\0", " "))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _stand_in_robot_state_publisher(prefix: Path) -> Path:
+    """An install prefix holding a package robot_state_publisher whose executable is the description publisher
+    (the real one is C++, not buildable from the PyPI wheels): it takes robot_description as a parameter too."""
+    executable = prefix / "lib" / "robot_state_publisher" / "robot_state_publisher"
+    executable.parent.mkdir(parents=True)
+    executable.write_text(f"#!/bin/sh\nexec {Path(sys.prefix) / 'bin' / 'kinematics_description_publisher'} \"$@\"\n")
+    executable.chmod(0o755)
+    marker = prefix / "share" / "ament_index" / "resource_index" / "packages" / "robot_state_publisher"
+    marker.parent.mkdir(parents=True)
+    marker.touch()
+    return prefix
+
+
+@requires_real_ros
+@pytest.mark.parametrize("state_publisher", ["robot_state_publisher", "description_publisher"])
+def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, state_publisher):
+    """`ros2 launch kinematics_py kinematics.launch.py` from the venv: the package is found, the state publisher
+    is the one installed (robot_state_publisher, here a stand-in, else the description publisher), the node
+    serves, and SIGINT ends every process the launch started."""
+    prefixes = [str(Path(sys.prefix))]
+    if state_publisher == "robot_state_publisher":
+        prefixes.insert(0, str(_stand_in_robot_state_publisher(tmp_path / "rsp")))
+    environment = {"AMENT_PREFIX_PATH": os.pathsep.join(prefixes)}
+    ros2 = Path(sys.prefix) / "bin" / "ros2"
+    executables = python_processes.run(ros2, "pkg", "executables", "kinematics_py", name="ros2_pkg_executables",
+                                       timeout=60.0, env=environment)
+    assert {"kinematics_py kinematics_node", "kinematics_py kinematics_description_publisher"} <= \
+        set(executables.stdout().splitlines()), executables.output()
+    tables = python_processes.run(ros2, "run", "kinematics_py", "kinematics_node", "--parameters-markdown",
+                                  name="ros2_run", timeout=120.0, env=environment)
+    assert tables.stdout().strip() == parameters_markdown(), tables.output()
+    launch = python_processes.start(ros2, "launch", "kinematics_py", "kinematics.launch.py", name="ros2_launch",
+                                    env=environment)
+    node = serving_client(launch, "tool0")
+    try:
+        assert_solves_ik(node, "ur_manipulator")
+    finally:
+        node.close()
+    assert f"robot_description and TF from {STATE_PUBLISHER_EXECUTABLES[state_publisher]}" in launch.stdout() + \
+        launch.stderr_path.read_text(), launch.output()
+    launch.popen.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 30.0
+    while _session_processes(launch.popen.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _session_processes(launch.popen.pid), launch.output()
+    assert launch.popen.wait(timeout=10.0) == 0, launch.output()
+
+
+@requires_real_ros
+def test_ros2_launch_from_a_colcon_workspace(python_processes, tmp_path):
+    """The package built by colcon (ament_python) in a workspace: `ros2 launch` finds it there first, and
+    the node serves."""
+    import shutil
+    import subprocess
+
+    ignore = shutil.ignore_patterns(".venv*", "build", "install", "log", ".git", "__pycache__", "*.egg-info",
+                                    ".pytest_cache", "results")
+    shutil.copytree(REPO, tmp_path / "src" / "kinematics_py", ignore=ignore)
+    build = subprocess.run([str(Path(sys.prefix) / "bin" / "colcon"), "build", "--packages-select", "kinematics_py"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "AMENT_PREFIX_PATH": sys.prefix})
+    assert build.returncode == 0, build.stdout + build.stderr
+    install = tmp_path / "install" / "kinematics_py"
+    (site_packages,) = install.glob("lib/python3*/site-packages")
+    environment = {"AMENT_PREFIX_PATH": os.pathsep.join([str(install), sys.prefix]),
+                   "PYTHONPATH": os.pathsep.join([str(site_packages), os.environ.get("PYTHONPATH", "")])}
+    ros2 = Path(sys.prefix) / "bin" / "ros2"
+    prefix = python_processes.run(ros2, "pkg", "prefix", "kinematics_py", name="ros2_pkg_prefix", timeout=60.0,
+                                  env=environment)
+    assert prefix.stdout().strip() == str(install), prefix.output()
+    # -P: not the current directory (this checkout) first on sys.path, so the installed copy is warmed up.
+    warm_up = python_processes.run("-P", "-m", "kinematics_py.warm_up", name="warm_up", timeout=900.0,
+                                   env=environment)
+    assert warm_up.popen.returncode == 0, warm_up.output()
+    assert list((site_packages / "kinematics_py").rglob("*.nbi")), "warm-up fills the installed copy's numba cache"
+    launch = python_processes.start(ros2, "launch", "kinematics_py", "kinematics.launch.py",
+                                    "state_publisher:=description_publisher", name="ros2_launch_colcon",
+                                    env=environment)
+    node = serving_client(launch, "tool0")
+    try:
+        assert_solves_ik(node, "ur_manipulator")
+    finally:
+        node.close()
+    launch.popen.send_signal(signal.SIGINT)
+    assert launch.popen.wait(timeout=30.0) == 0, launch.output()
+
+
+STATE_PUBLISHER_EXECUTABLES = {"robot_state_publisher": "robot_state_publisher/robot_state_publisher",
+                               "description_publisher": "kinematics_py/kinematics_description_publisher"}

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped, TransformStamped
 from moveit_msgs.msg import MoveItErrorCodes
+from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from robots import TREE_SRDF
 from std_msgs.msg import String
@@ -221,10 +222,75 @@ def test_poses_in_tf_frames(tree):
     moved = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), 0.3), (-0.2, 0.1, 0.5))
     wait_for(fk_in_marker_matches(moved), WAIT_S, "the node to take the moved 'marker'")
 
-    for frame, words in (("nowhere", ["nowhere", "unknown"]), ("rock", ["not connected"])):
+    # tf2's wording, from tf2_ros or the node's own listener alike.
+    for frame, words in (("nowhere", ['"nowhere"', "does not exist"]), ("rock", ["Could not find a connection"])):
         response = tree.fk(fk_request(["left_tcp"], state, frame=frame))
         assert response.error_code.val == MoveItErrorCodes.FRAME_TRANSFORM_FAILURE
         assert all(word in response.error_code.message for word in words), response.error_code.message
+
+
+def test_a_stale_frame_under_a_moving_frame_is_a_frame_transform_failure(tree):
+    """A frame published once, 20 s ago, under a frame that keeps moving: the chain's latest common time is
+    older than the moving frame's 10 s cache, so tf2 (and the node's own listener) extrapolate into the past."""
+    now = tree.node.get_clock().now()
+    tree.tf_static.publish(TFMessage(transforms=[stamped("torso", "camera", T_TORSO_CAMERA)]))
+
+    def at(transform: TransformStamped, seconds_ago: float) -> TransformStamped:
+        transform.header.stamp = (now - Duration(seconds=seconds_ago)).to_msg()
+        return transform
+
+    tree.tf.publish(TFMessage(transforms=[at(stamped("camera", "turntable", np.eye(4)), 20.0),
+                                          at(stamped("turntable", "parcel", T_CAMERA_MARKER), 20.0)]))
+    for seconds_ago in (1.0, 0.0):
+        tree.tf.publish(TFMessage(transforms=[at(stamped("camera", "turntable", np.eye(4)), seconds_ago)]))
+    tree.tf.publish(TFMessage(transforms=[at(stamped("turntable", "fresh_parcel", T_CAMERA_MARKER), 0.5)]))
+    state = random_state(3)
+
+    def answer(frame: str):
+        def check():
+            response = tree.fk(fk_request(["left_tcp"], state, frame=frame))
+            return response if "does not exist" not in response.error_code.message else None
+        return wait_for(check, WAIT_S, f"the node to know frame {frame!r}")
+
+    fresh = answer("fresh_parcel")
+    assert fresh.error_code.val == MoveItErrorCodes.SUCCESS, fresh.error_code.message
+    stale = answer("parcel")
+    assert stale.error_code.val == MoveItErrorCodes.FRAME_TRANSFORM_FAILURE
+    assert "extrapolation into the past" in stale.error_code.message, stale.error_code.message
+
+
+@pytest.mark.parametrize("joint_type", ["planar", "floating"])
+def test_planar_and_floating_virtual_joints_are_read_from_tf(tree, joint_type):
+    """As MoveIt's current state monitor: the value of a planar or floating SRDF virtual joint is the TF
+    transform parent frame -> root link (a fixed one is the identity: test_node_services)."""
+    odom = f"odom_{joint_type}"
+    virtual_joint = f'<virtual_joint name="base_joint" type="{joint_type}" parent_frame="{odom}" child_link="torso"/>'
+    tree.semantic.publish(String(data=TREE_SRDF.replace("</robot>", f"  {virtual_joint}\n</robot>")))
+    state = random_state(11)
+    T_torso_tcp = MODEL.link_poses(state)["left_tcp"]
+
+    def fk_in_odom():
+        response = tree.fk(fk_request(["left_tcp"], state, frame=odom))
+        return response if f"{joint_type} virtual joint 'base_joint'" in response.error_code.message else None
+
+    unknown = wait_for(fk_in_odom, WAIT_S, "the SRDF with the virtual joint", tree.process)
+    assert unknown.error_code.val == MoveItErrorCodes.FRAME_TRANSFORM_FAILURE
+
+    T_odom_torso = make_transform(rotation_about_axis(np.array([0.0, 0.0, 1.0]), 0.4 + len(joint_type)),
+                                  (1.5, -0.5, 0.0))
+    tree.tf.publish(TFMessage(transforms=[stamped(odom, "torso", T_odom_torso)]))
+
+    def fk_succeeds():
+        tree.tf.publish(TFMessage(transforms=[stamped(odom, "torso", T_odom_torso)]))
+        response = tree.fk(fk_request(["left_tcp"], state, frame=f"/{odom}"))
+        return response if response.error_code.val == MoveItErrorCodes.SUCCESS else None
+
+    fk = wait_for(fk_succeeds, WAIT_S, f"the node to read {odom} -> torso from TF")
+    assert fk.pose_stamped[0].header.frame_id == odom, "the leading slash is dropped, as tf2 does"
+    assert poses_close(transform_of_pose_stamped(fk.pose_stamped[0]), T_odom_torso @ T_torso_tcp, 1e-9, 1e-7)
+    left_arm = ("torso_lift_joint", "left_shoulder_joint", "left_upper_arm_joint", "left_elbow_joint")
+    request = ik_request("left_arm", T_odom_torso @ T_torso_tcp, frame=odom, seed=middle(left_arm), timeout=1.0)
+    assert_reaches(tree.ik(request), {"left_tcp": T_torso_tcp})
 
 
 # ------------------------------------------------------------------------------------------ a new robot

@@ -85,6 +85,12 @@ UPSTREAM_TYPE_HASHES = {
         "RIHS01_9891a19a05b70ec20aa8f45db3f8300b9ab80afff32c61c549d25087da9625b0",
     "octomap_msgs/msg/OctomapWithPose":
         "RIHS01_e65f8760aa96a2acef86b6d206175cfc78420082b6159dd3fa6ebf93f5f81979",
+    "tf2_msgs/msg/TF2Error":
+        "RIHS01_db2485e7d6a0ec75bf087e058ee45df682acc3a621ca7780503d10aac141809a",
+    "tf2_msgs/srv/FrameGraph":
+        "RIHS01_0d1fbc6222c018ba5f33822904a2fdd4063705289956d3fdde07cd8c50fe8067",
+    "tf2_msgs/action/LookupTransform":
+        "RIHS01_0b8adf6bc0b5958879e3265b41a457e03558fe523890a81252c70eba97a82c5d",
 }
 
 MOVEIT_ERROR_CODES = {
