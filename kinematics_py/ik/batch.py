@@ -10,11 +10,11 @@ from ..compiled import PARALLEL_KERNEL_LOCK
 from ..errors import ErrorCode, RequestError
 from ..geometry.poses import transforms_from_poses
 from . import kernels
+from .analytic import closed_form_applies, closed_form_check_suffices
 from .results import IKResult, failure, solved
 
 if TYPE_CHECKING:
     from .state import GroupSetup, PluginState
-
 
 
 def search_batch(state: PluginState, ik_poses, ik_seed_states: Sequence[Sequence[float]] | None,
@@ -63,15 +63,27 @@ def _seeds(setup: GroupSetup, ik_seed_states, count: int) -> np.ndarray:
 
 
 def _search(setup: GroupSetup, targets: np.ndarray, seeds: np.ndarray, max_starts: int):
+    """(solutions (N, n), found (N,)): the closed form's branch nearest each seed where it applies, the compiled
+    multi-start search for the rest."""
     problem = setup.problem
-    # Continuous joints are sampled within half a turn of zero (the pool is shared by all poses).
-    bounds = setup.solver.bounds(problem.lower, problem.upper, np.zeros(problem.dof))
     count = len(targets)
     solutions = np.empty((count, problem.dof))
     found = np.zeros(count, dtype=np.bool_)
-    costs = np.empty(count)
+    if closed_form_applies(setup) and closed_form_check_suffices(setup.solver.params):
+        branches, _, counts = setup.closed_form.solve_batch(targets[:, 0], seeds, wanted=1)
+        found = counts > 0
+        solutions[found] = branches[found, 0]
+        if found.all():
+            return solutions, found
+    rest = np.flatnonzero(~found)
+    # Continuous joints are sampled within half a turn of zero (the pool is shared by all poses).
+    bounds = setup.solver.bounds(problem.lower, problem.upper, np.zeros(problem.dof))
+    rest_solutions = np.empty((len(rest), problem.dof))
+    rest_found = np.zeros(len(rest), dtype=np.bool_)
+    costs = np.empty(len(rest))
     with PARALLEL_KERNEL_LOCK:
-        kernels.batch_search(setup.solver.tables, bounds, np.ascontiguousarray(targets),
-                             np.ascontiguousarray(seeds, dtype=float), setup.solver.restarts, max_starts, solutions,
-                             found, costs)
+        kernels.batch_search(setup.solver.tables, bounds, np.ascontiguousarray(targets[rest]),
+                             np.ascontiguousarray(seeds[rest], dtype=float), setup.solver.restarts, max_starts,
+                             rest_solutions, rest_found, costs)
+    solutions[rest], found[rest] = rest_solutions, rest_found
     return solutions, found

@@ -79,8 +79,9 @@ def solve_without_limits(closed_form: ClosedFormSolver, T, seed) -> np.ndarray:
     q = np.empty((MAX_BRANCHES, 6))
     codes = np.empty(MAX_BRANCHES, dtype=np.int64)
     classification = closed_form.classification
-    count = kernels.solve_pose(np.ascontiguousarray(T), np.ascontiguousarray(seed, dtype=float), classification.packed,
-                               classification.config, *closed_form.chain.compiled, -infinite, infinite, q, codes)
+    count, _ = kernels.solve_pose(np.ascontiguousarray(T), np.ascontiguousarray(seed, dtype=float),
+                                  classification.packed, classification.config, *closed_form.chain.compiled,
+                                  -infinite, infinite, MAX_BRANCHES, q, codes)
     return q[:count]
 
 
