@@ -37,10 +37,9 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
         seed[redundant] = values
         fixed = locked.copy()
         fixed[redundant] = True
-        # The time left shared among the values left; each search's first call fitted to it too.
+        # The time left shared among the values left (each search fits its first call to its share too).
         budget = max(deadline - now, 0.0) / (len(combinations) - tried + 1)
         outcome = IkSearch(setup.solver, targets, seed, locked=fixed, collect_all=True,
-                           seconds_per_start=(now - started) / merged.searches if merged.searches else 0.0,
                            **{**search_args, "timeout": budget}).run()
         merged.searches += outcome.searches
         merged.reached += outcome.reached

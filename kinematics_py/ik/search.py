@@ -92,10 +92,11 @@ def solved_message(elapsed: float, compared: int, searches: int) -> str:
     return f"solved in {elapsed * 1e3:.2f} ms ({compared} distinct solution(s) compared, {searches} local search(es))"
 
 
-def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray) -> tuple[np.ndarray | None, int]:
+def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, timeout: float
+                 ) -> tuple[np.ndarray | None, int]:
     """The first round of a plain search (no callbacks, bounds = the joint limits) in one kernel call: the
-    seed, then STARTS_PER_CALL - 1 pool restarts. Returns (verified solution or None, starts used);
-    ``IkSearch(..., resume_after=used)`` carries on from there.
+    seed, then up to STARTS_PER_CALL - 1 pool restarts (as many as fit in ``timeout`` [s]). Returns (verified
+    solution or None, starts used); ``IkSearch(..., resume_after=used)`` carries on from there.
 
     Notes:
         Most queries end here. Keeping this path short matters most when caches are cold (e.g. a
@@ -104,7 +105,7 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray) -> 
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
-    starts = (seed, True, solver.restarts, 0, STARTS_PER_CALL - 1)  # Starts, packed
+    starts = (seed, True, solver.restarts, 0, starts_fitting(timeout, solver.start_seconds[0]) - 1)  # Starts, packed
     used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, starts, q, math.inf)
     return (q if found else None), used
 
@@ -123,8 +124,7 @@ class IkSearch:
                  local_only: bool = False, consistency_limits: np.ndarray | None = None,
                  locked: np.ndarray | None = None, is_valid: ValidityCallback | None = None,
                  cost_function: Callable[[np.ndarray], float] | None = None, return_approximate: bool = False,
-                 collect_all: bool = False, resume_after: int = 0, already_spent: float = 0.0,
-                 seconds_per_start: float = 0.0):
+                 collect_all: bool = False, resume_after: int = 0, already_spent: float = 0.0):
         problem = solver.problem
         self.problem = problem
         self.solver = solver
@@ -141,8 +141,6 @@ class IkSearch:
         #: time [s] it took out of ``timeout``.
         self.resume_after = resume_after
         self.already_spent = already_spent
-        #: An estimate [s] of one local search (0: none yet), so that even the first compiled call fits the time.
-        self.seconds_per_start = seconds_per_start
         lower, upper = problem.lower, problem.upper
         if consistency_limits is not None:
             lower = np.maximum(lower, self.seed - consistency_limits)
@@ -164,11 +162,10 @@ class IkSearch:
         pool, next_restart, pool_block = solver.restarts, max(self.resume_after - 1, 0), 0
         use_seed = self.resume_after == 0
         count = 0 if self.local_only else STARTS_PER_CALL - use_seed
-        if self.seconds_per_start > 0.0 and not self.local_only:
-            count = starts_fitting(deadline - time.perf_counter(), self.seconds_per_start) - use_seed
+        if not self.local_only:
+            count = starts_fitting(deadline - time.perf_counter(), solver.start_seconds[0]) - use_seed
         outcome.searches = self.resume_after
         q = np.empty(problem.dof)
-        loop_started = time.perf_counter()
         while True:
             if next_restart + count > len(pool):
                 # The shared pool is used up (a long search): continue with fresh, still reproducible draws.
@@ -178,8 +175,12 @@ class IkSearch:
             if best_candidate is not None:
                 q[:] = best_candidate  # restarts may be drawn near it
             starts = (self.seed, use_seed, pool, next_restart, count)  # Starts, packed
+            call_started = time.perf_counter()
             used, found, cost, _ = kernels.multi_start_search(solver.tables, self.targets, self.bounds, starts, q,
                                                               best_cost)
+            now = time.perf_counter()
+            # Quick to follow a slower robot or target, slow to forget one (halved per call).
+            solver.start_seconds[0] = max((now - call_started) / max(used, 1), 0.5 * solver.start_seconds[0])
             outcome.searches += used
             next_restart += used - use_seed
             use_seed = False
@@ -201,8 +202,7 @@ class IkSearch:
                 break
             # As many starts as fit in the time left (at least one): a search ends within its timeout plus
             # about one local search.
-            self.seconds_per_start = (now - loop_started) / max(outcome.searches - self.resume_after, 1)
-            count = starts_fitting(deadline - now, self.seconds_per_start)
+            count = starts_fitting(deadline - now, solver.start_seconds[0])
         if best_candidate is not None:
             kernels.wrap_near(best_candidate, self.seed, problem.is_revolute, self.lower, self.upper)
         outcome.elapsed = time.perf_counter() - started

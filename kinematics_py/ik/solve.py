@@ -55,7 +55,7 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
             return solved(q, closed_form_message(setup, time.perf_counter() - started))
     elif plain and not local_only:
         started = time.perf_counter()
-        q, resume_after = quick_search(setup.solver, targets, q_seed)
+        q, resume_after = quick_search(setup.solver, targets, q_seed, timeout)
         elapsed = time.perf_counter() - started
         if q is not None:
             return solved(q, solved_message(elapsed, 1, resume_after))
