@@ -15,8 +15,8 @@ from robots import bundled_robot
 sys.path.insert(0, str(Path(__file__).resolve().parent / "closed_form"))
 from closed_form_cases import (  # noqa: E402
     CLOSED_FORM_ROBOTS,
-    eaik_branches,
     eaik_robot,
+    in_limit_branches,
     pose_errors,
     random_configurations,
 )
@@ -48,19 +48,6 @@ def plugin_on(name: str, parameters: dict | None = None) -> KinematicsPlugin:
 
 def chain_of(plugin: KinematicsPlugin):
     return plugin._state.setup.problem.chains[0]
-
-
-def in_limit_branches(chain, robot, T, seed) -> np.ndarray:
-    """EAIK's branches with an in-limit whole-turn equivalent, each joint's nearest the seed (brute force)."""
-    found = []
-    for branch in eaik_branches(chain, robot, T):
-        candidates = branch[None] + 2 * np.pi * np.arange(-3, 4)[:, None]
-        inside = (candidates >= chain.lower - 1e-9) & (candidates <= chain.upper + 1e-9)
-        if not np.all(inside.any(axis=0)):
-            continue
-        distance = np.where(inside, np.abs(candidates - seed), np.inf)
-        found.append(candidates[np.argmin(distance, axis=0), np.arange(6)])
-    return np.array(found).reshape(-1, 6)
 
 
 def queries(chain, count: int = QUERIES, seed: int = SEED):

@@ -6,7 +6,7 @@ seed inside the joint limits, checked by the chain's own forward kinematics, dis
 the chain's compiled ``segments`` and ``joint_info`` (see ``model.chain_kernels``), its limits and how many
 solutions are ``wanted`` (nearest the seed; MAX_BRANCHES for all); it writes up to that many solutions to
 ``out_q`` (MAX_BRANCHES, 6) and their branch codes to ``out_codes``, and returns how many (and how many
-nearer branches failed the FK check, for a polish). ``solve_poses`` does the same for a batch, in parallel
+nearer branches narrowly missed the pose, for a polish). ``solve_poses`` does the same for a batch, in parallel
 over the poses.
 """
 from __future__ import annotations
@@ -27,6 +27,9 @@ THREE_PARALLEL = 2
 #: A solution is accepted when the chain's FK reaches the target within these [m], [rad].
 POSITION_TOLERANCE = 1e-5
 ROTATION_TOLERANCE = 1e-5
+#: A candidate missing the target by less than this [m] and [rad] (but more than the tolerances) is worth a
+#: numerical polish; farther ones are least-squares answers of subproblems without a solution.
+NEAR_MISS = 1e-3
 #: Two solutions closer than this in every joint, modulo 2 pi [rad], are the same one.
 DUPLICATE_TOLERANCE = 1e-6
 
@@ -37,15 +40,15 @@ def _wrapped(angle):
 
 
 @compiled_kernel(inline="always")
-def _reaches(T, R, p):
-    """True when the pose (R, p) is within the tolerances of the target T."""
+def _reaches(T, R, p, position_tolerance, rotation_tolerance):
+    """True when the pose (R, p) is within the tolerances [m], [rad] of the target T."""
     position_error = math.sqrt((p[0] - T[0, 3]) ** 2 + (p[1] - T[1, 3]) ** 2 + (p[2] - T[2, 3]) ** 2)
     difference = 0.0
     for i in range(3):
         for j in range(3):
             difference += (R[i, j] - T[i, j]) ** 2
     # |R - T|_F = 2 sqrt(2) sin(angle / 2): about sqrt(2) * angle for small angles.
-    return position_error <= POSITION_TOLERANCE and math.sqrt(0.5 * difference) <= ROTATION_TOLERANCE
+    return position_error <= position_tolerance and math.sqrt(0.5 * difference) <= rotation_tolerance
 
 
 @compiled_kernel(inline="always")
@@ -91,7 +94,8 @@ def raw_branches(T, seed, geometry, config, raw, codes):
 def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wanted, out_q, out_codes):
     """The ``wanted`` distinct in-limit branches reaching ``T`` nearest the seed (all: MAX_BRANCHES), nearest
     first -> (count, failed) (see module docstring). Branches are checked by FK nearest first, until ``wanted``
-    pass; the ``failed`` nearer ones that did not reach the pose are in the last rows of out_q, out_codes."""
+    pass; the ``failed`` nearer ones that missed the pose by less than NEAR_MISS are in the last rows of out_q and
+    out_codes."""
     raw = np.empty((MAX_BRANCHES, 6))
     raw_codes = np.empty(MAX_BRANCHES, dtype=np.int64)
     n_raw = raw_branches(T, seed, geometry, config, raw, raw_codes)
@@ -130,13 +134,15 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
     for c in range(n):
         if count >= wanted:
             break
-        if not chain_pose(candidates[c], segments, joint_info, R_fk, p_fk, axes_world, origins_world) \
-                or not _reaches(T, R_fk, p_fk):
-            # Kept, from the last row up, for a numerical polish: near a singularity the fallback angle of an
-            # undetermined subproblem can leave a real branch just short of the pose.
-            failed += 1
-            out_q[MAX_BRANCHES - failed] = candidates[c]
-            out_codes[MAX_BRANCHES - failed] = codes[c]
+        if not chain_pose(candidates[c], segments, joint_info, R_fk, p_fk, axes_world, origins_world):
+            continue
+        if not _reaches(T, R_fk, p_fk, POSITION_TOLERANCE, ROTATION_TOLERANCE):
+            if _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS):
+                # Kept, from the last row up, for a numerical polish: near a singularity the fallback angle of
+                # an undetermined subproblem can leave a real branch just short of the pose.
+                failed += 1
+                out_q[MAX_BRANCHES - failed] = candidates[c]
+                out_codes[MAX_BRANCHES - failed] = codes[c]
             continue
         duplicate = False
         for a in range(count):
