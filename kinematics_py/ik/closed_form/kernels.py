@@ -29,7 +29,7 @@ POSITION_TOLERANCE = 1e-5
 ROTATION_TOLERANCE = 1e-5
 #: A candidate missing the target by less than this [m] and [rad] (but more than the tolerances) is worth a
 #: numerical polish; farther ones are least-squares answers of subproblems without a solution.
-NEAR_MISS = 1e-3
+NEAR_MISS = 1e-2
 #: Two solutions closer than this in every joint, modulo 2 pi [rad], are the same one.
 DUPLICATE_TOLERANCE = 1e-6
 
