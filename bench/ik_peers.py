@@ -41,7 +41,7 @@ POSITION_TOLERANCE = 1e-4  # [m]
 ROTATION_TOLERANCE = 1e-3  # [rad]
 REFERENCE_SOLVER = "kinematics_py"
 BATCH_ROBOT = "panda"  # issue 3's batch figure: 1,000 Panda poses
-PACKAGES = ("pytracik", "roboticstoolbox-python", "optik-py", "pin", "numpy", "numba")
+PACKAGES = ("pytracik", "roboticstoolbox-python", "optik-py", "eaik", "pin", "numpy", "numba")
 
 
 @dataclass

@@ -25,8 +25,9 @@ from .errors import (
     Verdict,
 )
 from .geometry.poses import Pose
+from .ik.closed_form import ClosedFormSolver, classify_chain
 from .ik.options import DiscretizationMethod, KinematicsQueryOptions
-from .ik.plugin import IKDiagnostics, IKResult, JointLimitViolation, KinematicsPlugin
+from .ik.plugin import IKDiagnostics, IKResult, JointLimitViolation, KinematicsPlugin, Posture
 from .model.chain import Chain
 from .model.robot_model import RobotModel
 from .model.srdf import EndEffector, Group, SemanticModel
@@ -67,6 +68,9 @@ __all__ = [
     "SceneError",
     "Sphere",
     "propose_disabled_pairs",
+    "ClosedFormSolver",
+    "Posture",
+    "classify_chain",
     "Chain",
     "DiscretizationMethod",
     "ErrorCode",

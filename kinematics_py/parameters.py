@@ -39,9 +39,11 @@ SPECS: tuple[ParameterSpec, ...] = (
                   "Step [rad or m] for discretizing redundant joints.", 1e-6, 10.0),
     ParameterSpec("position_only_ik", False, "Ignore the target orientation (MoveIt/KDL convention)."),
     ParameterSpec("solve_mode", "speed",
-                  "speed: first valid solution; distance: closest to the seed; manipulability: most "
-                  "manipulable; posture: closest to preferred_posture (keeps its elbow/wrist branch). "
-                  "TRAC-IK's solve_type names are accepted.", choices=SOLVE_MODES),
+                  "speed: first valid solution (closed form: the one nearest the seed); distance: closest to the "
+                  "seed (closed form: the globally nearest); manipulability: most manipulable; posture: in the "
+                  "posture (shoulder, elbow, wrist branch) of preferred_posture when set, else of the seed, or "
+                  "NO_IK_SOLUTION saying the pose is not reachable in it (closed form; other arms: closest to "
+                  "that reference). TRAC-IK's solve_type names are accepted.", choices=SOLVE_MODES),
     ParameterSpec("method", "levenberg_marquardt", "Local step: damped least squares (Levenberg-Marquardt), "
                   "SVD pseudo-inverse (with null-space posture optimisation), or Jacobian transpose (slow: "
                   "at least 20000 iterations per search, no stall detection).",
@@ -57,8 +59,9 @@ SPECS: tuple[ParameterSpec, ...] = (
                   "(0 on z frees rotation about the tool axis)."),
     ParameterSpec("joint_weights", [], "Per-joint weights (list in joint order, or empty for all 1); "
                   "larger lets a joint move more readily."),
-    ParameterSpec("preferred_posture", [], "Joint values the posture mode and the null-space motion pull toward "
-                  "(list in joint order, or empty for the middle of the limits)."),
+    ParameterSpec("preferred_posture", [], "Joint values whose posture the posture mode keeps and the null-space "
+                  "motion pulls toward (list in joint order, or empty: the seed for the posture mode, the middle "
+                  "of the limits for the null-space motion)."),
     ParameterSpec("nullspace_gain", 0.0, "Gain of the null-space motion toward preferred_posture "
                   "(pseudo_inverse method only).", 0.0, 1.0),
     ParameterSpec("max_iterations", 50, "Iterations of one local search before a random restart.", 1, 100000),

@@ -1,5 +1,6 @@
 """Adapters that put each IK solver of the benchmark behind one interface (`SolverAdapter`)."""
 from .common import SolverAdapter, SolverUnavailable, SolveSettings
+from .eaik import EAIK
 from .kdl import KDL
 from .kinematics_py_adapter import KinematicsPy, KinematicsPyImportError
 from .optik import OptIK
@@ -9,7 +10,7 @@ from .tracik import TracIK
 
 #: Command-line key -> adapter class, in the order the results list them.
 SOLVERS: dict[str, type[SolverAdapter]] = {
-    cls.key: cls for cls in (KinematicsPy, TracIK, RoboticsToolboxLM, OptIK, PinocchioDLS, KDL)
+    cls.key: cls for cls in (KinematicsPy, EAIK, TracIK, RoboticsToolboxLM, OptIK, PinocchioDLS, KDL)
 }
 
 __all__ = ["SOLVERS", "KinematicsPyImportError", "SolveSettings", "SolverAdapter", "SolverUnavailable"]

@@ -10,11 +10,11 @@ from ..compiled import PARALLEL_KERNEL_LOCK
 from ..errors import ErrorCode, RequestError
 from ..geometry.poses import transforms_from_poses
 from . import kernels
+from .analytic import closed_form_applies, closed_form_check_suffices
 from .results import IKResult, failure, solved
 
 if TYPE_CHECKING:
     from .state import GroupSetup, PluginState
-
 
 
 def search_batch(state: PluginState, ik_poses, ik_seed_states: Sequence[Sequence[float]] | None,
@@ -35,13 +35,13 @@ def search_batch(state: PluginState, ik_poses, ik_seed_states: Sequence[Sequence
         seeds = _seeds(setup, ik_seed_states, count)
     except RequestError as error:
         return [failure(error.code, str(error))] * len(ik_poses)
-    solutions, found = _search(setup, targets, seeds, max_starts)
+    solutions, found, closed_form = _search(setup, targets, seeds, max_starts)
     results = []
     for k in range(count):
         if k in bad_targets:
             results.append(failure(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"invalid target pose: {bad_targets[k]}"))
         elif found[k]:
-            results.append(solved(solutions[k], "solved"))
+            results.append(solved(solutions[k], "solved (closed form)" if closed_form[k] else "solved"))
         else:
             with np.errstate(over="ignore"):  # a target 1e308 m away is unreachable, not an error: inf m
                 errors = setup.problem.task_errors(solutions[k], targets[k]).max(axis=0)
@@ -63,15 +63,29 @@ def _seeds(setup: GroupSetup, ik_seed_states, count: int) -> np.ndarray:
 
 
 def _search(setup: GroupSetup, targets: np.ndarray, seeds: np.ndarray, max_starts: int):
+    """(solutions (N, n), found (N,), by the closed form (N,)): the closed form's branch nearest each seed where
+    it applies, the compiled multi-start search for the rest."""
     problem = setup.problem
-    # Continuous joints are sampled within half a turn of zero (the pool is shared by all poses).
-    bounds = setup.solver.bounds(problem.lower, problem.upper, np.zeros(problem.dof))
     count = len(targets)
     solutions = np.empty((count, problem.dof))
     found = np.zeros(count, dtype=np.bool_)
-    costs = np.empty(count)
+    closed_form = np.zeros(count, dtype=np.bool_)
+    if closed_form_applies(setup) and closed_form_check_suffices(setup.solver.params):
+        branches, _, counts = setup.closed_form.solve_batch(targets[:, 0], seeds, wanted=1)
+        closed_form = counts > 0
+        found = closed_form.copy()
+        solutions[found] = branches[found, 0]
+        if found.all():
+            return solutions, found, closed_form
+    rest = np.flatnonzero(~found)
+    # Continuous joints are sampled within half a turn of zero (the pool is shared by all poses).
+    bounds = setup.solver.bounds(problem.lower, problem.upper, np.zeros(problem.dof))
+    rest_solutions = np.empty((len(rest), problem.dof))
+    rest_found = np.zeros(len(rest), dtype=np.bool_)
+    costs = np.empty(len(rest))
     with PARALLEL_KERNEL_LOCK:
-        kernels.batch_search(setup.solver.tables, bounds, np.ascontiguousarray(targets),
-                             np.ascontiguousarray(seeds, dtype=float), setup.solver.restarts, max_starts, solutions,
-                             found, costs)
-    return solutions, found
+        kernels.batch_search(setup.solver.tables, bounds, np.ascontiguousarray(targets[rest]),
+                             np.ascontiguousarray(seeds[rest], dtype=float), setup.solver.restarts, max_starts,
+                             rest_solutions, rest_found, costs)
+    solutions[rest], found[rest] = rest_solutions, rest_found
+    return solutions, found, closed_form

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ErrorCode, KinematicsError, Verdict
+from ..errors import ErrorCode, KinematicsError
 from . import kernels
 from .kernels import LIMIT_SLACK
 from .problem import IkProblem, SolverSetup
 from .request import IkRequest, consistency_window, joint_vector, target_transforms
 from .results import IKDiagnostics, IKResult, JointLimitViolation, failure
-from .search import IkSearch
+from .search import IkSearch, verdict_of
 from .solve import solve
 
 if TYPE_CHECKING:
@@ -127,7 +127,5 @@ def limit_violations(problem: IkProblem, q: np.ndarray, lower: np.ndarray, upper
 
 
 def _accepts(verdict) -> bool:
-    """Whether a solution_callback answer (bool, ErrorCode or Verdict) accepts the solution."""
-    if isinstance(verdict, (bool, np.bool_)):
-        return bool(verdict)
-    return int(verdict.error_code if isinstance(verdict, Verdict) else verdict) == ErrorCode.SUCCESS
+    """Whether a solution_callback answer (see ``search.verdict_of``) accepts the solution."""
+    return verdict_of(verdict).error_code == ErrorCode.SUCCESS

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from ..errors import ErrorCode
 from .options import DiscretizationMethod
-from .search import DISTINCT_SOLUTION_TOLERANCE, IkSearch, SearchOutcome
+from .search import IkSearch, SearchOutcome, same_solution, wrapped_difference
 
 if TYPE_CHECKING:
     from .state import GroupSetup
@@ -26,27 +27,35 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
     if not redundant:
         return IkSearch(setup.solver, targets, q_seed, locked=locked, collect_all=True, **search_args).run()
     combinations = list(itertools.product(*_joint_values(setup, step_of, q_seed, redundant, method)))
-    budget = search_args["timeout"] / max(1, len(combinations))
+    started = time.perf_counter()
+    deadline = started + search_args["timeout"]
     merged = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
-    for values in combinations:
+    tried = 0
+    for tried, values in enumerate(combinations, start=1):
+        now = time.perf_counter()
         seed = q_seed.copy()
         seed[redundant] = values
         fixed = locked.copy()
         fixed[redundant] = True
+        # The time left shared among the values left (each search fits its first call to its share too).
+        budget = max(deadline - now, 0.0) / (len(combinations) - tried + 1)
         outcome = IkSearch(setup.solver, targets, seed, locked=fixed, collect_all=True,
                            **{**search_args, "timeout": budget}).run()
         merged.searches += outcome.searches
         merged.reached += outcome.reached
         merged.rejected += outcome.rejected
         merged.solutions += [s for s in outcome.solutions
-                             if not any(np.max(np.abs(s - t)) < DISTINCT_SOLUTION_TOLERANCE for t in merged.solutions)]
+                             if not any(same_solution(s, t, problem.is_revolute) for t in merged.solutions)]
         if not merged.message:
             merged.error_code, merged.message = outcome.error_code, outcome.message
+        if time.perf_counter() >= deadline:
+            break
     if merged.solutions:
-        merged.solution = min(merged.solutions, key=lambda s: float(np.sum((s - q_seed) ** 2)))
+        merged.solution = min(merged.solutions, key=lambda s: float(np.sum(
+            wrapped_difference(s, q_seed, problem.is_revolute) ** 2)))
         merged.error_code = ErrorCode.SUCCESS
-        merged.message = (f"{len(merged.solutions)} distinct solution(s) over {len(combinations)} values of "
-                          f"the redundant joints")
+        merged.message = (f"{len(merged.solutions)} distinct solution(s) over {tried} of {len(combinations)} "
+                          f"values of the redundant joints")
     return merged
 
 

@@ -39,6 +39,7 @@ PERTURB_RADIUS = 0.3
 #: Slack [rad or m] on the joint limits: a value this far outside still counts as within them (verification
 #: here, limit diagnostics, the closed form, the node's state validity).
 LIMIT_SLACK = 1e-9
+TWO_PI = 2.0 * np.pi
 #: Relative slack on the tolerances when verifying a solution.
 VERIFY_TOLERANCE_SLACK = 1e-6
 
@@ -198,19 +199,28 @@ def multi_start_search(solver, targets, bounds, starts, q_out, best_cost_so_far)
     return count + offset, False, best_cost, total_iterations
 
 
+@compiled_kernel(inline="always")
+def nearest_in_limits(theta, reference, lower, upper):
+    """The value theta + 2 pi k [rad] nearest ``reference`` inside [lower, upper] (LIMIT_SLACK allowed, then
+    clipped to them), or NaN if there is none."""
+    # Float (not int) rounding: infinite limits (continuous joints) give infinite bounds on k.
+    k_low = np.ceil((lower - LIMIT_SLACK - theta) / TWO_PI)
+    k_high = np.floor((upper + LIMIT_SLACK - theta) / TWO_PI)
+    if k_low > k_high:
+        return np.nan
+    k = min(max(np.rint((reference - theta) / TWO_PI), k_low), k_high)
+    return min(max(theta + TWO_PI * k, lower), upper)
+
+
 @compiled_kernel
 def wrap_near(q, reference, is_revolute, lower, upper):
-    """Shift revolute joints of q (in place) by whole turns to lie nearest ``reference`` within the limits."""
-    two_pi = 2.0 * np.pi
+    """Shift revolute joints of q (in place) by whole turns to lie nearest ``reference`` within the limits
+    (a joint with no whole-turn equivalent inside them is left as it is)."""
     for i in range(q.shape[0]):
-        if not is_revolute[i]:
-            continue
-        turns = np.round((reference[i] - q[i]) / two_pi)
-        for candidate in (turns, turns - 1.0, turns + 1.0, 0.0):
-            value = q[i] + two_pi * candidate
-            if lower[i] - LIMIT_SLACK <= value <= upper[i] + LIMIT_SLACK:
-                q[i] = min(upper[i], max(lower[i], value))
-                break
+        if is_revolute[i]:
+            value = nearest_in_limits(q[i], reference[i], lower[i], upper[i])
+            if not np.isnan(value):
+                q[i] = value
 
 
 @compiled_kernel

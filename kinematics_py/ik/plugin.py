@@ -22,8 +22,10 @@ from ..geometry.transforms import invert_transform
 from ..model.robot_model import RobotModel
 from ..parameters import SolverParameters
 from .batch import search_batch
+from .closed_form.solver import Posture
 from .collision_aware import LIMIT_SLACK, collision_aware_search
 from .options import DiscretizationMethod, KinematicsQueryOptions
+from .posture import posture_of, solutions_in_posture
 from .request import IkRequest, joint_vector
 from .results import IKDiagnostics, IKResult, JointLimitViolation
 from .solve import solve
@@ -37,7 +39,7 @@ from .state import (
     warm_up,
 )
 
-__all__ = ["IKDiagnostics", "IKResult", "JointLimitViolation", "KinematicsPlugin", "LIMIT_SLACK"]
+__all__ = ["IKDiagnostics", "IKResult", "JointLimitViolation", "KinematicsPlugin", "LIMIT_SLACK", "Posture"]
 
 _log = logging.getLogger("kinematics_py.ik.plugin")
 
@@ -86,8 +88,9 @@ class KinematicsPlugin:
         self._change(lambda state: replace(state, setup=setup, default_timeout=params.kinematics_solver_timeout)
                      .with_discretization(search_discretization))
         self.last_error = ""
-        _log.info("group %r: base %r, tips %s, joints %s, parameters %s", setup.group_name, setup.base_frame,
-                  list(setup.tip_frames), list(setup.problem.variable_names), params)
+        _log.info("group %r: base %r, tips %s, joints %s, parameters %s; IK: %s", setup.group_name,
+                  setup.base_frame, list(setup.tip_frames), list(setup.problem.variable_names), params,
+                  setup.closed_form_report)
         return True
 
     def _require_setup(self) -> GroupSetup:
@@ -127,7 +130,8 @@ class KinematicsPlugin:
         return list(DiscretizationMethod)
 
     def setRedundantJoints(self, redundant_joints: Sequence[int | str]) -> bool:
-        """Declare redundant joints by index or name; False (and nothing changed) if one is unknown."""
+        """Declare redundant joints by index or name; False (and nothing changed) if one is unknown. As in
+        MoveIt, the search discretization goes back to the default."""
         with self._lock:
             state = self._state
             setup = state.require_setup()
@@ -135,7 +139,8 @@ class KinematicsPlugin:
                 indices = redundant_joint_indices(setup, redundant_joints)
             except ValueError as error:
                 return self._fail(str(error))
-            self._state = replace(state, setup=replace(setup, redundant_joints=indices))
+            self._state = replace(state, setup=replace(setup, redundant_joints=indices)).with_discretization(
+                DEFAULT_SEARCH_DISCRETIZATION)
         return True
 
     def getRedundantJoints(self) -> list[int]:
@@ -146,6 +151,7 @@ class KinematicsPlugin:
         self._change(lambda state: state.with_discretization(discretization))
 
     def getSearchDiscretization(self, joint_index: int | None = None) -> float:
+        """The step [rad or m] of joint ``joint_index`` (default: joint 0, as MoveIt)."""
         return self._state.discretization(joint_index)
 
     def setDefaultTimeout(self, timeout: float) -> None:
@@ -214,10 +220,34 @@ class KinematicsPlugin:
         """Solve many poses in one compiled, multi-core call: one IKResult per pose, verified.
 
         ``ik_poses``: a sequence of poses (single-tip groups), or an array of transforms
-        (N, 4, 4) / (N, tips, 4, 4). Each is searched from its seed (default: the middle of the joint
-        ranges), then from up to ``max_starts - 1`` shared random starts. No validity callback.
+        (N, 4, 4) / (N, tips, 4, 4). Groups with a closed form get the branch nearest each seed (default:
+        the middle of the joint ranges); other poses are searched from their seed, then from up to
+        ``max_starts - 1`` shared random starts. No validity callback.
         """
         return search_batch(self._state, ik_poses, ik_seed_states, max_starts)
+
+    def all_solutions(self, ik_pose, ik_seed_state: Sequence[float] | None = None) -> list[list[float]]:
+        """Every distinct solution within the limits ([] if none): getPositionIK with ALL_DISCRETIZED's
+        ``result.solutions``, nearest the seed (default: the middle of the joint ranges) first. With a closed
+        form: every branch, each joint's whole-turn equivalent nearest the seed."""
+        seed = self._require_setup().problem.middle if ik_seed_state is None else ik_seed_state
+        result = self.getPositionIK(ik_pose, seed, KinematicsQueryOptions(
+            discretization_method=DiscretizationMethod.ALL_DISCRETIZED))
+        return [list(solution) for solution in result.solutions]
+
+    # ------------------------------------------------------------------ postures
+    def compute_inverse_kinematics(self, poses, reference_configuration: Sequence[float]) -> list[list[float] | None]:
+        """Per pose (a sequence of poses, or an (N, 4, 4) array of ``T_base_tip``), the solution in the same
+        posture as ``reference_configuration`` (shoulder, elbow and wrist branch: ``posture_of``), each joint's
+        whole-turn equivalent nearest the reference within the limits, or None where that posture cannot reach
+        the pose. Groups without a closed form get a local search from the reference. Raises KinematicsError
+        (RequestError) on a bad reference."""
+        return solutions_in_posture(self._state, poses, reference_configuration)
+
+    def posture_of(self, q: Sequence[float]) -> Posture:
+        """The posture (which root of the shoulder, elbow and wrist subproblems) of configuration ``q``; raises
+        KinematicsError for groups without a closed form."""
+        return posture_of(self._state, q)
 
     # ------------------------------------------------------------------ collision checking
     def setCollisionChecker(self, checker) -> None:

@@ -167,6 +167,9 @@ class SolverSetup:
     restarts: np.ndarray
     #: The kernels' SolverTables, packed.
     tables: tuple
+    #: The latest time [s] of one local search (0: none yet), updated by every search of this set-up, so that
+    #: even a search's first compiled call fits its time (one element; a plain float write is thread-safe).
+    start_seconds: np.ndarray
 
     @classmethod
     def build(cls, problem: IkProblem, params: SolverParameters) -> SolverSetup:
@@ -177,7 +180,7 @@ class SolverSetup:
                               search_settings(params))
         return cls(problem, params, weights, joint_weights, preferred,
                    np.random.default_rng(params.random_seed).random((RESTART_POOL_SIZE, problem.dof)),
-                   packed(tables))
+                   packed(tables), np.zeros(1))
 
     def bounds(self, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray) -> tuple:
         """The kernels' SearchBounds of a search within [lower, upper] from ``seed``, packed (its fields in order)."""

@@ -32,8 +32,17 @@ class IkRequest(NamedTuple):
     local_only: bool = False
 
 
+def all_finite(values: np.ndarray) -> bool:
+    """Whether every value is finite: one sum (a NaN or infinity makes it non-finite), then, only if the sum
+    overflowed, element by element."""
+    return math.isfinite(np.add.reduce(values, axis=None)) or bool(np.isfinite(values).all())
+
+
 def target_transforms(setup: GroupSetup, ik_pose) -> np.ndarray:
     """(t, 4, 4) ``T_base_tip`` targets from one pose or a list with one pose per tip."""
+    if type(ik_pose) is np.ndarray and ik_pose.shape == (4, 4) and ik_pose.dtype == np.float64 \
+            and len(setup.tip_frames) == 1 and all_finite(ik_pose):
+        return np.ascontiguousarray(ik_pose).reshape(1, 4, 4)  # the common case, without the general reader
     poses = list(ik_pose) if isinstance(ik_pose, (list, tuple)) and not isinstance(ik_pose, Pose) else [ik_pose]
     if not poses:
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, "no target pose given")
@@ -59,7 +68,7 @@ def joint_vector(setup: GroupSetup, values, what: str) -> np.ndarray:
     if q.shape != (len(names),):
         raise RequestError(ErrorCode.INVALID_ROBOT_STATE,
                            f"{what} needs {len(names)} values for joints {list(names)}; got shape {q.shape}")
-    if not np.isfinite(q).all():
+    if not all_finite(q):
         bad = [names[i] for i in np.flatnonzero(~np.isfinite(q))]
         raise RequestError(ErrorCode.INVALID_ROBOT_STATE, f"{what} has non-finite values for {bad}")
     return q

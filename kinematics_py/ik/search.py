@@ -38,14 +38,65 @@ class SearchOutcome:
     elapsed: float = 0.0
 
 
+def verdict_of(answer) -> Verdict:
+    """A validity callback's answer (bool, ErrorCode, int or Verdict) as a Verdict; anything else (None, an int
+    that is no MoveIt error code) rejects the solution with a reason saying what the callback returned."""
+    if isinstance(answer, Verdict):
+        return answer
+    if isinstance(answer, (bool, np.bool_)):
+        return Verdict(ErrorCode.SUCCESS if answer else ErrorCode.NO_IK_SOLUTION)
+    if isinstance(answer, (int, np.integer)):
+        try:
+            return Verdict(ErrorCode(int(answer)))
+        except ValueError:
+            pass
+    return Verdict(ErrorCode.NO_IK_SOLUTION, f"the validity callback returned {answer!r}, which is not a bool, a "
+                                             f"MoveIt error code or a Verdict: taken as a rejection")
+
+
+def wrapped_difference(a: np.ndarray, b: np.ndarray, is_revolute: np.ndarray) -> np.ndarray:
+    """a - b, revolute joints' differences wrapped into [-pi, pi] [rad]."""
+    difference = a - b
+    return np.where(is_revolute, difference - kernels.TWO_PI * np.round(difference / kernels.TWO_PI), difference)
+
+
+def same_solution(a: np.ndarray, b: np.ndarray, is_revolute: np.ndarray) -> bool:
+    """Whether two solutions are the same modulo whole turns of the revolute joints (DISTINCT_SOLUTION_TOLERANCE)."""
+    return float(np.max(np.abs(wrapped_difference(a, b, is_revolute)), initial=0.0)) < DISTINCT_SOLUTION_TOLERANCE
+
+
+def posture_reference(solver: SolverSetup, seed: np.ndarray) -> np.ndarray:
+    """The configuration posture mode keeps the branch of: preferred_posture when set, else the seed."""
+    return solver.preferred if len(solver.params.preferred_posture) else seed
+
+
+def preference_cost(solver: SolverSetup, q: np.ndarray, seed: np.ndarray,
+                    cost_function: Callable[[np.ndarray], float] | None) -> float:
+    """What the solve mode (or the cost function) minimises among valid solutions."""
+    if cost_function is not None:
+        return float(cost_function(q))
+    mode = solver.params.solve_mode
+    if mode == "distance":  # the motion from the seed (solutions are the whole-turn equivalents nearest it)
+        return float(np.sum(solver.joint_weights * (q - seed) ** 2))
+    if mode == "posture":
+        difference = wrapped_difference(q, posture_reference(solver, seed), solver.problem.is_revolute)
+        return float(np.sum(solver.joint_weights * difference ** 2))
+    if mode == "manipulability":
+        J = solver.problem.jacobian(q)
+        return -math.sqrt(max(np.linalg.det(J @ J.T), 0.0)) if J.shape[0] <= J.shape[1] else \
+            -math.sqrt(max(np.linalg.det(J.T @ J), 0.0))
+    return 0.0
+
+
 def solved_message(elapsed: float, compared: int, searches: int) -> str:
     return f"solved in {elapsed * 1e3:.2f} ms ({compared} distinct solution(s) compared, {searches} local search(es))"
 
 
-def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray) -> tuple[np.ndarray | None, int]:
+def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, timeout: float
+                 ) -> tuple[np.ndarray | None, int]:
     """The first round of a plain search (no callbacks, bounds = the joint limits) in one kernel call: the
-    seed, then STARTS_PER_CALL - 1 pool restarts. Returns (verified solution or None, starts used);
-    ``IkSearch(..., resume_after=used)`` carries on from there.
+    seed, then up to STARTS_PER_CALL - 1 pool restarts (as many as fit in ``timeout`` [s]). Returns (verified
+    solution or None, starts used); ``IkSearch(..., resume_after=used)`` carries on from there.
 
     Notes:
         Most queries end here. Keeping this path short matters most when caches are cold (e.g. a
@@ -54,9 +105,16 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray) -> 
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
-    starts = (seed, True, solver.restarts, 0, STARTS_PER_CALL - 1)  # Starts, packed
+    starts = (seed, True, solver.restarts, 0, starts_fitting(timeout, solver.start_seconds[0]) - 1)  # Starts, packed
     used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, starts, q, math.inf)
     return (q if found else None), used
+
+
+def starts_fitting(remaining: float, seconds_per_start: float) -> int:
+    """How many local searches of ``seconds_per_start`` [s] fit in ``remaining`` [s]: 1 to STARTS_PER_CALL."""
+    if seconds_per_start <= 0.0:
+        return STARTS_PER_CALL
+    return int(min(STARTS_PER_CALL, max(1.0, remaining / seconds_per_start)))
 
 
 class IkSearch:
@@ -104,6 +162,8 @@ class IkSearch:
         pool, next_restart, pool_block = solver.restarts, max(self.resume_after - 1, 0), 0
         use_seed = self.resume_after == 0
         count = 0 if self.local_only else STARTS_PER_CALL - use_seed
+        if not self.local_only:
+            count = starts_fitting(deadline - time.perf_counter(), solver.start_seconds[0]) - use_seed
         outcome.searches = self.resume_after
         q = np.empty(problem.dof)
         while True:
@@ -115,16 +175,20 @@ class IkSearch:
             if best_candidate is not None:
                 q[:] = best_candidate  # restarts may be drawn near it
             starts = (self.seed, use_seed, pool, next_restart, count)  # Starts, packed
+            call_started = time.perf_counter()
             used, found, cost, _ = kernels.multi_start_search(solver.tables, self.targets, self.bounds, starts, q,
                                                               best_cost)
+            now = time.perf_counter()
+            # Quick to follow a slower robot or target, slow to forget one (halved per call).
+            solver.start_seconds[0] = max((now - call_started) / max(used, 1), 0.5 * solver.start_seconds[0])
             outcome.searches += used
             next_restart += used - use_seed
-            use_seed, count = False, STARTS_PER_CALL
+            use_seed = False
             if found:
                 outcome.reached += 1
                 verdict = self._validity(q) if self.is_valid is not None else None
                 if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
-                    if not any(np.max(np.abs(q - s)) < DISTINCT_SOLUTION_TOLERANCE for s in outcome.solutions):
+                    if not any(same_solution(q, s, problem.is_revolute) for s in outcome.solutions):
                         outcome.solutions.append(q.copy())
                     if not wants_more or len(outcome.solutions) >= self.params.solutions_to_compare:
                         break
@@ -133,14 +197,18 @@ class IkSearch:
                     last_rejection = verdict
             elif cost < best_cost:
                 best_cost, best_candidate = cost, q.copy()
-            if self.local_only or time.perf_counter() >= deadline:
+            now = time.perf_counter()
+            if self.local_only or now >= deadline:
                 break
+            # As many starts as fit in the time left (at least one): a search ends within its timeout plus
+            # about one local search.
+            count = starts_fitting(deadline - now, solver.start_seconds[0])
         if best_candidate is not None:
             kernels.wrap_near(best_candidate, self.seed, problem.is_revolute, self.lower, self.upper)
         outcome.elapsed = time.perf_counter() - started
         if outcome.solutions:
             outcome.solution = outcome.solutions[0] if len(outcome.solutions) == 1 else \
-                min(outcome.solutions, key=self._preference_cost)
+                min(outcome.solutions, key=lambda q: preference_cost(solver, q, self.seed, self.cost_function))
             outcome.error_code = ErrorCode.SUCCESS
             outcome.message = solved_message(outcome.elapsed, len(outcome.solutions), outcome.searches)
             return outcome
@@ -163,28 +231,7 @@ class IkSearch:
                 and self._validity(q).error_code == ErrorCode.SUCCESS)
 
     def _validity(self, q: np.ndarray) -> Verdict:
-        if self.is_valid is None:
-            return Verdict(ErrorCode.SUCCESS)
-        verdict = self.is_valid(q)
-        if isinstance(verdict, Verdict):
-            return verdict
-        if isinstance(verdict, (bool, np.bool_)):
-            return Verdict(ErrorCode.SUCCESS if verdict else ErrorCode.NO_IK_SOLUTION)
-        return Verdict(ErrorCode(int(verdict)))
-
-    def _preference_cost(self, q: np.ndarray) -> float:
-        if self.cost_function is not None:
-            return float(self.cost_function(q))
-        mode = self.params.solve_mode
-        if mode == "distance":
-            return float(np.sum(self.solver.joint_weights * (q - self.seed) ** 2))
-        if mode == "posture":
-            return float(np.sum(self.solver.joint_weights * (q - self.solver.preferred) ** 2))
-        if mode == "manipulability":
-            J = self.problem.jacobian(q)
-            return -math.sqrt(max(np.linalg.det(J @ J.T), 0.0)) if J.shape[0] <= J.shape[1] else \
-                -math.sqrt(max(np.linalg.det(J.T @ J), 0.0))
-        return 0.0
+        return Verdict(ErrorCode.SUCCESS) if self.is_valid is None else verdict_of(self.is_valid(q))
 
     def _failure(self, outcome: SearchOutcome, best_candidate, last_rejection) -> tuple[ErrorCode, str]:
         budget = "one local search from the seed" if self.local_only else f"{self.timeout * 1e3:.1f} ms"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ErrorCode, RequestError
+from .analytic import closed_form_applies, closed_form_check_suffices, closed_form_message, closed_form_search
 from .discretization import discretized_search
 from .options import DiscretizationMethod
 from .request import (
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
 def solve(state: PluginState, request: IkRequest) -> IKResult:
     """Answer ``request`` with the set-up of ``state``. Bad input gives its error code, never an exception.
 
-    A plain request (no callbacks, consistency limits or options, solve mode "speed") first tries the
-    seed and a few restarts in one compiled call; most end there.
+    Arms with a closed form (``analytic``) get every branch in one compiled call first; a plain request (no
+    callbacks, consistency limits or options, solve mode "speed") then takes the branch nearest the seed. A
+    plain request to other arms first tries the seed and a few restarts in one compiled call; most end there.
     """
     ik_pose, seed, timeout, consistency_limits, solution_callback, cost_function, options, local_only = request
     try:
@@ -42,24 +44,36 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
         return failure(error.code, str(error))
 
     resume_after, elapsed = 0, 0.0
-    plain = (solution_callback is None and cost_function is None and limits is None and not local_only
+    closed_form = closed_form_applies(setup)
+    plain = (solution_callback is None and cost_function is None and limits is None
              and (options is DEFAULT_OPTIONS or options == DEFAULT_OPTIONS)
              and setup.solver.params.solve_mode == "speed")
-    if plain:
+    if plain and closed_form:
         started = time.perf_counter()
-        q, resume_after = quick_search(setup.solver, targets, q_seed)
+        q = setup.closed_form.nearest(targets[0], q_seed)
+        if q is not None and closed_form_check_suffices(setup.solver.params):
+            return solved(q, closed_form_message(setup, time.perf_counter() - started))
+    elif plain and not local_only:
+        started = time.perf_counter()
+        q, resume_after = quick_search(setup.solver, targets, q_seed, timeout)
         elapsed = time.perf_counter() - started
         if q is not None:
             return solved(q, solved_message(elapsed, 1, resume_after))
 
+    all_solutions = options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION
+    callbacks = dict(is_valid=_validity_callback(request), cost_function=_cost_callback(request))
+    if closed_form:
+        outcome = closed_form_search(setup, targets, q_seed, consistency_limits=limits, collect_all=all_solutions,
+                                     **callbacks)
+        if outcome is not None:
+            return result_from_outcome(outcome)
     locked = None
     if options.lock_redundant_joints and setup.redundant_joints:
         locked = np.zeros(setup.problem.dof, dtype=bool)
         locked[list(setup.redundant_joints)] = True
     search_args = dict(timeout=timeout, local_only=local_only, consistency_limits=limits,
-                       is_valid=_validity_callback(request), cost_function=_cost_callback(request),
-                       return_approximate=options.return_approximate_solution)
-    if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:
+                       return_approximate=options.return_approximate_solution, **callbacks)
+    if all_solutions:
         outcome = discretized_search(setup, state.discretization, targets, q_seed, locked,
                                      options.discretization_method, search_args)
     else:

@@ -18,6 +18,8 @@ from ..errors import ErrorCode, KinematicsError, RequestError
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from ..parameters import SolverParameters
+from .analytic import closed_form_of
+from .closed_form import ClosedFormSolver
 from .collision_aware import diagnosis_solvers
 from .problem import IkProblem, SolverSetup
 from .search import IkSearch
@@ -36,6 +38,10 @@ class GroupSetup:
     tip_frames: tuple[str, ...]
     solver: SolverSetup
     redundant_joints: tuple[int, ...] = ()
+    #: The closed form of a 6R chain (``analytic``), or None: the numerical search alone.
+    closed_form: ClosedFormSolver | None = None
+    #: Which closed-form family was found, or why none applies (for the log).
+    closed_form_report: str = ""
 
     @cached_property
     def diagnosis(self) -> tuple[SolverSetup, SolverSetup]:
@@ -65,9 +71,10 @@ class PluginState:
         return self.setup
 
     def discretization(self, joint_index: int | None = None) -> float:
+        """The step [rad or m] of joint ``joint_index`` (None: joint 0, as MoveIt's default argument)."""
         value = self.search_discretization
         if isinstance(value, Mapping):
-            return value.get(joint_index, DEFAULT_SEARCH_DISCRETIZATION)
+            return value.get(0 if joint_index is None else joint_index, DEFAULT_SEARCH_DISCRETIZATION)
         return value
 
     def with_discretization(self, discretization: float | Mapping[int, float]) -> PluginState:
@@ -109,7 +116,9 @@ def build_group_setup(robot_description: str | RobotModel, group_name: str, base
     if problem.dof == 0:
         raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
     solver = SolverSetup.build(problem, SolverParameters.from_dict(parameters))
-    return GroupSetup(model, group_name, base_frame, tuple(tips), solver)
+    closed_form, report = closed_form_of(solver)
+    return GroupSetup(model, group_name, base_frame, tuple(tips), solver, closed_form=closed_form,
+                      closed_form_report=report)
 
 
 def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> tuple[int, ...]:
@@ -127,9 +136,12 @@ def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | 
 
 
 def warm_up(setup: GroupSetup) -> None:
-    """Load the compiled search (numba's on-disk cache) now, so the first request does not pay for it."""
+    """Load the compiled search and closed form (numba's on-disk cache) now, so the first request does not pay."""
     problem = setup.problem
     q = problem.middle
     targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
                         for chain in problem.chains])
     IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
+    if setup.closed_form is not None:
+        setup.closed_form.solve(targets[0], q)
+        setup.closed_form.posture_code(q)

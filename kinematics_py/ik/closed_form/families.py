@@ -69,9 +69,10 @@ def moved_about(geometry, joint, theta, point):
 
 
 @compiled_kernel
-def position_arm(geometry, case, W0, W_t, seed, arm):
+def position_arm(geometry, case, W0, W_t, seed, arm, arm_codes):
     """The angles (theta1, theta2, theta3) moving the wrist centre from ``W0`` to ``W_t`` -> rows of ``arm``
-    (4, 3) and their count, for the arrangement ``case`` of axes 1-3."""
+    (4, 3) and their count, for the arrangement ``case`` of axes 1-3. ``arm_codes`` gets each row's code
+    2 * (root of the outer subproblem) + (root of the inner one), the same whatever the counts."""
     h1 = row(geometry, 0)
     h2 = row(geometry, 1)
     h3 = row(geometry, 2)
@@ -91,6 +92,7 @@ def position_arm(geometry, case, W0, W_t, seed, arm):
                 arm[n, 0] = -(m1a if j == 0 else m1b)
                 arm[n, 1] = t2a if j == 0 else t2b
                 arm[n, 2] = theta3
+                arm_codes[n] = 2 * i + j
                 n += 1
     elif case == AXES_23_INTERSECT:
         reach = math.sqrt(dot(sub(W0, O), sub(W0, O)))
@@ -103,26 +105,28 @@ def position_arm(geometry, case, W0, W_t, seed, arm):
                 arm[n, 0] = theta1
                 arm[n, 1] = -(m2a if j == 0 else m2b)
                 arm[n, 2] = t3a if j == 0 else t3b
+                arm_codes[n] = 2 * i + j
                 n += 1
     elif case == AXES_12_PARALLEL:
         t3a, t3b, count3 = subproblem4(h1, h3, sub(W0, P3), dot(h1, sub(W_t, P3)), seed[2])
         for i in range(count3):
             theta3 = t3a if i == 0 else t3b
             w3 = moved_about(geometry, 2, theta3, W0)
-            n = _planar_pair(h1, h2, P1, P2, w3, W_t, seed[0], seed[1], theta3, False, arm, n)
+            n = _planar_pair(h1, h2, P1, P2, w3, W_t, seed[0], seed[1], theta3, False, arm, arm_codes, n, 2 * i)
     else:
         m1a, m1b, count1 = subproblem4(h2, h1, sub(W_t, P1), dot(h2, sub(W0, P1)), -seed[0])
         for i in range(count1):
             theta1 = -(m1a if i == 0 else m1b)
             w1 = moved_about(geometry, 0, -theta1, W_t)
-            n = _planar_pair(h2, h3, P2, P3, W0, w1, seed[1], seed[2], theta1, True, arm, n)
+            n = _planar_pair(h2, h3, P2, P3, W0, w1, seed[1], seed[2], theta1, True, arm, arm_codes, n, 2 * i)
     return n
 
 
 @compiled_kernel(inline="always")
-def _planar_pair(ha, hb, Pa, Pb, start, goal, seed_a, seed_b, other, other_first, arm, n):
+def _planar_pair(ha, hb, Pa, Pb, start, goal, seed_a, seed_b, other, other_first, arm, arm_codes, n, code):
     """Angles (a, b) about two parallel axes with ``rot_a rot_b start = goal`` (a about the line (Pa, ha),
-    b about (Pb, hb)), written after ``other`` (the third angle) into ``arm`` from row ``n``."""
+    b about (Pb, hb)), written after ``other`` (the third angle) into ``arm`` from row ``n``, with the codes
+    ``code`` + (root of b)."""
     reach = math.sqrt(dot(perpendicular(ha, sub(goal, Pa)), perpendicular(ha, sub(goal, Pa))))
     tba, tbb, count = subproblem3(hb, perpendicular(ha, sub(start, Pb)), perpendicular(ha, sub(Pa, Pb)), reach,
                                   seed_b)
@@ -134,6 +138,7 @@ def _planar_pair(ha, hb, Pa, Pb, start, goal, seed_a, seed_b, other, other_first
         arm[n, first_column] = theta_a
         arm[n, first_column + 1] = theta_b
         arm[n, 0 if other_first else 2] = other
+        arm_codes[n] = code + j
         n += 1
     return n
 
@@ -174,14 +179,15 @@ def solve_spherical_wrist(geometry, case, R, p_t, seed, raw, codes):
     R_h6 = matrix_vector(R, row(geometry, 5))
     R_x6 = matrix_vector(R, row(geometry, NORMAL_TO_H6_ROW))
     arm = np.empty((4, 3))
-    count = position_arm(geometry, case, W0, W_t, seed, arm)
+    arm_codes = np.empty(4, dtype=np.int64)
+    count = position_arm(geometry, case, W0, W_t, seed, arm, arm_codes)
     n = 0
     for i in range(count):
         for k in range(3):
             raw[n, k] = arm[i, k]
         M_h6 = rotate_back_123(geometry, arm[i, 0], arm[i, 1], arm[i, 2], R_h6)
         M_x6 = rotate_back_123(geometry, arm[i, 0], arm[i, 1], arm[i, 2], R_x6)
-        n = spherical_wrist(geometry, M_h6, M_x6, seed, raw, codes, n, i)
+        n = spherical_wrist(geometry, M_h6, M_x6, seed, raw, codes, n, arm_codes[i])
     return n
 
 

@@ -3,9 +3,11 @@ seed inside the joint limits, checked by the chain's own forward kinematics, dis
 
 ``solve_pose`` takes the target ``T_base_tip`` (4, 4), the seed (6,), the packed ``geometry`` (see
 ``families``), ``config`` (int64: family, arrangement of axes 1-3, 1 if the chain is solved reversed),
-the chain's compiled ``segments`` and ``joint_info`` (see ``model.chain_kernels``) and its limits; it writes
-up to MAX_BRANCHES solutions to ``out_q`` (MAX_BRANCHES, 6) and their branch codes to ``out_codes``, and
-returns how many. ``solve_poses`` does the same for a batch, in parallel over the poses.
+the chain's compiled ``segments`` and ``joint_info`` (see ``model.chain_kernels``), its limits and how many
+solutions are ``wanted`` (nearest the seed; MAX_BRANCHES for all); it writes up to that many solutions to
+``out_q`` (MAX_BRANCHES, 6) and their branch codes to ``out_codes``, and returns how many (and how many
+nearer branches narrowly missed the pose, for a polish). ``solve_poses`` does the same for a batch, in parallel
+over the poses.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from numba import prange
 
 from ...compiled import compiled_kernel
 from ...model.chain_kernels import chain_pose
-from ..kernels import LIMIT_SLACK
+from ..kernels import TWO_PI, nearest_in_limits
 from .families import MAX_BRANCHES, TIP_ROTATION_ROW, row, solve_spherical_wrist, solve_three_parallel
 from .subproblems import dot
 
@@ -25,21 +27,11 @@ THREE_PARALLEL = 2
 #: A solution is accepted when the chain's FK reaches the target within these [m], [rad].
 POSITION_TOLERANCE = 1e-5
 ROTATION_TOLERANCE = 1e-5
+#: A candidate missing the target by less than this [m] and [rad] (but more than the tolerances) is worth a
+#: numerical polish; farther ones are least-squares answers of subproblems without a solution.
+NEAR_MISS = 1e-2
 #: Two solutions closer than this in every joint, modulo 2 pi [rad], are the same one.
 DUPLICATE_TOLERANCE = 1e-6
-TWO_PI = 2.0 * math.pi
-
-
-@compiled_kernel(inline="always")
-def _nearest_in_limits(theta, seed, lower, upper):
-    """The value theta + 2 pi k nearest ``seed`` inside [lower, upper] (NaN if there is none)."""
-    # Float (not int) rounding: infinite limits (continuous joints) give infinite bounds on k.
-    k_low = np.ceil((lower - LIMIT_SLACK - theta) / TWO_PI)
-    k_high = np.floor((upper + LIMIT_SLACK - theta) / TWO_PI)
-    if k_low > k_high:
-        return math.nan
-    k = min(max(np.rint((seed - theta) / TWO_PI), k_low), k_high)
-    return min(max(theta + TWO_PI * k, lower), upper)
 
 
 @compiled_kernel(inline="always")
@@ -48,15 +40,15 @@ def _wrapped(angle):
 
 
 @compiled_kernel(inline="always")
-def _reaches(T, R, p):
-    """True when the pose (R, p) is within the tolerances of the target T."""
+def _reaches(T, R, p, position_tolerance, rotation_tolerance):
+    """True when the pose (R, p) is within the tolerances [m], [rad] of the target T."""
     position_error = math.sqrt((p[0] - T[0, 3]) ** 2 + (p[1] - T[1, 3]) ** 2 + (p[2] - T[2, 3]) ** 2)
     difference = 0.0
     for i in range(3):
         for j in range(3):
             difference += (R[i, j] - T[i, j]) ** 2
     # |R - T|_F = 2 sqrt(2) sin(angle / 2): about sqrt(2) * angle for small angles.
-    return position_error <= POSITION_TOLERANCE and math.sqrt(0.5 * difference) <= ROTATION_TOLERANCE
+    return position_error <= position_tolerance and math.sqrt(0.5 * difference) <= rotation_tolerance
 
 
 @compiled_kernel(inline="always")
@@ -99,57 +91,76 @@ def raw_branches(T, seed, geometry, config, raw, codes):
 
 
 @compiled_kernel
-def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, out_q, out_codes):
-    """Every distinct in-limit branch reaching ``T``, nearest the seed first -> count (see module docstring)."""
+def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wanted, out_q, out_codes):
+    """The ``wanted`` distinct in-limit branches reaching ``T`` nearest the seed (all: MAX_BRANCHES), nearest
+    first -> (count, failed) (see module docstring). Branches are checked by FK nearest first, until ``wanted``
+    pass; the ``failed`` nearer ones that missed the pose by less than NEAR_MISS are in the last rows of out_q and
+    out_codes."""
     raw = np.empty((MAX_BRANCHES, 6))
+    raw_codes = np.empty(MAX_BRANCHES, dtype=np.int64)
+    n_raw = raw_branches(T, seed, geometry, config, raw, raw_codes)
+    # Each branch's in-limit representative nearest the seed, sorted by distance to it (insertion sort).
+    candidates = np.empty((MAX_BRANCHES, 6))
     codes = np.empty(MAX_BRANCHES, dtype=np.int64)
-    n_raw = raw_branches(T, seed, geometry, config, raw, codes)
+    distances = np.empty(MAX_BRANCHES)
+    q = np.empty(6)
+    n = 0
+    for b in range(n_raw):
+        inside = True
+        distance = 0.0
+        for j in range(6):
+            q[j] = nearest_in_limits(raw[b, j], seed[j], lower[j], upper[j])
+            inside = inside and not math.isnan(q[j])
+            distance += (q[j] - seed[j]) ** 2
+        if not inside:
+            continue
+        slot = n
+        while slot > 0 and distances[slot - 1] > distance:
+            candidates[slot] = candidates[slot - 1]
+            codes[slot] = codes[slot - 1]
+            distances[slot] = distances[slot - 1]
+            slot -= 1
+        candidates[slot] = q
+        codes[slot] = raw_codes[b]
+        distances[slot] = distance
+        n += 1
     m = joint_info.shape[0]
     R_fk = np.empty((3, 3))
     p_fk = np.empty(3)
     axes_world = np.empty((m, 3))
     origins_world = np.empty((m, 3))
-    q = np.empty(6)
-    distances = np.empty(MAX_BRANCHES)
     count = 0
-    for b in range(n_raw):
-        inside = True
-        for j in range(6):
-            q[j] = _nearest_in_limits(raw[b, j], seed[j], lower[j], upper[j])
-            inside = inside and not math.isnan(q[j])
-        if not inside or not chain_pose(q, segments, joint_info, R_fk, p_fk, axes_world, origins_world):
+    failed = 0
+    for c in range(n):
+        if count >= wanted:
+            break
+        if not chain_pose(candidates[c], segments, joint_info, R_fk, p_fk, axes_world, origins_world):
             continue
-        if not _reaches(T, R_fk, p_fk):
+        if not _reaches(T, R_fk, p_fk, POSITION_TOLERANCE, ROTATION_TOLERANCE):
+            if _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS):
+                # Kept, from the last row up, for a numerical polish: near a singularity the fallback angle of
+                # an undetermined subproblem can leave a real branch just short of the pose.
+                failed += 1
+                out_q[MAX_BRANCHES - failed] = candidates[c]
+                out_codes[MAX_BRANCHES - failed] = codes[c]
             continue
         duplicate = False
         for a in range(count):
             largest = 0.0
             for j in range(6):
-                largest = max(largest, abs(_wrapped(out_q[a, j] - q[j])))
+                largest = max(largest, abs(_wrapped(out_q[a, j] - candidates[c, j])))
             duplicate = duplicate or largest < DUPLICATE_TOLERANCE
-        if duplicate:
-            continue
-        distance = 0.0
-        for j in range(6):
-            distance += (q[j] - seed[j]) ** 2
-        # Insertion into the list sorted by distance to the seed.
-        slot = count
-        while slot > 0 and distances[slot - 1] > distance:
-            out_q[slot] = out_q[slot - 1]
-            out_codes[slot] = out_codes[slot - 1]
-            distances[slot] = distances[slot - 1]
-            slot -= 1
-        out_q[slot] = q
-        out_codes[slot] = codes[b]
-        distances[slot] = distance
-        count += 1
-    return count
+        if not duplicate:
+            out_q[count] = candidates[c]
+            out_codes[count] = codes[c]
+            count += 1
+    return count, failed
 
 
 @compiled_kernel(parallel=True)
-def solve_poses(Ts, seeds, geometry, config, segments, joint_info, lower, upper, out_q, out_codes, counts):
+def solve_poses(Ts, seeds, geometry, config, segments, joint_info, lower, upper, wanted, out_q, out_codes, counts):
     """``solve_pose`` for every pose of ``Ts`` (N, 4, 4) with its seed (N, 6), in parallel; writes out_q
     (N, MAX_BRANCHES, 6), out_codes (N, MAX_BRANCHES) and counts (N,)."""
     for i in prange(Ts.shape[0]):
-        counts[i] = solve_pose(Ts[i], seeds[i], geometry, config, segments, joint_info, lower, upper,
-                               out_q[i], out_codes[i])
+        counts[i] = solve_pose(Ts[i], seeds[i], geometry, config, segments, joint_info, lower, upper, wanted,
+                               out_q[i], out_codes[i])[0]

@@ -1,14 +1,34 @@
 """``ClosedFormSolver``: every inverse-kinematics branch of a chain with a closed form, in one compiled call."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ...compiled import PARALLEL_KERNEL_LOCK
 from ...errors import ChainError
 from ...model.chain import Chain
 from . import kernels
-from .classification import Classification, classification_report
-from .families import MAX_BRANCHES
+from .classification import Classification, ClosedFormFamily, classification_report
+from .families import AXES_12_INTERSECT, MAX_BRANCHES
+
+
+class Posture(NamedTuple):
+    """Which of the two roots of the shoulder, elbow and wrist subproblems a configuration takes (0 or 1 each).
+
+    Configurations with equal postures are in the same branch: the two values of each are mirror images
+    across a singularity (shoulder: the wrist centre over the first axis; elbow: the arm stretched; wrist:
+    the wrist straight). On an arm solved reversed (its spherical wrist at the base), "wrist" names the
+    spherical joints at the base and "shoulder" the root of its last joint. ``code`` is the branch code.
+    """
+
+    shoulder: int
+    elbow: int
+    wrist: int
+    code: int
+
+    def __str__(self) -> str:
+        return f"shoulder {self.shoulder}, elbow {self.elbow}, wrist {self.wrist}"
 
 
 class ClosedFormSolver:
@@ -30,6 +50,7 @@ class ClosedFormSolver:
                            np.ascontiguousarray(chain.lower, dtype=np.float64),
                            np.ascontiguousarray(chain.upper, dtype=np.float64))
         self._default_seed = np.clip(np.zeros(6), chain.lower, chain.upper)
+        self._unlimited = (*self._arguments[:4], np.full(6, -np.inf), np.full(6, np.inf))
 
     @classmethod
     def for_chain(cls, chain: Chain) -> ClosedFormSolver:
@@ -44,18 +65,55 @@ class ClosedFormSolver:
         """The family, for logs (e.g. 'spherical wrist (axes 4-6 meet), axes 2 and 3 are parallel')."""
         return self.classification.name
 
-    def solve(self, T_base_tip, seed=None) -> tuple[np.ndarray, np.ndarray]:
-        """(solutions (k, 6) [rad], branch codes (k,)) reaching ``T_base_tip`` (4, 4); k = 0 if unreachable."""
+    def solve(self, T_base_tip, seed=None, wanted: int = MAX_BRANCHES) -> tuple[np.ndarray, np.ndarray]:
+        """(solutions (k, 6) [rad], branch codes (k,)) reaching ``T_base_tip`` (4, 4): every branch, or the
+        ``wanted`` nearest the seed; k = 0 if unreachable."""
         T = np.ascontiguousarray(T_base_tip, dtype=np.float64)
         seed = self._default_seed if seed is None else np.ascontiguousarray(seed, dtype=np.float64)
         q = np.empty((MAX_BRANCHES, 6))
         codes = np.empty(MAX_BRANCHES, dtype=np.int64)
-        count = kernels.solve_pose(T, seed, *self._arguments, q, codes)
+        count, _ = kernels.solve_pose(T, seed, *self._arguments, wanted, q, codes)
         return q[:count], codes[:count]
 
-    def solve_batch(self, T_base_tip, seeds=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def solve_unverified(self, T_base_tip: np.ndarray, seed: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``solve`` (all branches; T and seed float64, contiguous), and the candidate branches that missed the
+        pose by more than the tolerances (near singularities: worth a numerical polish) with their codes."""
+        q = np.empty((MAX_BRANCHES, 6))
+        codes = np.empty(MAX_BRANCHES, dtype=np.int64)
+        count, failed = kernels.solve_pose(T_base_tip, seed, *self._arguments, MAX_BRANCHES, q, codes)
+        return q[:count], codes[:count], q[MAX_BRANCHES - failed:], codes[MAX_BRANCHES - failed:]
+
+    def nearest(self, T_base_tip: np.ndarray, seed: np.ndarray) -> np.ndarray | None:
+        """The solution nearest ``seed`` (6,) [rad] reaching ``T_base_tip`` (4, 4), or None (also when a nearer
+        candidate missed the pose: see ``solve_unverified``); both float64 and contiguous (the plugin's fast path)."""
+        q = np.empty((MAX_BRANCHES, 6))
+        count, failed = kernels.solve_pose(T_base_tip, seed, *self._arguments, 1, q, np.empty(MAX_BRANCHES, np.int64))
+        return q[0] if count and not failed else None
+
+    def posture_code(self, q) -> int | None:
+        """The branch code of configuration ``q`` (6,) [rad] (limits ignored), None if no branch reproduces it."""
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        solutions = np.empty((MAX_BRANCHES, 6))
+        codes = np.empty(MAX_BRANCHES, dtype=np.int64)
+        count, _ = kernels.solve_pose(self.chain.forward_kinematics(q), q, *self._unlimited, 1, solutions, codes)
+        return int(codes[0]) if count else None  # the branch nearest q: q itself (each joint nearest q)
+
+    def posture(self, code: int) -> Posture:
+        """The Posture a branch code names."""
+        wrist, arm = code & 1, code >> 1
+        if self.classification.family == ClosedFormFamily.THREE_PARALLEL:  # code = 4 theta1 + 2 theta5 + theta3
+            return Posture(code >> 2, code & 1, (code >> 1) & 1, code)
+        outer, inner = arm >> 1, arm & 1
+        if self.classification.config[1] == AXES_12_INTERSECT:  # outer: theta3 (elbow), inner: theta1, theta2
+            return Posture(inner, outer, wrist, code)
+        return Posture(outer, inner, wrist, code)
+
+    def solve_batch(self, T_base_tip, seeds=None, wanted: int = MAX_BRANCHES
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For poses (N, 4, 4) and seeds (N, 6) or (6,): (solutions (N, MAX_BRANCHES, 6), branch codes
-        (N, MAX_BRANCHES), counts (N,)); row i holds counts[i] solutions, nearest its seed first."""
+        (N, MAX_BRANCHES), counts (N,)); row i holds counts[i] solutions (all, or the ``wanted`` nearest its
+        seed), nearest its seed first."""
         Ts = np.ascontiguousarray(T_base_tip, dtype=np.float64).reshape(-1, 4, 4)
         seeds = self._default_seed if seeds is None else np.asarray(seeds, dtype=np.float64)
         seeds = np.ascontiguousarray(np.broadcast_to(seeds, (Ts.shape[0], 6)))
@@ -63,5 +121,5 @@ class ClosedFormSolver:
         codes = np.empty((Ts.shape[0], MAX_BRANCHES), dtype=np.int64)
         counts = np.empty(Ts.shape[0], dtype=np.int64)
         with PARALLEL_KERNEL_LOCK:
-            kernels.solve_poses(Ts, seeds, *self._arguments, q, codes, counts)
+            kernels.solve_poses(Ts, seeds, *self._arguments, wanted, q, codes, counts)
         return q, codes, counts

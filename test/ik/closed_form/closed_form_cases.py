@@ -79,8 +79,9 @@ def solve_without_limits(closed_form: ClosedFormSolver, T, seed) -> np.ndarray:
     q = np.empty((MAX_BRANCHES, 6))
     codes = np.empty(MAX_BRANCHES, dtype=np.int64)
     classification = closed_form.classification
-    count = kernels.solve_pose(np.ascontiguousarray(T), np.ascontiguousarray(seed, dtype=float), classification.packed,
-                               classification.config, *closed_form.chain.compiled, -infinite, infinite, q, codes)
+    count, _ = kernels.solve_pose(np.ascontiguousarray(T), np.ascontiguousarray(seed, dtype=float),
+                                  classification.packed, classification.config, *closed_form.chain.compiled,
+                                  -infinite, infinite, MAX_BRANCHES, q, codes)
     return q[:count]
 
 
@@ -108,3 +109,16 @@ def eaik_branches(chain, robot, T, tolerance: float = 1e-6) -> list[np.ndarray]:
                 and not any(same_branch(q, other, tolerance) for other in branches):
             branches.append(np.asarray(q))
     return branches
+
+
+def in_limit_branches(chain, robot, T, seed) -> np.ndarray:
+    """EAIK's branches with an in-limit whole-turn equivalent, each joint's nearest the seed (brute force)."""
+    found = []
+    for branch in eaik_branches(chain, robot, T):
+        candidates = branch[None] + 2 * np.pi * np.arange(-3, 4)[:, None]
+        inside = (candidates >= chain.lower - 1e-9) & (candidates <= chain.upper + 1e-9)
+        if not np.all(inside.any(axis=0)):
+            continue
+        distance = np.where(inside, np.abs(candidates - seed), np.inf)
+        found.append(candidates[np.argmin(distance, axis=0), np.arange(6)])
+    return np.array(found).reshape(-1, 6)

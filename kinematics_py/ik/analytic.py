@@ -1,0 +1,147 @@
+"""The closed form inside KinematicsPlugin's searches: every branch of a 6R arm in one compiled call, then the
+same verification, validity callbacks and solve modes as the numerical search.
+
+A closed form is complete: its branches are every solution within the joint limits (each as the whole-turn
+equivalent nearest the seed), so a pose whose branches are all rejected has no valid solution, and the
+nearest branch is the globally nearest solution. Poses no branch reaches (out of reach, or a singular pose
+lost to round-off) go on to the numerical search.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ErrorCode
+from . import kernels
+from .closed_form import ClosedFormSolver, classification_report
+from .closed_form.kernels import POSITION_TOLERANCE, ROTATION_TOLERANCE
+from .kernels import LIMIT_SLACK
+from .problem import SolverSetup
+from .search import IkSearch, SearchOutcome, posture_reference, preference_cost, same_solution, verdict_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .search import ValidityCallback
+    from .state import GroupSetup
+
+
+def closed_form_of(solver: SolverSetup) -> tuple[ClosedFormSolver | None, str]:
+    """The closed-form solver of a set-up's problem (or None), and a sentence for the log saying which family
+    was found or why the numerical search is used."""
+    problem = solver.problem
+    if len(problem.chains) != 1:
+        return None, "numerical search: the closed forms solve one tip"
+    chain = problem.chains[0]
+    if chain.joint_names != problem.variable_names:
+        return None, "numerical search: the chain's joints are not the group's variables"
+    if not np.all(solver.weights > 0.0):
+        return None, "numerical search: the closed forms solve full poses (position_only_ik or a zero axis weight)"
+    classification, report = classification_report(chain)
+    if classification is None:
+        return None, f"numerical search: {report}"
+    return ClosedFormSolver(chain, classification), report
+
+
+def closed_form_applies(setup: GroupSetup) -> bool:
+    """Whether requests of this set-up go to the closed form first (a closed form, no redundant joints)."""
+    return setup.closed_form is not None and not setup.redundant_joints
+
+
+def closed_form_check_suffices(params) -> bool:
+    """Whether the closed form's own FK check is as strict as the solver's thresholds (so no other is needed)."""
+    return params.position_threshold >= POSITION_TOLERANCE and params.orientation_threshold >= ROTATION_TOLERANCE
+
+
+def closed_form_message(setup: GroupSetup, elapsed: float) -> str:
+    return f"solved in {elapsed * 1e3:.3f} ms (closed form, {setup.closed_form.name}: the branch nearest the seed)"
+
+
+def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, *,
+                       consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None,
+                       cost_function: Callable[[np.ndarray], float] | None, collect_all: bool) -> SearchOutcome | None:
+    """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says;
+    None when no branch reaches the pose within the limits (the caller searches numerically)."""
+    started = time.perf_counter()
+    solver, closed_form = setup.solver, setup.closed_form
+    solutions, codes, missed, missed_codes = closed_form.solve_unverified(targets[0], seed)
+    if len(missed):
+        solutions, codes = _polished(setup, targets, seed, solutions, codes, missed, missed_codes)
+    solutions, codes = _verified(solver, targets, seed, solutions, codes, consistency_limits)
+    if not len(solutions):
+        return None
+    mode = solver.params.solve_mode
+    in_posture = None
+    if mode == "posture" and cost_function is None:
+        in_posture = closed_form.posture_code(posture_reference(solver, seed))
+        solutions = solutions[codes == in_posture]
+    nearest_wins = cost_function is None and (mode in ("speed", "posture") or (
+        mode == "distance" and bool(np.all(solver.joint_weights == solver.joint_weights[0]))))
+    outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+    last_rejection = None
+    for q in solutions:  # nearest the seed first
+        outcome.reached += 1
+        verdict = None if is_valid is None else verdict_of(is_valid(q))
+        if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
+            outcome.rejected += 1
+            last_rejection = verdict
+            continue
+        outcome.solutions.append(q)
+        if nearest_wins and not collect_all:
+            break
+    outcome.elapsed = time.perf_counter() - started
+    family = f"closed form, {closed_form.name}"
+    if outcome.solutions:
+        outcome.error_code = ErrorCode.SUCCESS
+        outcome.solution = outcome.solutions[0] if nearest_wins else \
+            min(outcome.solutions, key=lambda q: preference_cost(solver, q, seed, cost_function))
+        outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({family}: {len(outcome.solutions)} valid of "
+                           f"{len(codes)} branch(es) within the limits)")
+    elif outcome.rejected:
+        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
+        outcome.error_code = last_rejection.error_code
+        outcome.message = (f"the validity check rejected every one of the {outcome.rejected} branch(es) reaching the "
+                           f"pose within the limits ({family}: there are no others; last verdict: "
+                           f"{last_rejection.error_code.name}{reason})")
+    else:
+        reference = "preferred_posture" if len(solver.params.preferred_posture) else "the seed"
+        posture = "an undefined posture" if in_posture is None else closed_form.posture(in_posture)
+        outcome.message = (f"the pose is not reachable in the posture of {reference} ({posture}): "
+                           f"{len(codes)} branch(es) of other postures reach it within the limits ({family})")
+    return outcome
+
+
+def _polished(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray, codes: np.ndarray,
+              missed: np.ndarray, missed_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The branches plus the candidates that missed the pose, each after one numerical local search from it
+    (where it converges to a solution not found yet), nearest the seed first."""
+    problem = setup.problem
+    found, found_codes = list(solutions), list(codes)
+    for candidate, code in zip(missed, missed_codes):
+        q = IkSearch(setup.solver, targets, candidate, timeout=0.0, local_only=True).run().solution
+        if q is None:
+            continue
+        kernels.wrap_near(q, seed, problem.is_revolute, problem.lower, problem.upper)
+        if not any(same_solution(q, other, problem.is_revolute) for other in found):
+            found.append(q)
+            found_codes.append(code)
+    if len(found) == len(solutions):
+        return solutions, codes
+    order = np.argsort([float(np.sum((q - seed) ** 2)) for q in found], kind="stable")
+    return np.array(found)[order], np.array(found_codes)[order]
+
+
+def _verified(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray, codes: np.ndarray,
+              consistency_limits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The branches within the consistency limits, and within the solver's thresholds when they are tighter
+    than the closed form's own check."""
+    keep = np.ones(len(solutions), dtype=bool)
+    params = solver.params
+    if not closed_form_check_suffices(params):
+        errors = np.array([solver.problem.task_errors(q, targets).max(axis=0) for q in solutions]).reshape(-1, 2)
+        keep &= (errors[:, 0] <= params.position_threshold) & (errors[:, 1] <= params.orientation_threshold)
+    if consistency_limits is not None:
+        keep &= np.all(np.abs(solutions - seed) <= consistency_limits + LIMIT_SLACK, axis=1)
+    return (solutions, codes) if keep.all() else (solutions[keep], codes[keep])
