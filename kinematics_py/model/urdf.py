@@ -5,7 +5,6 @@ import io
 import logging
 import math
 import os
-import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from contextlib import redirect_stderr
 from dataclasses import dataclass, replace
@@ -112,14 +111,16 @@ def _kinematic_elements(urdf_xml: str) -> bytes:
     """The URDF without the elements the kinematics never read (the ``<robot>``'s children other than ``<link>``
     and ``<joint>``, such as ``<material>``, ``<transmission>`` or ``<gazebo>``, and the links' ``<visual>``), so
     that urdf_parser_py does not refuse a robot for, say, a texture without a file name. ``urdf_xml`` passed
-    :func:`check_xml` (no DTDs or entities)."""
-    robot = ElementTree.fromstring(urdf_xml)
+    :func:`check_xml` (no DTDs or entities). With lxml, urdf_parser_py's own XML library (5x faster here than
+    ElementTree, whose serialisation is Python)."""
+    from lxml import etree
+
+    robot = etree.fromstring(urdf_xml.encode("utf-8"), etree.XMLParser(resolve_entities=False, no_network=True))
     if robot.tag != "robot":
         raise UrdfError(f"invalid URDF: the root element is <{robot.tag}>, expected <robot>")
-    robot[:] = [child for child in robot if child.tag in ("link", "joint")]
-    for link in robot.iterfind("link"):
-        link[:] = [child for child in link if child.tag != "visual"]
-    return ElementTree.tostring(robot)
+    for element in [child for child in robot if child.tag not in ("link", "joint")] + robot.findall("link/visual"):
+        element.getparent().remove(element)
+    return etree.tostring(robot)
 
 
 def description_from_urdf_file(path: str | os.PathLike) -> RobotDescription:
