@@ -78,7 +78,7 @@ class DescriptionLimits:
 
 def description_from_urdf_string(urdf_xml: str, limits: DescriptionLimits | None = None) -> RobotDescription:
     """Parse URDF text. Raises UrdfError naming what is wrong, also a description over ``limits``. Time and
-    memory are linear in the text's size."""
+    memory grow about linearly with the text's size."""
     if not isinstance(urdf_xml, str) or not urdf_xml.strip():
         raise UrdfError("the robot description is empty: expected URDF XML text")
     limits = limits or DescriptionLimits()
