@@ -1,10 +1,12 @@
 """URDF (and xacro) text -> a frozen table of links and joints, sorted parent-first."""
 from __future__ import annotations
 
+import io
+import logging
 import math
 import os
-import xml.etree.ElementTree as ElementTree
 from collections import Counter
+from contextlib import redirect_stderr
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -13,6 +15,8 @@ from ..errors import UrdfError
 from ..geometry.transforms import transform_from_xyz_rpy
 from ..parameters import NODE_SPECS_BY_NAME
 from .safe_xml import XmlSafetyError, check_xml
+
+_log = logging.getLogger(__name__)
 
 MOVABLE_JOINT_TYPES = ("revolute", "continuous", "prismatic", "floating", "planar")
 JOINT_TYPES = MOVABLE_JOINT_TYPES + ("fixed",)
@@ -74,7 +78,7 @@ class DescriptionLimits:
 
 def description_from_urdf_string(urdf_xml: str, limits: DescriptionLimits | None = None) -> RobotDescription:
     """Parse URDF text. Raises UrdfError naming what is wrong, also a description over ``limits``. Time and
-    memory are linear in the text's size."""
+    memory grow about linearly with the text's size."""
     if not isinstance(urdf_xml, str) or not urdf_xml.strip():
         raise UrdfError("the robot description is empty: expected URDF XML text")
     limits = limits or DescriptionLimits()
@@ -90,10 +94,33 @@ def description_from_urdf_string(urdf_xml: str, limits: DescriptionLimits | None
         if children[tag] > limit:
             raise UrdfError(f"the robot description has {children[tag]} <{tag}> elements, more than max_{tag}s = "
                             f"{limit}")
-    root = ElementTree.fromstring(urdf_xml)  # safe: check_xml refused DTDs and entities
-    if root.tag != "robot":
-        raise UrdfError(f"invalid URDF: the root element is <{root.tag}>, expected <robot>")
-    return _description(root)
+    from urdf_parser_py.urdf import URDF
+
+    warnings = io.StringIO()
+    try:
+        with redirect_stderr(warnings):
+            robot = URDF.from_xml_string(_kinematic_elements(urdf_xml))
+    except Exception as error:  # urdf_parser_py raises assorted exception types
+        raise UrdfError(f"invalid URDF: {error}") from None
+    for line in warnings.getvalue().splitlines():
+        _log.debug("urdf_parser_py: %s", line)
+    return _description_from_parsed(robot)
+
+
+def _kinematic_elements(urdf_xml: str) -> bytes:
+    """The URDF without the elements the kinematics never read (the ``<robot>``'s children other than ``<link>``
+    and ``<joint>``, such as ``<material>``, ``<transmission>`` or ``<gazebo>``, and the links' ``<visual>``), so
+    that urdf_parser_py does not refuse a robot for, say, a texture without a file name. ``urdf_xml`` passed
+    :func:`check_xml` (no DTDs or entities). With lxml, urdf_parser_py's own XML library (5x faster here than
+    ElementTree, whose serialisation is Python)."""
+    from lxml import etree
+
+    robot = etree.fromstring(urdf_xml.encode("utf-8"), etree.XMLParser(resolve_entities=False, no_network=True))
+    if robot.tag != "robot":
+        raise UrdfError(f"invalid URDF: the root element is <{robot.tag}>, expected <robot>")
+    for element in [child for child in robot if child.tag not in ("link", "joint")] + robot.findall("link/visual"):
+        element.getparent().remove(element)
+    return etree.tostring(robot)
 
 
 def description_from_urdf_file(path: str | os.PathLike) -> RobotDescription:
@@ -118,22 +145,19 @@ def urdf_string_from_xacro_file(path: str | os.PathLike, mappings: dict[str, str
     return document.toprettyxml(indent="  ")
 
 
-def _description(robot: ElementTree.Element) -> RobotDescription:
-    """The description of a URDF's ``<robot>`` element: its ``<link>`` and ``<joint>`` children (everything else,
-    such as ``<transmission>`` or ``<gazebo>``, is not kinematics). One pass over the elements, no copies."""
-    robot_name = robot.get("name", "")
-    link_names = [_attribute(element, "name", "a <link>") for element in robot.iterfind("link")]
+def _description_from_parsed(robot) -> RobotDescription:
+    link_names = [link.name for link in robot.links]
     if not link_names:
-        raise UrdfError(f"robot {robot_name!r} has no links")
-    joints = [_joint_spec(element) for element in robot.iterfind("joint")]
-    for what, names in (("link", link_names), ("joint", [joint.name for joint in joints])):
+        raise UrdfError(f"robot {robot.name!r} has no links")
+    for what, names in (("link", link_names), ("joint", [joint.name for joint in robot.joints])):
         duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             raise UrdfError(f"duplicate {what} names: {duplicates}")
 
     known_links = set(link_names)
     joints_by_child: dict[str, JointSpec] = {}
-    for joint in joints:
+    for urdf_joint in robot.joints:
+        joint = _joint_spec(urdf_joint)
         for role, link in (("parent", joint.parent), ("child", joint.child)):
             if link not in known_links:
                 raise UrdfError(f"joint {joint.name!r} names unknown {role} link {link!r}")
@@ -160,24 +184,18 @@ def _description(robot: ElementTree.Element) -> RobotDescription:
         raise UrdfError(f"links not connected to root {roots[0]!r} (a cycle?): {unreachable}")
 
     ordered_joints = _resolve_mimic_chains(ordered_joints)
-    return RobotDescription(robot_name, roots[0], tuple(ordered_links), tuple(ordered_joints))
+    return RobotDescription(robot.name or "", roots[0], tuple(ordered_links), tuple(ordered_joints))
 
 
-def _joint_spec(element: ElementTree.Element) -> JointSpec:
-    """A ``<joint>`` element as a JointSpec (URDF defaults: origin and rpy zero, axis (1, 0, 0), lower and upper
-    0, multiplier 1, offset 0)."""
-    name = _attribute(element, "name", "a <joint>")
-    joint_type = element.get("type")
+def _joint_spec(urdf_joint) -> JointSpec:
+    name, joint_type = urdf_joint.name, urdf_joint.type
     if joint_type not in JOINT_TYPES:
         raise UrdfError(f"joint {name!r} has unsupported type {joint_type!r}; supported types are {list(JOINT_TYPES)}")
-    context = f"joint {name!r}"
-    parent, child = (_attribute(_child(element, tag, context), "link", f"{context}: <{tag}>")
-                     for tag in ("parent", "child"))
-    origin = element.find("origin")
-    xyz = _numbers(origin, "xyz", 3, (0.0, 0.0, 0.0), context)
-    rpy = _numbers(origin, "rpy", 3, (0.0, 0.0, 0.0), context)
+    origin = urdf_joint.origin
+    xyz = origin.xyz if origin is not None and origin.xyz is not None else (0.0, 0.0, 0.0)
+    rpy = origin.rpy if origin is not None and origin.rpy is not None else (0.0, 0.0, 0.0)
     T_parent_joint = transform_from_xyz_rpy(xyz, rpy)
-    axis = np.array(_numbers(element.find("axis"), "xyz", 3, (1.0, 0.0, 0.0), context), dtype=float)
+    axis = np.array(urdf_joint.axis if urdf_joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
     norm = np.linalg.norm(axis)
     if joint_type in MOVABLE_JOINT_TYPES and joint_type != "floating" and not (np.isfinite(norm) and norm > 1e-9):
         raise UrdfError(f"joint {name!r} has a zero axis {tuple(axis)}")
@@ -186,54 +204,29 @@ def _joint_spec(element: ElementTree.Element) -> JointSpec:
         raise UrdfError(f"joint {name!r} has a non-finite origin or axis")
 
     lower, upper, velocity = -math.inf, math.inf, math.inf
-    limit = element.find("limit")
+    limit = urdf_joint.limit
     if joint_type in ("revolute", "prismatic"):
         if limit is None:
             raise UrdfError(f"{joint_type} joint {name!r} has no <limit> element")
-        (lower,), (upper,) = (_numbers(limit, bound, 1, (0.0,), context) for bound in ("lower", "upper"))
+        lower, upper = float(limit.lower or 0.0), float(limit.upper or 0.0)
         if not lower <= upper:
             raise UrdfError(f"joint {name!r} has lower limit {lower} above upper limit {upper}")
-    if limit is not None and limit.get("velocity") is not None and joint_type in SINGLE_DOF_JOINT_TYPES:
-        (velocity,) = _numbers(limit, "velocity", 1, (math.inf,), context)
+    if limit is not None and limit.velocity is not None and joint_type in SINGLE_DOF_JOINT_TYPES:
+        velocity = float(limit.velocity)
 
     mimic = None
-    mimic_element = element.find("mimic")
-    if mimic_element is not None:
+    if urdf_joint.mimic is not None:
         if joint_type not in SINGLE_DOF_JOINT_TYPES:
             raise UrdfError(f"joint {name!r} of type {joint_type!r} cannot mimic another joint")
-        (multiplier,) = _numbers(mimic_element, "multiplier", 1, (1.0,), context)
-        (offset,) = _numbers(mimic_element, "offset", 1, (0.0,), context)
-        mimic = MimicSpec(_attribute(mimic_element, "joint", f"{context}: <mimic>"), multiplier, offset)
-    return JointSpec(name, joint_type, parent, child, T_parent_joint, axis, lower, upper, velocity, mimic)
-
-
-def _attribute(element: ElementTree.Element, attribute: str, what: str) -> str:
-    value = element.get(attribute)
-    if not value:
-        raise UrdfError(f"invalid URDF: {what} lacks its {attribute!r} attribute")
-    return value
-
-
-def _child(element: ElementTree.Element, tag: str, what: str) -> ElementTree.Element:
-    child = element.find(tag)
-    if child is None:
-        raise UrdfError(f"invalid URDF: {what} has no <{tag}> element")
-    return child
-
-
-def _numbers(element: ElementTree.Element | None, attribute: str, count: int, default: tuple[float, ...],
-             what: str) -> tuple[float, ...]:
-    """The ``count`` numbers of an attribute (``default`` when the element or the attribute is missing)."""
-    text = None if element is None else element.get(attribute)
-    if text is None:
-        return default
-    try:
-        values = tuple(float(value) for value in text.split())
-    except ValueError:
-        values = ()
-    if len(values) != count:
-        raise UrdfError(f"invalid URDF: {what}: <{element.tag} {attribute}> must be {count} number(s); got {text!r}")
-    return values
+        multiplier = urdf_joint.mimic.multiplier
+        offset = urdf_joint.mimic.offset
+        mimic = MimicSpec(
+            urdf_joint.mimic.joint,
+            1.0 if multiplier is None else float(multiplier),
+            0.0 if offset is None else float(offset),
+        )
+    return JointSpec(name, joint_type, urdf_joint.parent, urdf_joint.child, T_parent_joint, axis,
+                     lower, upper, velocity, mimic)
 
 
 def _resolve_mimic_chains(joints: list[JointSpec]) -> list[JointSpec]:

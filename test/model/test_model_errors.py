@@ -58,10 +58,20 @@ def test_every_error_is_a_kinematics_error():
      "<child link='b'/><limit lower='1' upper='-1' effort='1' velocity='1'/></joint></robot>", "lower limit"),
     ("<robot name='x'><link name='a'/><link name='b'/><joint name='j' type='continuous'><parent link='a'/>"
      "<child link='b'/><mimic joint='nope'/></joint></robot>", "mimics unknown joint 'nope'"),
+    ("<model name='x'><link name='a'/></model>", "root element is <model>, expected <robot>"),
 ])
 def test_bad_urdf_text_names_the_problem(text, fragment):
     with pytest.raises(UrdfError, match=fragment):
         RobotModel.from_urdf_string(text)
+
+
+def test_elements_the_kinematics_never_read_do_not_refuse_a_robot():
+    """urdf_parser_py alone refuses a <texture> without a file name or a <transmission> without a <type>."""
+    model = RobotModel.from_urdf_string(
+        "<robot name='x'><material name='m'><texture/></material><link name='a'><visual><geometry><box size='1 1 1'/>"
+        "</geometry><material name='m'><texture/></material></visual></link><transmission name='t'/>"
+        "<gazebo><anything/></gazebo></robot>")
+    assert model.link_names == ("a",)
 
 
 def test_entity_declarations_are_refused_not_expanded():
