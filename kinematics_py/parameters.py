@@ -178,8 +178,15 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "answer's message and the log say so).", choices=COLLISION_POLICIES),
     ParameterSpec("max_ik_timeout", 10.0, "Largest IK timeout [s] a request may ask for; larger ones are refused "
                   "with FAILURE.", 0.0, 3600.0),
-    ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
+    ParameterSpec("executor_threads", 0, "Threads serving everything but IK requests (compute_fk, "
+                  "check_state_validity, parameters, topics), which never wait behind IK searches (0: max(4, CPUs)). "
+                  "Read at start-up.", 0, 256),
+    ParameterSpec("search_threads", 0, "IK searches computing at once (0: the CPUs this process may use); more "
+                  "wait, earliest deadline first, and a running search lends its CPU to a more urgent one. Read at "
                   "start-up.", 0, 256),
+    ParameterSpec("max_concurrent_ik_requests", 64, "IK requests the node holds at once (searching or waiting "
+                  "for a search slot, each on a thread of its own); further ones wait unread in DDS. Read at "
+                  "start-up.", 1, 1024),
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 

@@ -14,6 +14,9 @@ Wiring only; each part lives in its own module:
   request settings; every change replaces it by one swap, so a request never mixes two of them.
 - services: ``ik_service``, ``fk_service``, ``state_validity_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
+- scheduling (``executor``, ``search_scheduler``): IK requests run on threads of their own and compute in
+  ``search_threads`` CPU slots by earliest deadline; every other callback runs on a pool IK never occupies.
+  SIGINT / SIGTERM cancel the searches, answer what is in flight, and exit 0 (``main``).
 - the seed / current state (``robot_state``): the latest ``joint_states`` overlaid by the request's robot_state.
 - frames (``frames``): robot links from the state, anything else from TF.
 - collisions: the planning scene kept from the ``collision_object`` and ``attached_collision_object`` topics
@@ -26,7 +29,9 @@ Console script: ``kinematics_node`` (``ros2 run kinematics_py kinematics_node``)
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from types import MappingProxyType
@@ -35,16 +40,17 @@ import rclpy
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..parameters import ParameterError
 from ..robot_setup import LogLine, RobotSetup, SetupError, build_robot_setup
 from . import fk_service, ik_service, state_validity_service
+from .executor import NodeExecutor, search_entities
 from .frames import create_transform_source
 from .node_parameters import (
     DESCRIPTIONS,
@@ -58,6 +64,7 @@ from .node_parameters import (
 from .request_context import RequestContext, ServiceTools
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
+from .search_scheduler import SearchScheduler
 from .serving_state import ServingState, StateStore, carried_over
 
 #: Keep every request and answer until delivered: with the default depth of 10, a burst from many clients
@@ -66,6 +73,8 @@ SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=Reliability
                          durability=DurabilityPolicy.VOLATILE)
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+#: Time [s] the answers of cancelled IK searches get to leave when the node stops.
+STOP_GRACE_S = 0.5
 
 
 class KinematicsNode(Node):
@@ -84,7 +93,9 @@ class KinematicsNode(Node):
 
         callbacks = ReentrantCallbackGroup()
         transforms = create_transform_source(self, callbacks)
-        self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name())
+        self.search_scheduler = SearchScheduler(self._startup_count("search_threads", _cpu_count()))
+        self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name(),
+                                   self.search_scheduler)
         for which in DESCRIPTIONS:
             self.create_subscription(String, which, lambda msg, which=which: self._on_description(which, msg.data),
                                      DESCRIPTION_QOS, callback_group=callbacks)
@@ -93,9 +104,14 @@ class KinematicsNode(Node):
                                  callback_group=callbacks)
         SceneTopics(self, self._store, self._positions, transforms)
         services = self._service_table()
+        search_services = []
         for service_type, name, handler in services:
-            self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
-                                callback_group=callbacks)
+            service = self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
+                                          callback_group=callbacks)
+            if handler is ik_service.compute_ik:
+                search_services.append(service)
+        #: Whether a ready entity is an IK service (its callbacks run on the IK request threads).
+        self.is_search = search_entities(search_services)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, _ in services)}; world "
                                f"from the collision_object and attached_collision_object topics")
@@ -119,9 +135,19 @@ class KinematicsNode(Node):
                                                               self._tools))
         return callback
 
-    @property
-    def executor_threads(self) -> int:
-        return self._node_parameters.value("executor_threads") or max(4, os.cpu_count() or 1)
+    def _startup_count(self, name: str, default: int) -> int:
+        return self._node_parameters.value(name) or default
+
+    def create_executor(self) -> NodeExecutor:
+        """The executor serving this node: IK requests apart from every other callback."""
+        return NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
+                            self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
+                            self.get_logger())
+
+    def stop_searches(self, executor: NodeExecutor, grace: float = STOP_GRACE_S) -> bool:
+        """Cancel every IK search and request, and give their answers ``grace`` [s] to leave; True if all did."""
+        self.search_scheduler.close()
+        return executor.search_pool.wait_idle(grace)
 
     # ----------------------------------------------------------------------- parameters
     def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
@@ -216,32 +242,58 @@ def _print(logger, lines: Sequence[LogLine]) -> None:
             logger.info(line.text)
 
 
+def _cpu_count() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class _StopSignals:
+    """SIGINT and SIGTERM: while the node starts, they interrupt it (KeyboardInterrupt); once it serves, they set
+    ``requested``, and the main thread stops the node (rclpy's own handlers would shut the context down under
+    the running callbacks)."""
+
+    def __init__(self):
+        self.requested = threading.Event()
+        self.serving = False
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self._on_signal)
+
+    def _on_signal(self, number, _frame) -> None:
+        self.requested.set()
+        if not self.serving:
+            raise KeyboardInterrupt
+
+
 def main(args: Sequence[str] | None = None) -> int:
     argv = list(sys.argv if args is None else args)
     if "--parameters-markdown" in argv:
         print(parameters_markdown())
         return 0
-    rclpy.init(args=argv)
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    stop = _StopSignals()
     try:
         node = KinematicsNode()
+        stop.serving = True
     except SetupError as error:
         print(f"{NODE_NAME}: {error}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
-    if not rclpy.ok():  # SIGINT / SIGTERM while starting
-        node.destroy_node()
+    except KeyboardInterrupt:  # SIGINT / SIGTERM while starting
         rclpy.try_shutdown()
         return 0
-    executor = MultiThreadedExecutor(num_threads=node.executor_threads)
+    executor = node.create_executor()
     executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spinner = threading.Thread(target=executor.spin, name="executor", daemon=True)
+    if not stop.requested.is_set():
+        spinner.start()
+        while not stop.requested.wait(0.5) and spinner.is_alive():
+            pass
+    node.stop_searches(executor)
+    executor.stop_spinning()
+    spinner.join(STOP_GRACE_S)
+    executor.shutdown(timeout_sec=0)
+    node.destroy_node()
+    rclpy.try_shutdown()
     return 0
 
 
