@@ -95,6 +95,8 @@ class SearchScheduler:
         with self._lock:
             if ticket.holding:
                 return Admission.GRANTED
+            if ticket.cancelled:
+                return Admission.CANCELLED
             return self._wait_for_slot(ticket)
 
     def checkpoint(self, ticket: SearchTicket) -> bool:
@@ -136,7 +138,7 @@ class SearchScheduler:
         return Admission.GRANTED
 
     def _earliest_waiting(self) -> SearchTicket | None:
-        while self._waiting and not self._waiting[0][2].waiting:
+        while self._waiting and (not self._waiting[0][2].waiting or self._waiting[0][2].cancelled):
             heapq.heappop(self._waiting)  # expired or cancelled while waiting
         return self._waiting[0][2] if self._waiting else None
 

@@ -7,8 +7,10 @@ Bounds here are generous (the machine may be loaded); the timing targets are mea
 """
 from __future__ import annotations
 
+import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from moveit_msgs.msg import MoveItErrorCodes
@@ -21,6 +23,7 @@ from test_node_harness import (
     start_node,
     state_validity_request,
     ur5_parameters,
+    wait_for,
 )
 
 from kinematics_py.geometry.transforms import make_transform
@@ -36,6 +39,9 @@ NOT_BEHIND_SEARCHES_S = 1.5
 #: SIGINT / SIGTERM with searches of 10 s running: the node must be gone well before they would end.
 EXIT_LIMIT_S = 5.0
 LONG_SEARCH_S = 10.0
+#: The demo's node compiles nothing new (the suite's nodes did); its calls take seconds.
+DEMO_READY_S = 240.0
+DEMO_STOP_S = 15.0
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +151,29 @@ def test_a_signal_stops_the_node_with_searches_running(python_processes, tmp_pat
              if not line.startswith("[INFO]")]  # the node's log lines go to stderr; nothing else may
     assert noise == [], process.output()
     assert {future.result().error_code.val for future in searches} == {MoveItErrorCodes.PREEMPTED}
+
+
+def test_sigterm_to_the_demo_stops_the_node_it_started(python_processes, tmp_path):
+    """`make run` leaves the node serving until stopped; SIGTERM (not only Ctrl-C) stops the node with it."""
+    demo = python_processes.start("-m", "kinematics_py.ros.demo", "--start-node", "--calls", "5", name="demo",
+                                  env={"TMPDIR": str(tmp_path)})
+    wait_for(lambda: "keeps running" in demo.stdout(), DEMO_READY_S, "the demo to finish its calls", demo)
+    node_pids = [pid for pid in _children_running("kinematics_py.ros.node") if str(tmp_path) in _cmdline(pid)]
+    assert node_pids, "the demo's kinematics_node is not running"
+    demo.popen.send_signal(signal.SIGTERM)
+    demo.popen.wait(timeout=DEMO_STOP_S)
+    assert demo.popen.returncode == 0, demo.output()
+    wait_for(lambda: not any(os.path.exists(f"/proc/{pid}") and "kinematics_py.ros.node" in _cmdline(pid)
+                             for pid in node_pids), 5.0, "the demo's node to exit")
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _children_running(text: str) -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+            and text in _cmdline(int(entry.name))]
