@@ -265,6 +265,8 @@ class _StopSignals:
 
 
 def main(args: Sequence[str] | None = None) -> int:
+    """The console script: serve until SIGINT or SIGTERM, then stop within a fraction of a second (exit code 0),
+    the IK requests in flight answered PREEMPTED."""
     argv = list(sys.argv if args is None else args)
     if "--parameters-markdown" in argv:
         print(parameters_markdown())
@@ -294,7 +296,16 @@ def main(args: Sequence[str] | None = None) -> int:
     executor.shutdown(timeout_sec=0)
     node.destroy_node()
     rclpy.try_shutdown()
-    return 0
+    rclpy.get_default_context().destroy()  # the DDS participant, announced gone
+    _exit_now(0)
+
+
+def _exit_now(code: int) -> None:
+    """Exit once ROS is torn down, skipping the interpreter's own teardown of the robot's compiled code and
+    collision structures (over a second on a 2-CPU machine, and nothing left to save)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
