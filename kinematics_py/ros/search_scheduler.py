@@ -1,11 +1,14 @@
 """CPU slots for IK searches, given by earliest deadline; a search lends its slot to a more urgent one.
 
 Every IK request holds a ``SearchTicket`` with its deadline (arrival + timeout, ``time.monotonic()``). At most
-``slots`` tickets compute at once; the others wait, earliest deadline first. A computing search calls
-``checkpoint`` between two compiled calls (``ik.search.stop_hook``): when a waiting ticket has an earlier
-deadline, the slot goes to it and the search waits for its turn again. ``checkpoint`` returns True (the search
-ends) once the ticket's deadline has passed or the ticket is cancelled, so no answer waits past its deadline
-for CPU time, and a ticket whose deadline passes while it waits is told so at once.
+``slots`` tickets compute at once; the others wait, by priority: first the searches that have computed less
+than ``LONG_SEARCH_S`` (most IK requests end well within it), then the long ones (a pose out of reach searches
+until its deadline), each kind earliest deadline first. So a client's requests are never held up by long
+searches, not even by those of a client that is gone (killed with its searches in flight). A computing search
+calls ``checkpoint`` between two compiled calls (``ik.search.stop_hook``): when a waiting ticket comes first,
+the slot goes to it and the search waits for its turn again. ``checkpoint`` returns True (the search ends) once
+the ticket's deadline has passed or the ticket is cancelled, so no answer waits past its deadline for CPU time,
+and a ticket whose deadline passes while it waits is told so at once.
 
 ``close`` cancels every ticket (the node is stopping): waiting ones are told at once, computing ones end at
 their next checkpoint. ROS-free except for being used by ``ros/``.
@@ -20,6 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
+
+#: Slot time [s] after which a search counts as long: it then waits behind every shorter one.
+LONG_SEARCH_S = 0.1
 
 
 class Admission(Enum):
@@ -41,11 +47,19 @@ class SearchTicket:
     cancelled: bool = False
     holding: bool = False
     waiting: bool = False
+    #: Slot time [s] used before the current slot, and when the current one was given (``time.monotonic()``).
+    computed: float = 0.0
+    granted_at: float = 0.0
     wake: threading.Condition | None = field(default=None, repr=False)
 
     def remaining(self) -> float:
         """Time left until the deadline [s] (negative once it has passed)."""
         return self.deadline - time.monotonic()
+
+    def priority(self, now: float) -> tuple[bool, float]:
+        """Smaller first: short searches before long ones, then the earliest deadline."""
+        computed = self.computed + (now - self.granted_at if self.holding else 0.0)
+        return computed >= LONG_SEARCH_S, self.deadline
 
 
 class SearchScheduler:
@@ -101,13 +115,15 @@ class SearchScheduler:
 
     def checkpoint(self, ticket: SearchTicket) -> bool:
         """Between two compiled calls of ``ticket``'s search: True ends the search (deadline passed or
-        cancelled). When a waiting ticket has an earlier deadline, the slot is lent to it first."""
-        if ticket.cancelled or time.monotonic() >= ticket.deadline:
+        cancelled). When a waiting ticket comes first, the slot is lent to it first."""
+        now = time.monotonic()
+        if ticket.cancelled or now >= ticket.deadline:
             return True
         with self._lock:
-            head = self._earliest_waiting()
-            if head is None or head.deadline >= ticket.deadline:
+            head = self._first_waiting()
+            if head is None or self._waiting[0][0] >= ticket.priority(now):
                 return False
+            ticket.computed += now - ticket.granted_at
             ticket.holding = False
             self._free += 1
             self._grant()
@@ -124,7 +140,7 @@ class SearchScheduler:
     # ------------------------------------------------------------------ under the lock
     def _wait_for_slot(self, ticket: SearchTicket) -> Admission:
         ticket.waiting = True
-        heapq.heappush(self._waiting, (ticket.deadline, next(self._order), ticket))
+        heapq.heappush(self._waiting, (ticket.priority(time.monotonic()), next(self._order), ticket))
         self._grant()
         while not ticket.holding:
             if ticket.cancelled:
@@ -137,18 +153,19 @@ class SearchScheduler:
             ticket.wake.wait(remaining)
         return Admission.GRANTED
 
-    def _earliest_waiting(self) -> SearchTicket | None:
+    def _first_waiting(self) -> SearchTicket | None:
         while self._waiting and (not self._waiting[0][2].waiting or self._waiting[0][2].cancelled):
             heapq.heappop(self._waiting)  # expired or cancelled while waiting
         return self._waiting[0][2] if self._waiting else None
 
     def _grant(self) -> None:
         while self._free > 0:
-            ticket = self._earliest_waiting()
+            ticket = self._first_waiting()
             if ticket is None:
                 return
             heapq.heappop(self._waiting)
             ticket.waiting = False
             ticket.holding = True
+            ticket.granted_at = time.monotonic()
             self._free -= 1
             ticket.wake.notify()

@@ -107,6 +107,20 @@ def test_a_short_search_preempts_long_ones(one_slot, reachable):
     wait_all(one_slot, long_searches, 2.0 + ANSWER_MARGIN_S + 5.0)
 
 
+def test_a_long_search_does_not_hold_up_a_later_request(one_slot, reachable):
+    """A 5 s search (a pose out of reach) holds the one slot; a reachable pose asked with a 9 s timeout (a later
+    deadline) is still answered at once: long searches wait behind fresh ones."""
+    long_search = one_slot.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=5.0))
+    time.sleep(1.0)
+    started = time.monotonic()
+    response = one_slot.ik(ik_request(GROUP, reachable, timeout=9.0))
+    elapsed = time.monotonic() - started
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+    assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
+    assert not long_search.done()
+    wait_all(one_slot, [long_search], LONG_SEARCH_S + ANSWER_MARGIN_S + 5.0)
+
+
 def test_fk_validity_parameters_and_short_ik_answered_while_searches_saturate(ur5, reachable):
     searches = [ur5.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=2.0)) for _ in range(12)]
     time.sleep(0.3)

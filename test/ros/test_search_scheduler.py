@@ -13,7 +13,7 @@ from kinematics_py.errors import ErrorCode
 from kinematics_py.ik.search import stop_hook
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.search_scheduler import Admission, SearchScheduler
+from kinematics_py.ros.search_scheduler import LONG_SEARCH_S, Admission, SearchScheduler
 
 #: Generous bound [s] for a thread to notice a change (a loaded machine).
 NOTICE_S = 2.0
@@ -65,6 +65,21 @@ def test_a_checkpoint_lends_the_slot_to_an_earlier_deadline_and_gets_it_back():
         assert scheduler.checkpoint(long_search) is False  # lent, then given back once the urgent one ended
         assert served.is_set() and long_search.holding
         thread.join(NOTICE_S)
+
+
+def test_a_long_search_lends_its_slot_to_a_fresh_one_even_with_a_later_deadline():
+    """Searches past LONG_SEARCH_S (e.g. a client's, killed with them in flight) never hold up other requests."""
+    scheduler = SearchScheduler(1)
+    with scheduler.ticket(time.monotonic() + 30) as long_search:
+        scheduler.admit(long_search)
+        thread, result = in_thread(lambda: _admitted(scheduler, 60))
+        while scheduler.load() != (1, 1):
+            time.sleep(0.01)
+        assert scheduler.checkpoint(long_search) is False and thread.is_alive()  # still short: keeps the slot
+        time.sleep(LONG_SEARCH_S)
+        assert scheduler.checkpoint(long_search) is False  # lent to the fresh one, given back when it ended
+        thread.join(NOTICE_S)
+        assert result["value"] == Admission.GRANTED
 
 
 def test_a_ticket_whose_deadline_passes_while_waiting_expires_at_its_deadline():
