@@ -182,8 +182,8 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "check_state_validity, parameters, topics), which never wait behind IK searches (0: max(4, CPUs)). "
                   "Read at start-up.", 0, 256),
     ParameterSpec("search_threads", 0, "IK searches computing at once (0: the CPUs this process may use); more "
-                  "wait, earliest deadline first, and a running search lends its CPU to a more urgent one. Read at "
-                  "start-up.", 0, 256),
+                  "wait (short searches before long ones, then earliest deadline first), and a running search lends "
+                  "its CPU to one that comes first. Read at start-up.", 0, 256),
     ParameterSpec("max_concurrent_ik_requests", 64, "IK requests the node holds at once (searching or waiting "
                   "for a search slot, each on a thread of its own); further ones wait unread in DDS. Read at "
                   "start-up.", 1, 1024),

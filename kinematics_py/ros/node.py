@@ -15,7 +15,8 @@ Wiring only; each part lives in its own module:
 - services: ``ik_service``, ``fk_service``, ``state_validity_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
 - scheduling (``executor``, ``search_scheduler``): IK requests run on threads of their own and compute in
-  ``search_threads`` CPU slots by earliest deadline; every other callback runs on a pool IK never occupies.
+  ``search_threads`` CPU slots (short searches before long ones, then earliest deadline); every other callback
+  runs on a pool IK never occupies.
   SIGINT / SIGTERM cancel the searches, answer what is in flight, and exit 0 (``main``).
 - the seed / current state (``robot_state``): the latest ``joint_states`` overlaid by the request's robot_state.
 - frames (``frames``): robot links from the state, anything else from TF.
