@@ -2,7 +2,8 @@
 against a node in its own process (issue 9).
 
 Requests: compute_ik, solve_ik, compute_fk, check_state_validity. Topics: collision_object,
-attached_collision_object, joint_states, robot_description (a second node fed by the topic). Each case is a
+attached_collision_object, joint_states, /tf, robot_description and robot_description_semantic (a second node
+fed by the topics). Each case is a
 well-typed message with hostile values (names good and bad, NaN, infinities, huge and tiny numbers, zero and huge
 quaternions, mismatched lengths, timeouts from 0 to beyond max_ik_timeout). Properties: an answer always comes
 back; its code is one the docs list for that service; a SUCCESS is right (the independent model's FK of the IK
@@ -20,7 +21,7 @@ import time
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import Pose, Quaternion
+from geometry_msgs.msg import Pose, Quaternion, TransformStamped
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from moveit_msgs.msg import AttachedCollisionObject, CollisionObject, JointConstraint, MoveItErrorCodes
@@ -36,6 +37,7 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from tf2_msgs.msg import TFMessage
 
 from kinematics_py.geometry.poses import transform_from_any_pose
 from kinematics_py.geometry.transforms import quaternion_from_rotation
@@ -199,6 +201,24 @@ def attached_objects(draw):
                                    touch_links=draw(st.lists(names, max_size=3)), weight=draw(hostile_floats))
 
 
+TF_FRAMES = ["fuzz_a", "fuzz_b", "fuzz_c", "base_link", "world", "tool0", ""]
+
+
+@st.composite
+def tf_messages(draw):
+    """Transforms between a few frames (robot links among them; cycles possible), hostile values too."""
+    transforms = []
+    for _ in range(draw(st.integers(1, 3))):
+        stamped = TransformStamped(child_frame_id=draw(st.sampled_from(TF_FRAMES)))
+        stamped.header.frame_id = draw(st.sampled_from(TF_FRAMES))
+        pose = draw(poses(reachable=False))
+        stamped.transform.translation.x, stamped.transform.translation.y, stamped.transform.translation.z = (
+            pose.position.x, pose.position.y, pose.position.z)
+        stamped.transform.rotation = pose.orientation
+        transforms.append(stamped)
+    return TFMessage(transforms=transforms)
+
+
 @st.composite
 def joint_states(draw):
     chosen = draw(st.one_of(st.just(JOINTS), st.lists(names, max_size=7)))
@@ -208,6 +228,7 @@ def joint_states(draw):
 
 
 URDF = bundled_robot_path("ur5").read_text(encoding="utf-8")
+SRDF = bundled_robot_path("ur5", "srdf").read_text(encoding="utf-8")
 
 
 @st.composite
@@ -272,6 +293,7 @@ def ur5(module_processes, tmp_path_factory):  # noqa: F811
         node.attached = node.node.create_publisher(AttachedCollisionObject,
                                                    f"{node.namespace}/attached_collision_object", SCENE_QOS)
         node.joints = node.node.create_publisher(JointState, f"{node.namespace}/joint_states", 10)
+        node.tf = node.node.create_publisher(TFMessage, "/tf", 10)
         yield node
         assert node.fk(GetPositionFK.Request(fk_link_names=["tool0"])).error_code.val == MoveItErrorCodes.SUCCESS
         assert "internal error" not in node.process.output()
@@ -318,30 +340,35 @@ def test_state_validity_requests(ur5, request):
 
 
 @fuzz_settings(60)
-@given(messages=st.lists(st.one_of(collision_objects(), attached_objects(), joint_states()), min_size=1,
-                         max_size=4))
-def test_topic_messages(ur5, messages):
+@given(messages=st.lists(st.one_of(collision_objects(), attached_objects(), joint_states(), tf_messages()),
+                         min_size=1, max_size=4), frame=st.sampled_from(TF_FRAMES))
+def test_topic_messages(ur5, messages, frame):
     for msg in messages:
-        {CollisionObject: ur5.scene, AttachedCollisionObject: ur5.attached, JointState: ur5.joints}[type(msg)] \
-            .publish(msg)
-    response = ur5.fk(GetPositionFK.Request(fk_link_names=["tool0"]))  # after the updates: still serving
-    assert response.error_code.val in (MoveItErrorCodes.SUCCESS, MoveItErrorCodes.INVALID_ROBOT_STATE)
+        {CollisionObject: ur5.scene, AttachedCollisionObject: ur5.attached, JointState: ur5.joints,
+         TFMessage: ur5.tf}[type(msg)].publish(msg)
+    request = GetPositionFK.Request(fk_link_names=["tool0"])
+    request.header.frame_id = frame  # through TF, after the updates
+    response = ur5.fk(request)
+    check_code(response.error_code, FK_CODES, messages)
     assert "internal error" not in ur5.process.output()
 
 
 @pytest.fixture(scope="module")
 def topic_fed(module_processes, tmp_path_factory):  # noqa: F811
-    """A node with no robot_description parameter: it takes the robot_description topic."""
+    """A node without description parameters: it takes the robot_description(_semantic) topics."""
     parameters = ur5_parameters()
-    del parameters["robot_description"]
+    del parameters["robot_description"], parameters["robot_description_semantic"]
     process, namespace = start_node(module_processes, tmp_path_factory.mktemp("topic_fed"), parameters,
                                     "fuzz_topic_node")
     node = NodeUnderTest(process, namespace)
     node.description = node.node.create_publisher(String, f"{namespace}/robot_description", DESCRIPTION_QOS)
+    node.semantic = node.node.create_publisher(String, f"{namespace}/robot_description_semantic", DESCRIPTION_QOS)
     node.description.publish(String(data=URDF))
+    node.semantic.publish(String(data=SRDF))
     node.wait_serving("tool0")
     yield node
     node.description.publish(String(data=URDF))
+    node.semantic.publish(String(data=SRDF))
     wait_for(lambda: node.client.wait_until_serving("tool0", 1.0), 60.0, "the UR5 back", process)
     assert "internal error" not in process.output()
     node.assert_alive()
@@ -349,9 +376,12 @@ def topic_fed(module_processes, tmp_path_factory):  # noqa: F811
 
 
 @fuzz_settings(15)
-@given(description=descriptions())
-def test_robot_descriptions_on_the_topic(topic_fed, description):
-    topic_fed.description.publish(String(data=description))
+@given(description=descriptions(), which=st.sampled_from(["robot_description", "robot_description_semantic"]))
+def test_robot_descriptions_on_the_topic(topic_fed, description, which):
+    if which == "robot_description":
+        topic_fed.description.publish(String(data=description))
+    else:
+        topic_fed.semantic.publish(String(data=SRDF[:len(description)] if description else SRDF))
     time.sleep(0.05)
     response = topic_fed.fk(GetPositionFK.Request(fk_link_names=["tool0"]))
     check_code(response.error_code, FK_CODES | {MoveItErrorCodes.FAILURE}, description[:200])
