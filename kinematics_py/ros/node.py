@@ -293,7 +293,8 @@ def main(args: Sequence[str] | None = None) -> int:
             pass
     node.stop_searches(executor)
     executor.stop_spinning()
-    spinner.join(STOP_GRACE_S)
+    if spinner.is_alive():
+        spinner.join(STOP_GRACE_S)
     executor.shutdown(timeout_sec=0)
     node.destroy_node()
     rclpy.try_shutdown()
