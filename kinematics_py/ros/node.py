@@ -75,7 +75,7 @@ SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=Reliability
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
 #: Time [s] the answers of cancelled IK searches get to leave when the node stops.
-STOP_GRACE_S = 0.5
+STOP_GRACE_S = 1.0
 
 
 class KinematicsNode(Node):
