@@ -42,6 +42,11 @@ class DaemonPool:
                 threading.Thread(target=self._serve, name=f"{self._name}_{self._threads}", daemon=True).start()
         self._queue.put(work)
 
+    @property
+    def outstanding(self) -> int:
+        """Callables submitted and not finished."""
+        return self._outstanding
+
     def wait_idle(self, timeout: float) -> bool:
         """True once no submitted callable is queued or running (within ``timeout`` [s])."""
         with self._lock:

@@ -33,6 +33,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Sequence
 from types import MappingProxyType
@@ -74,8 +75,10 @@ SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=Reliability
                          durability=DurabilityPolicy.VOLATILE)
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-#: Time [s] the answers of cancelled IK searches get to leave when the node stops.
+#: Time [s] the answers of cancelled IK searches get to be sent when the node stops, and then to leave (DDS
+#: sends them from threads of its own, which end with the process).
 STOP_GRACE_S = 1.0
+DELIVERY_GRACE_S = 0.2
 
 
 class KinematicsNode(Node):
@@ -145,10 +148,12 @@ class KinematicsNode(Node):
                             self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
                             self.get_logger())
 
-    def stop_searches(self, executor: NodeExecutor, grace: float = STOP_GRACE_S) -> bool:
-        """Cancel every IK search and request, and give their answers ``grace`` [s] to leave; True if all did."""
+    def stop_searches(self, executor: NodeExecutor) -> None:
+        """Cancel every IK search and request, and give their answers time to be sent and to leave."""
         self.search_scheduler.close()
-        return executor.search_pool.wait_idle(grace)
+        if executor.search_pool.outstanding:
+            executor.search_pool.wait_idle(STOP_GRACE_S)
+            time.sleep(DELIVERY_GRACE_S)
 
     # ----------------------------------------------------------------------- parameters
     def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
