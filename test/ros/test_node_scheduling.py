@@ -72,12 +72,13 @@ def ur5(module_processes, tmp_path_factory):  # noqa: F811
 
 
 def test_requests_whose_deadline_passes_while_queued_are_timed_out_at_once(one_slot):
-    """Six 0.5 s searches and one slot: served one after another they would take 3 s; each is answered by its
-    deadline, those that never got the slot TIMED_OUT."""
+    """Ten 0.5 s searches and one slot: served one after another they would take 5 s, and each gets the slot
+    for 0.1 s at most before it counts as long; each is answered by its deadline, those that never got the slot
+    TIMED_OUT."""
     timeout = 0.5
     request = ik_request(GROUP, UNREACHABLE, timeout=timeout)
     sent = time.monotonic()
-    futures = [one_slot.client.ik_client.call_async(request) for _ in range(6)]
+    futures = [one_slot.client.ik_client.call_async(request) for _ in range(10)]
     answered = {}
     deadline = sent + 10.0
     while len(answered) < len(futures) and time.monotonic() < deadline:
