@@ -181,8 +181,15 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "answer's message and the log say so).", choices=COLLISION_POLICIES),
     ParameterSpec("max_ik_timeout", 10.0, "Largest IK timeout [s] a request may ask for; larger ones are refused "
                   "with FAILURE.", 0.0, 3600.0),
-    ParameterSpec("executor_threads", 0, "Threads serving requests concurrently (0: max(4, CPUs)). Read at "
-                  "start-up.", 0, 256),
+    ParameterSpec("executor_threads", 0, "Threads serving everything but IK requests (compute_fk, "
+                  "check_state_validity, parameters, topics), which never wait behind IK searches (0: max(4, CPUs)). "
+                  "Read at start-up.", 0, 256),
+    ParameterSpec("search_threads", 0, "IK searches computing at once (0: the CPUs this process may use); more "
+                  "wait (short searches before long ones, then earliest deadline first), and a running search lends "
+                  "its CPU to one that comes first. Read at start-up.", 0, 256),
+    ParameterSpec("max_concurrent_ik_requests", 64, "IK requests the node holds at once (searching or waiting "
+                  "for a search slot, each on a thread of its own); further ones wait unread in DDS. Read at "
+                  "start-up.", 1, 1024),
     ParameterSpec("ik_display_topic", "", "Topic on which every successful IK answer (compute_ik, solve_ik) is "
                   "published as moveit_msgs/DisplayRobotState for RViz (latched: transient local, depth 1). Empty: "
                   "not published."),

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +23,30 @@ STARTS_PER_CALL = 8
 
 #: validity callback: q -> True/False, an ErrorCode (SUCCESS accepts) or a Verdict.
 ValidityCallback = Callable[[np.ndarray], "bool | ErrorCode | Verdict"]
+
+
+# ---------------------------------------------------------------- the caller's stop hook (deadline, cancellation)
+#: Called between two compiled calls of every search of the current thread; True ends the search (as its own
+#: time budget running out would). It may block, e.g. while a scheduler lends the CPU to a more urgent search.
+_SHOULD_STOP: ContextVar[Callable[[], bool] | None] = ContextVar("kinematics_py_search_should_stop", default=None)
+
+
+@contextmanager
+def stop_hook(should_stop: Callable[[], bool]) -> Iterator[None]:
+    """Within the block, every search of this thread asks ``should_stop()`` before each compiled call and ends
+    when it returns True: how a caller (the ROS node) bounds searches by its own deadline, cancels them, or
+    pauses them. Searches keep their own time budget too."""
+    token = _SHOULD_STOP.set(should_stop)
+    try:
+        yield
+    finally:
+        _SHOULD_STOP.reset(token)
+
+
+def stop_requested() -> bool:
+    """Whether the caller's ``stop_hook`` (if any) ends the searches now."""
+    should_stop = _SHOULD_STOP.get()
+    return should_stop is not None and should_stop()
 
 
 @dataclass
@@ -102,6 +128,8 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, tim
         Most queries end here. Keeping this path short matters most when caches are cold (e.g. a
         process that also runs other solvers), where every Python statement costs several times more.
     """
+    if stop_requested():
+        return None, 0
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
@@ -166,7 +194,7 @@ class IkSearch:
             count = starts_fitting(deadline - time.perf_counter(), solver.start_seconds[0]) - use_seed
         outcome.searches = self.resume_after
         q = np.empty(problem.dof)
-        while True:
+        while not stop_requested():
             if next_restart + count > len(pool):
                 # The shared pool is used up (a long search): continue with fresh, still reproducible draws.
                 pool_block += 1

@@ -346,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
 
     children: dict[str, subprocess.Popen] = {}
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: the started node is stopped too
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     try:
         if options.start_node:

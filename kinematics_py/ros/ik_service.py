@@ -2,6 +2,10 @@
 
 Poses may be in any frame and for any link rigidly attached to a tip; the seed is the request's robot_state
 over joint_states; the request's constraints and (avoid_collisions) the planning scene reject candidates.
+
+The timeout is the request's whole budget, from when the node took it: the search waits for a CPU slot of the
+node's ``SearchScheduler`` (earliest deadline first), searches for what remains, and ends at the deadline; a
+request whose deadline passes while it waits is answered TIMED_OUT at once, and PREEMPTED when the node stops.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from moveit_msgs.srv import GetPositionIK
 from ..errors import ErrorCode, RequestError, Verdict
 from ..geometry.transforms import invert_transform
 from ..ik.plugin import KinematicsPlugin
+from ..ik.search import stop_hook
 from ..robot_setup import RobotSetup
 from .constraints import request_constraints
 from .conversions import robot_state_msg, seconds_from_duration, transform_from_pose_msg
@@ -18,20 +23,44 @@ from .frames import ModelFrames
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
+from .search_scheduler import Admission
+
+SHUTTING_DOWN = "kinematics_node is shutting down"
 
 
 def compute_ik(request: GetPositionIK.Request, response: GetPositionIK.Response, context: RequestContext):
-    return answer_with_error_code(_solve_ik, request.ik_request, response, context)
+    return answer_with_error_code(_scheduled_ik, request.ik_request, response, context)
 
 
-def _solve_ik(ik, response: GetPositionIK.Response, context: RequestContext):
+def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext):
+    """``_solve_ik`` once the scheduler gives the request a slot, within its deadline."""
+    plugin = _plugin(context.setup, ik.group_name)
+    timeout = _ik_timeout(ik.timeout, context.state.settings.max_ik_timeout)
+    budget = plugin.getDefaultTimeout() if timeout is None else timeout
+    scheduler = context.tools.scheduler
+    with scheduler.ticket(context.arrived + budget) as ticket:
+        admission = scheduler.admit(ticket)
+        if admission == Admission.EXPIRED or ticket.remaining() <= 0:
+            return ErrorCode.TIMED_OUT, (f"the timeout ({budget * 1e3:.3g} ms, counted from the request's arrival) "
+                                         f"ran out before its search could start ({ticket.ahead} other IK "
+                                         f"request(s) in the node when it arrived)")
+        if admission == Admission.CANCELLED:
+            return ErrorCode.PREEMPTED, SHUTTING_DOWN
+        with stop_hook(lambda: scheduler.checkpoint(ticket)):  # ends the search at the deadline
+            answer = _solve_ik(ik, response, context, plugin, budget)
+        if ticket.cancelled and isinstance(answer, tuple):
+            return ErrorCode.PREEMPTED, f"{SHUTTING_DOWN}: {answer[1]}"
+        return answer
+
+
+def _solve_ik(ik, response: GetPositionIK.Response, context: RequestContext, plugin: KinematicsPlugin,
+              timeout: float):
+    """Search for ``timeout`` [s] at most (the scheduler's stop hook ends it sooner, at the deadline)."""
     setup = context.setup
-    plugin = _plugin(setup, ik.group_name)
     values = context.joint_values(ik.robot_state)
     poses = LinkPoses(setup.model, values)
     frames = context.frames
     targets = _ik_targets(setup, frames, ik, plugin, poses)
-    timeout = _ik_timeout(ik.timeout, context.state.settings.max_ik_timeout)
     constraints = request_constraints(setup, frames, ik.constraints, poses)
     checker, note = request_checker(context, ik.avoid_collisions, ik.robot_state, values)
 

@@ -1,4 +1,5 @@
-"""The ROS 2 node: MoveIt-compatible ``compute_ik``, ``solve_ik``, ``compute_fk`` and ``check_state_validity``.
+"""The ROS 2 node: MoveIt-compatible ``compute_ik``, ``solve_ik``, ``compute_fk``, ``check_state_validity``,
+``compute_cartesian_path``, ``apply_planning_scene`` and ``get_planning_scene``.
 
 Wiring only; each part lives in its own module:
 
@@ -15,10 +16,15 @@ Wiring only; each part lives in its own module:
 - services: ``ik_service``, ``fk_service``, ``state_validity_service``, ``cartesian_path_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
 - display topics (``display``): planned paths on ``display_planned_path``, IK answers on ``ik_display_topic``.
+- scheduling (``executor``, ``search_scheduler``): IK requests run on threads of their own and compute in
+  ``search_threads`` CPU slots (short searches before long ones, then earliest deadline); compute_cartesian_path
+  runs on those threads too; every other callback runs on a pool IK never occupies.
+  SIGINT / SIGTERM cancel the searches, answer what is in flight, and exit 0 (``main``).
 - the seed / current state (``robot_state``): the latest ``joint_states`` overlaid by the request's robot_state.
 - frames (``frames``): robot links from the state, anything else from TF.
-- collisions: the planning scene kept from the ``collision_object`` and ``attached_collision_object`` topics
-  (``scene_topics``), as move_group keeps its world; IK with ``avoid_collisions`` and ``check_state_validity``
+- collisions: the planning scene kept from the ``collision_object``, ``attached_collision_object``,
+  ``planning_scene`` and ``monitored_planning_scene`` topics and ``apply_planning_scene`` (``scene_topics``), as
+  move_group keeps its world; IK with ``avoid_collisions`` and ``check_state_validity``
   check against it, or against a request-scoped copy holding the request's attached objects
   (``request_collisions``).
 - reachability maps (``reachability_markers``): a map file named on ``reachability_map`` is published as RViz
@@ -29,7 +35,10 @@ Console script: ``kinematics_node`` (``ros2 run kinematics_py kinematics_node``)
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Sequence
 from types import MappingProxyType
@@ -45,10 +54,10 @@ from moveit_msgs.srv import (
 )
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
@@ -57,6 +66,7 @@ from ..robot_setup import SetupError
 from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .cartesian_path_service import CartesianPathService
 from .display import DisplayPublishers
+from .executor import NodeExecutor, search_entities
 from .frames import create_transform_source
 from .node_parameters import (
     DESCRIPTIONS,
@@ -70,6 +80,7 @@ from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
+from .search_scheduler import SearchScheduler
 from .serving_state import ServingState, StateStore
 from .setup_updates import SetupUpdates
 
@@ -79,10 +90,15 @@ SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=Reliability
                          durability=DurabilityPolicy.VOLATILE)
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+#: Time [s] the answers of cancelled IK searches get to be sent when the node stops, and then to leave (DDS
+#: sends them from threads of its own, which end with the process).
+STOP_GRACE_S = 1.0
+DELIVERY_GRACE_S = 0.2
 
 
 class KinematicsNode(Node):
-    """Serves compute_ik, solve_ik, compute_fk and check_state_validity for the groups of the robot it is given."""
+    """Serves IK, FK, state validity, Cartesian paths and the planning scene for the groups of the robot it is
+    given."""
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
@@ -98,7 +114,9 @@ class KinematicsNode(Node):
 
         callbacks = ReentrantCallbackGroup()
         transforms = create_transform_source(self, callbacks)
-        self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name())
+        self.search_scheduler = SearchScheduler(self._startup_count("search_threads", _cpu_count()))
+        self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name(),
+                                   self.search_scheduler)
         for which in DESCRIPTIONS:
             self.create_subscription(String, which, lambda msg, which=which: self._on_description(which, msg.data),
                                      DESCRIPTION_QOS, callback_group=callbacks)
@@ -109,11 +127,16 @@ class KinematicsNode(Node):
             self._node_parameters.value(name) for name in ("planning_scene_topic", "monitored_planning_scene_topic")])
         ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
         services = self._service_table()
-        for service_type, name, handler in services:
-            self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
-                                callback_group=callbacks)
+        search_services = []
+        for service_type, name, handler, searches in services:
+            service = self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
+                                          callback_group=callbacks)
+            if searches:
+                search_services.append(service)
+        #: Whether a ready entity is a service that runs IK searches (its callbacks run on the IK request threads).
+        self.is_search = search_entities(search_services)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
-                               f"{', '.join(f'{name} ({kind.__name__})' for kind, name, _ in services)}; world "
+                               f"{', '.join(f'{name} ({kind.__name__})' for kind, name, *_ in services)}; world "
                                f"from the collision_object, attached_collision_object and planning scene topics")
         self._node_parameters.warn_unused_overrides()
         if self._node_parameters.value("robot_description"):
@@ -121,18 +144,19 @@ class KinematicsNode(Node):
         else:
             self.get_logger().info("robot_description parameter empty: waiting for the robot_description topic")
 
-    def _service_table(self) -> list[tuple[type, str, object]]:
-        """(type, name, handler) of every service."""
+    def _service_table(self) -> list[tuple[type, str, object, bool]]:
+        """(type, name, handler, whether it runs IK searches) of every service. Services that search run on the
+        IK request threads, so that the others never wait behind them."""
         display = DisplayPublishers(self)
         compute_ik = display.showing_ik_answers(ik_service.compute_ik)
-        return [(GetPositionIK, "compute_ik", compute_ik),
-                (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik),
-                (GetPositionFK, "compute_fk", fk_service.compute_fk),
-                (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity),
+        return [(GetPositionIK, "compute_ik", compute_ik, True),
+                (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik, True),
+                (GetPositionFK, "compute_fk", fk_service.compute_fk, False),
+                (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity, False),
                 (GetCartesianPath, "compute_cartesian_path",
-                 CartesianPathService(self, display).compute_cartesian_path),
-                (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene),
-                (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene)]
+                 CartesianPathService(self, display).compute_cartesian_path, True),
+                (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene, False),
+                (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene, False)]
 
     def _serving(self, handler):
         """A service callback answering each request from one RequestContext (the state read once)."""
@@ -141,9 +165,21 @@ class KinematicsNode(Node):
                                                               self._tools))
         return callback
 
-    @property
-    def executor_threads(self) -> int:
-        return self._node_parameters.value("executor_threads") or max(4, os.cpu_count() or 1)
+    def _startup_count(self, name: str, default: int) -> int:
+        return self._node_parameters.value(name) or default
+
+    def create_executor(self) -> NodeExecutor:
+        """The executor serving this node: IK requests apart from every other callback."""
+        return NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
+                            self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
+                            self.get_logger())
+
+    def stop_searches(self, executor: NodeExecutor) -> None:
+        """Cancel every IK search and request, and give their answers time to be sent and to leave."""
+        self.search_scheduler.close()
+        if executor.search_pool.outstanding:
+            executor.search_pool.wait_idle(STOP_GRACE_S)
+            time.sleep(DELIVERY_GRACE_S)
 
     # ----------------------------------------------------------------------- parameters
     def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
@@ -195,33 +231,71 @@ class KinematicsNode(Node):
         self._setups.serve(reason, self._node_parameters.value("robot_setup_wait"))
 
 
+def _cpu_count() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class _StopSignals:
+    """SIGINT and SIGTERM: while the node starts, they interrupt it (KeyboardInterrupt); once it serves, they set
+    ``requested``, and the main thread stops the node (rclpy's own handlers would shut the context down under
+    the running callbacks)."""
+
+    def __init__(self):
+        self.requested = threading.Event()
+        self.serving = False
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self._on_signal)
+
+    def _on_signal(self, number, _frame) -> None:
+        self.requested.set()
+        if not self.serving:
+            raise KeyboardInterrupt
+
+
 def main(args: Sequence[str] | None = None) -> int:
+    """The console script: serve until SIGINT or SIGTERM, then stop within a fraction of a second (exit code 0),
+    the IK requests in flight answered PREEMPTED."""
     argv = list(sys.argv if args is None else args)
     if "--parameters-markdown" in argv:
         print(parameters_markdown())
         return 0
-    rclpy.init(args=argv)
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    stop = _StopSignals()
     try:
         node = KinematicsNode()
+        stop.serving = True
     except SetupError as error:
         print(f"{NODE_NAME}: {error}", file=sys.stderr)
         rclpy.try_shutdown()
         return 1
-    if not rclpy.ok():  # SIGINT / SIGTERM while starting
-        node.destroy_node()
+    except KeyboardInterrupt:  # SIGINT / SIGTERM while starting
         rclpy.try_shutdown()
         return 0
-    executor = MultiThreadedExecutor(num_threads=node.executor_threads)
+    executor = node.create_executor()
     executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    spinner = threading.Thread(target=executor.spin, name="executor", daemon=True)
+    if not stop.requested.is_set():
+        spinner.start()
+        while not stop.requested.wait(0.5) and spinner.is_alive():
+            pass
+    node.stop_searches(executor)
+    executor.stop_spinning()
+    if spinner.is_alive():
+        spinner.join(STOP_GRACE_S)
+    executor.shutdown(timeout_sec=0)
+    node.destroy_node()
+    rclpy.try_shutdown()
+    rclpy.get_default_context().destroy()  # the DDS participant, announced gone
+    _exit_now(0)
+
+
+def _exit_now(code: int) -> None:
+    """Exit once ROS is torn down, skipping the interpreter's own teardown of the robot's compiled code and
+    collision structures (over a second on a 2-CPU machine, and nothing left to save)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ NODE_NAME = "kinematics_node"
 #: kinematics.yaml keys for MoveIt's plugin loader and srv_kinematics_plugin: accepted, not used here.
 IGNORED_KINEMATICS_KEYS = MOVEIT_LOADER_KEYS
 #: Parameters read once at start-up (read-only afterwards).
-STARTUP_PARAMETERS = ("solve_ik_service_name", "executor_threads", "planning_scene_topic",
-                      "monitored_planning_scene_topic")
+STARTUP_PARAMETERS = ("solve_ik_service_name", "executor_threads", "search_threads", "max_concurrent_ik_requests",
+                      "planning_scene_topic", "monitored_planning_scene_topic")
 #: Node parameters a robot set-up is built from (with the solver parameters).
 DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_semantic", "group_name", "base_frame",
                           "tip_frame", "tip_frames", "max_description_bytes", "max_links", "max_joints",

@@ -1,13 +1,15 @@
 """What a service handler gets for one request, and how a handler's outcome becomes a MoveIt error code.
 
 A handler is ``handler(request, response, context) -> response``; ``context`` holds the one ServingState the
-request is answered from, the joint positions last published, and the node's tools (logger, clock, TF).
+request is answered from, the joint positions last published, when the request arrived, and the node's tools
+(logger, clock, TF, the IK search scheduler).
 """
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ErrorCode, RequestError
@@ -16,17 +18,20 @@ from .conversions import error_code_msg
 from .frames import ModelFrames, TransformSource
 from .node_parameters import NODE_NAME
 from .robot_state import joint_values
+from .search_scheduler import SearchScheduler
 from .serving_state import ServingState
 
 
 @dataclass(frozen=True)
 class ServiceTools:
-    """What handlers use of the node: its logger and clock, TF, and its name (the answers' source)."""
+    """What handlers use of the node: its logger and clock, TF, its name (the answers' source), and the
+    scheduler of IK searches."""
 
     logger: Any
     clock: Any
     transforms: TransformSource
     source: str
+    scheduler: SearchScheduler
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,8 @@ class RequestContext:
     #: joint -> position last published on joint_states
     positions: Mapping[str, float]
     tools: ServiceTools
+    #: ``time.monotonic()`` when the node took the request [s]: the start of its time budget.
+    arrived: float = field(default_factory=time.monotonic)
 
     @property
     def setup(self) -> RobotSetup:

@@ -1,0 +1,113 @@
+"""The node's executor: IK requests on threads of their own, everything else on a pool IK never occupies.
+
+rclpy's MultiThreadedExecutor runs every callback on one pool: with IK searches on every thread, FK, state
+validity, parameter sets and topic updates wait behind them. ``NodeExecutor`` dispatches the callbacks of the
+IK services (``search_services``) to one pool, whose threads mostly wait for a search slot
+(``search_scheduler``), and every other callback to another. Both pools use daemon threads, so a callback still
+running when the node stops never holds up the process's exit; a callback's exception is logged, never left
+unretrieved.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Collection
+
+from rclpy.executors import (
+    ConditionReachedException,
+    Executor,
+    ExternalShutdownException,
+    ShutdownException,
+    TimeoutException,
+)
+
+
+class DaemonPool:
+    """Up to ``threads`` daemon threads running submitted callables in order (a thread is started whenever more
+    work is outstanding than there are threads; threads are kept)."""
+
+    def __init__(self, threads: int, name: str, on_error: Callable[[BaseException], None]):
+        self._limit, self._name, self._on_error = threads, name, on_error
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Condition()
+        self._threads = 0
+        #: Callables submitted and not finished (queued or running).
+        self._outstanding = 0
+
+    def submit(self, work: Callable[[], None]) -> None:
+        with self._lock:
+            self._outstanding += 1
+            if self._outstanding > self._threads and self._threads < self._limit:
+                self._threads += 1
+                threading.Thread(target=self._serve, name=f"{self._name}_{self._threads}", daemon=True).start()
+        self._queue.put(work)
+
+    @property
+    def outstanding(self) -> int:
+        """Callables submitted and not finished."""
+        return self._outstanding
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once no submitted callable is queued or running (within ``timeout`` [s])."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._outstanding == 0, timeout)
+
+    def _serve(self) -> None:
+        while True:
+            work = self._queue.get()
+            try:
+                work()
+            except BaseException as error:  # never a dead worker
+                self._on_error(error)
+            with self._lock:
+                self._outstanding -= 1
+                self._lock.notify_all()
+
+
+class NodeExecutor(Executor):
+    """Executes the callbacks of the IK services (``is_search(entity)``) on ``search_threads`` threads and
+    every other callback on ``threads`` threads."""
+
+    def __init__(self, threads: int, search_threads: int, is_search: Callable[[object], bool], logger,
+                 *, context=None):
+        super().__init__(context=context)
+        self._is_search = is_search
+        self._logger = logger
+        self.pool = DaemonPool(threads, "callbacks", self._log_error)
+        self.search_pool = DaemonPool(search_threads, "ik_requests", self._log_error)
+        self._stopping = threading.Event()
+
+    def spin(self) -> None:
+        """Execute callbacks until ``stop_spinning``, a shutdown of the executor or of its context."""
+        while self.context.ok() and not self._is_shutdown and not self._stopping.is_set():
+            self.spin_once()
+
+    def stop_spinning(self) -> None:
+        """Make ``spin`` return (callbacks already dispatched keep running)."""
+        self._stopping.set()
+        self.wake()
+
+    def spin_once(self, timeout_sec: float | None = None) -> None:
+        try:
+            handler, entity, _ = self.wait_for_ready_callbacks(timeout_sec, None, self._stopping.is_set)
+        except (ShutdownException, TimeoutException, ExternalShutdownException, ConditionReachedException):
+            return
+        pool = self.search_pool if entity is not None and self._is_search(entity) else self.pool
+        pool.submit(lambda: self._run(handler))
+
+    def _run(self, handler) -> None:
+        handler()
+        error = handler.exception()  # retrieved: never "exception was never retrieved" at exit
+        if error is not None:
+            self._log_error(error)
+
+    def _log_error(self, error: BaseException) -> None:
+        if self._stopping.is_set() or self._is_shutdown or not self.context.ok():
+            return  # a callback interrupted by the node's end (e.g. answering on a destroyed service)
+        self._logger.error(f"callback failed: {error!r}")
+
+
+def search_entities(services: Collection) -> Callable[[object], bool]:
+    """``is_search`` for NodeExecutor: whether a ready entity is one of ``services``."""
+    handles = frozenset(id(service) for service in services)
+    return lambda entity: id(entity) in handles

@@ -1,0 +1,171 @@
+"""CPU slots for IK searches, given by earliest deadline; a search lends its slot to a more urgent one.
+
+Every IK request holds a ``SearchTicket`` with its deadline (arrival + timeout, ``time.monotonic()``). At most
+``slots`` tickets compute at once; the others wait, by priority: first the searches that have computed less
+than ``LONG_SEARCH_S`` (most IK requests end well within it), then the long ones (a pose out of reach searches
+until its deadline), each kind earliest deadline first. So a client's requests are never held up by long
+searches, not even by those of a client that is gone (killed with its searches in flight). A computing search
+calls ``checkpoint`` between two compiled calls (``ik.search.stop_hook``): when a waiting ticket comes first,
+the slot goes to it and the search waits for its turn again. ``checkpoint`` returns True (the search ends) once
+the ticket's deadline has passed or the ticket is cancelled, so no answer waits past its deadline for CPU time,
+and a ticket whose deadline passes while it waits is told so at once.
+
+``close`` cancels every ticket (the node is stopping): waiting ones are told at once, computing ones end at
+their next checkpoint. ROS-free except for being used by ``ros/``.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import Enum
+
+#: Slot time [s] after which a search counts as long: it then waits behind every shorter one.
+LONG_SEARCH_S = 0.1
+
+
+class Admission(Enum):
+    """How a ticket's wait for a slot ended."""
+
+    GRANTED = "granted"
+    EXPIRED = "expired"  # its deadline passed while it waited
+    CANCELLED = "cancelled"  # the scheduler was closed
+
+
+@dataclass(eq=False)
+class SearchTicket:
+    """One request's place in the scheduler."""
+
+    #: ``time.monotonic()`` by which the answer is due [s].
+    deadline: float
+    #: Tickets ahead of this one (computing or waiting) when it arrived.
+    ahead: int = 0
+    cancelled: bool = False
+    holding: bool = False
+    waiting: bool = False
+    #: Slot time [s] used before the current slot, and when the current one was given (``time.monotonic()``).
+    computed: float = 0.0
+    granted_at: float = 0.0
+    wake: threading.Condition | None = field(default=None, repr=False)
+
+    def remaining(self) -> float:
+        """Time left until the deadline [s] (negative once it has passed)."""
+        return self.deadline - time.monotonic()
+
+    def priority(self, now: float) -> tuple[bool, float]:
+        """Smaller first: short searches before long ones, then the earliest deadline."""
+        computed = self.computed + (now - self.granted_at if self.holding else 0.0)
+        return computed >= LONG_SEARCH_S, self.deadline
+
+
+class SearchScheduler:
+    """Gives ``slots`` CPU slots to IK searches by earliest deadline (see the module docstring)."""
+
+    def __init__(self, slots: int):
+        if slots < 1:
+            raise ValueError(f"slots must be >= 1; got {slots}")
+        self.slots = slots
+        self._lock = threading.Lock()
+        self._free = slots
+        self._waiting: list[tuple[float, int, SearchTicket]] = []  # heap of (deadline, arrival order, ticket)
+        self._order = itertools.count()
+        self._tickets: set[SearchTicket] = set()
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def load(self) -> tuple[int, int]:
+        """(computing, waiting) tickets."""
+        with self._lock:
+            return self.slots - self._free, sum(1 for *_, ticket in self._waiting if ticket.waiting)
+
+    @contextmanager
+    def ticket(self, deadline: float) -> Iterator[SearchTicket]:
+        """A ticket for one request, released (its slot given on) when the block ends."""
+        ticket = SearchTicket(deadline, wake=threading.Condition(self._lock))
+        with self._lock:
+            ticket.ahead = len(self._tickets)
+            ticket.cancelled = self._closed
+            self._tickets.add(ticket)
+        try:
+            yield ticket
+        finally:
+            with self._lock:
+                self._tickets.discard(ticket)
+                ticket.waiting = False
+                if ticket.holding:
+                    ticket.holding = False
+                    self._free += 1
+                    self._grant()
+
+    def admit(self, ticket: SearchTicket) -> Admission:
+        """Wait until ``ticket`` holds a slot, its deadline passes or the scheduler closes."""
+        with self._lock:
+            if ticket.holding:
+                return Admission.GRANTED
+            if ticket.cancelled:
+                return Admission.CANCELLED
+            return self._wait_for_slot(ticket)
+
+    def checkpoint(self, ticket: SearchTicket) -> bool:
+        """Between two compiled calls of ``ticket``'s search: True ends the search (deadline passed or
+        cancelled). When a waiting ticket comes first, the slot is lent to it first."""
+        now = time.monotonic()
+        if ticket.cancelled or now >= ticket.deadline:
+            return True
+        with self._lock:
+            head = self._first_waiting()
+            if head is None or self._waiting[0][0] >= ticket.priority(now):
+                return False
+            ticket.computed += now - ticket.granted_at
+            ticket.holding = False
+            self._free += 1
+            self._grant()
+            return self._wait_for_slot(ticket) != Admission.GRANTED
+
+    def close(self) -> None:
+        """Cancel every ticket, now and to come."""
+        with self._lock:
+            self._closed = True
+            for ticket in self._tickets:
+                ticket.cancelled = True
+                ticket.wake.notify()
+
+    # ------------------------------------------------------------------ under the lock
+    def _wait_for_slot(self, ticket: SearchTicket) -> Admission:
+        ticket.waiting = True
+        heapq.heappush(self._waiting, (ticket.priority(time.monotonic()), next(self._order), ticket))
+        self._grant()
+        while not ticket.holding:
+            if ticket.cancelled:
+                ticket.waiting = False
+                return Admission.CANCELLED
+            remaining = ticket.remaining()
+            if remaining <= 0:
+                ticket.waiting = False
+                return Admission.EXPIRED
+            ticket.wake.wait(remaining)
+        return Admission.GRANTED
+
+    def _first_waiting(self) -> SearchTicket | None:
+        while self._waiting and (not self._waiting[0][2].waiting or self._waiting[0][2].cancelled):
+            heapq.heappop(self._waiting)  # expired or cancelled while waiting
+        return self._waiting[0][2] if self._waiting else None
+
+    def _grant(self) -> None:
+        while self._free > 0:
+            ticket = self._first_waiting()
+            if ticket is None:
+                return
+            heapq.heappop(self._waiting)
+            ticket.waiting = False
+            ticket.holding = True
+            ticket.granted_at = time.monotonic()
+            self._free -= 1
+            ticket.wake.notify()

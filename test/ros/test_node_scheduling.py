@@ -1,0 +1,198 @@
+"""kinematics_node's scheduling (issue 9, items 2, 3 and 8): an IK timeout is the whole budget from the request's
+arrival, waiting included; FK, state validity and parameter sets never wait behind IK searches, nor does a short
+IK behind long ones; SIGINT and SIGTERM stop a node with searches running at once, answering them, with exit
+code 0 and nothing on stderr.
+
+Bounds here are generous (the machine may be loaded); the timing targets are measured by bench/soak.py.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from moveit_msgs.msg import MoveItErrorCodes
+from test_node_harness import (
+    NodeUnderTest,
+    fk_request,
+    ik_request,
+    module_processes,  # noqa: F401 (fixture)
+    serving_node,
+    start_node,
+    state_validity_request,
+    ur5_parameters,
+    wait_for,
+)
+
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.model.robot_model import RobotModel
+from kinematics_py.robots import bundled_robot_path
+
+GROUP = "ur_manipulator"
+UNREACHABLE = make_transform(None, (5.0, 0.0, 0.0))
+#: Generous margin [s] on top of a timeout for the answer to arrive (DDS, a loaded machine).
+ANSWER_MARGIN_S = 1.0
+#: An answer slower than this behind saturated searches means it waited for them (they take 2 s).
+NOT_BEHIND_SEARCHES_S = 1.5
+#: SIGINT / SIGTERM with searches of 10 s running: the node must be gone well before they would end.
+EXIT_LIMIT_S = 5.0
+LONG_SEARCH_S = 10.0
+#: The demo's node compiles nothing new (the suite's nodes did); its calls take seconds.
+DEMO_READY_S = 240.0
+DEMO_STOP_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def reachable():
+    model = RobotModel.from_urdf_file(bundled_robot_path("ur5"))
+    return model.chain("base_link", "tool0").forward_kinematics([0.3, -1.2, 1.4, -1.6, -1.5, 0.2])
+
+
+def wait_all(node: NodeUnderTest, futures, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for future in futures:
+        node.client.spin_until(future, max(0.0, deadline - time.monotonic()))
+    assert all(future.done() for future in futures), f"{sum(not f.done() for f in futures)} unanswered"
+
+
+@pytest.fixture(scope="module")
+def one_slot(module_processes, tmp_path_factory):  # noqa: F811
+    """The UR5 with one search slot: IK searches compute one at a time."""
+    with serving_node(module_processes, tmp_path_factory.mktemp("one_slot"), ur5_parameters(search_threads=1),
+                      "one_slot_node") as node:
+        yield node
+
+
+@pytest.fixture(scope="module")
+def ur5(module_processes, tmp_path_factory):  # noqa: F811
+    with serving_node(module_processes, tmp_path_factory.mktemp("ur5"), ur5_parameters(), "scheduling_node") as node:
+        yield node
+
+
+def test_requests_whose_deadline_passes_while_queued_are_timed_out_at_once(one_slot):
+    """Ten 0.5 s searches and one slot: served one after another they would take 5 s, and each gets the slot
+    for 0.1 s at most before it counts as long; each is answered by its deadline, those that never got the slot
+    TIMED_OUT."""
+    timeout = 0.5
+    request = ik_request(GROUP, UNREACHABLE, timeout=timeout)
+    sent = time.monotonic()
+    futures = [one_slot.client.ik_client.call_async(request) for _ in range(10)]
+    answered = {}
+    deadline = sent + 10.0
+    while len(answered) < len(futures) and time.monotonic() < deadline:
+        one_slot.client.spin_until(next(f for f in futures if id(f) not in answered), 0.01)
+        for future in futures:
+            if future.done() and id(future) not in answered:
+                answered[id(future)] = time.monotonic() - sent
+    assert len(answered) == len(futures), "unanswered requests"
+    codes = [future.result().error_code for future in futures]
+    assert max(answered.values()) < timeout + ANSWER_MARGIN_S, sorted(answered.values())
+    assert {code.val for code in codes} <= {MoveItErrorCodes.NO_IK_SOLUTION, MoveItErrorCodes.TIMED_OUT}
+    timed_out = [code.message for code in codes if code.val == MoveItErrorCodes.TIMED_OUT]
+    assert timed_out, [code.message for code in codes]
+    assert all("counted from the request's arrival" in message for message in timed_out), timed_out
+
+
+def test_a_short_search_preempts_long_ones(one_slot, reachable):
+    """With the one slot taken by 2 s searches, a 50 ms request (earlier deadline) is answered in its time."""
+    long_searches = [one_slot.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=2.0))
+                     for _ in range(3)]
+    time.sleep(0.3)
+    started = time.monotonic()
+    response = one_slot.ik(ik_request(GROUP, reachable, timeout=0.05))
+    elapsed = time.monotonic() - started
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+    assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
+    wait_all(one_slot, long_searches, 2.0 + ANSWER_MARGIN_S + 5.0)
+
+
+def test_a_long_search_does_not_hold_up_a_later_request(one_slot, reachable):
+    """A 5 s search (a pose out of reach) holds the one slot; a reachable pose asked with a 9 s timeout (a later
+    deadline) is still answered at once: long searches wait behind fresh ones."""
+    long_search = one_slot.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=5.0))
+    time.sleep(1.0)
+    started = time.monotonic()
+    response = one_slot.ik(ik_request(GROUP, reachable, timeout=9.0))
+    elapsed = time.monotonic() - started
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+    assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
+    assert not long_search.done()
+    wait_all(one_slot, [long_search], LONG_SEARCH_S + ANSWER_MARGIN_S + 5.0)
+
+
+def test_fk_validity_parameters_and_short_ik_answered_while_searches_saturate(ur5, reachable):
+    searches = [ur5.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=2.0)) for _ in range(12)]
+    time.sleep(0.3)
+    timings = {}
+    for what, call in (("fk", lambda: ur5.fk(fk_request(["tool0"]))),
+                       ("state validity", lambda: ur5.state_validity(state_validity_request({}))),
+                       ("parameter set", lambda: ur5.set_parameters(max_ik_timeout=20.0)),
+                       ("5 ms ik", lambda: ur5.ik(ik_request(GROUP, reachable, timeout=0.005)))):
+        started = time.monotonic()
+        answer = call()
+        timings[what] = time.monotonic() - started
+        if what == "fk":
+            assert answer.error_code.val == MoveItErrorCodes.SUCCESS
+        if what == "5 ms ik":
+            assert answer.error_code.val in (MoveItErrorCodes.SUCCESS, MoveItErrorCodes.TIMED_OUT)
+    assert all(future.done() is False or future.result() is not None for future in searches)
+    assert max(timings.values()) < NOT_BEHIND_SEARCHES_S, timings
+    wait_all(ur5, searches, 2.0 + ANSWER_MARGIN_S + 5.0)
+    assert {future.result().error_code.val for future in searches} <= {MoveItErrorCodes.NO_IK_SOLUTION,
+                                                                       MoveItErrorCodes.TIMED_OUT}
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_node_with_searches_running(python_processes, tmp_path, signal_number):
+    process, namespace = start_node(python_processes, tmp_path, ur5_parameters(), f"stopped_{signal_number.name}")
+    node = NodeUnderTest(process, namespace)
+    try:
+        node.wait_serving("tool0")
+        searches = [node.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=LONG_SEARCH_S))
+                    for _ in range(6)]
+        time.sleep(2.0)  # every request taken (a loaded machine)
+        sent = time.monotonic()
+        process.popen.send_signal(signal_number)
+        process.popen.wait(timeout=LONG_SEARCH_S)
+        exit_time = time.monotonic() - sent
+        deadline = time.monotonic() + 2.0
+        for future in searches:
+            node.client.spin_until(future, max(0.0, deadline - time.monotonic()))
+    finally:
+        node.close()
+    assert process.popen.returncode == 0, process.output()
+    assert exit_time < EXIT_LIMIT_S, f"{exit_time:.2f} s\n{process.output()}"
+    assert all(future.done() for future in searches), \
+        f"{sum(not f.done() for f in searches)} of 6 unanswered; exit after {exit_time:.2f} s\n{process.output()}"
+    noise = [line for line in (process.stdout() + process.stderr_path.read_text()).splitlines()
+             if not line.startswith("[INFO]")]  # the node's log lines go to stderr; nothing else may
+    assert noise == [], process.output()
+    assert {future.result().error_code.val for future in searches} == {MoveItErrorCodes.PREEMPTED}
+
+
+def test_sigterm_to_the_demo_stops_the_node_it_started(python_processes, tmp_path):
+    """`make run` leaves the node serving until stopped; SIGTERM (not only Ctrl-C) stops the node with it."""
+    demo = python_processes.start("-m", "kinematics_py.ros.demo", "--start-node", "--calls", "5", name="demo",
+                                  env={"TMPDIR": str(tmp_path)})
+    wait_for(lambda: "keeps running" in demo.stdout(), DEMO_READY_S, "the demo to finish its calls", demo)
+    node_pids = [pid for pid in _children_running("kinematics_py.ros.node") if str(tmp_path) in _cmdline(pid)]
+    assert node_pids, "the demo's kinematics_node is not running"
+    demo.popen.send_signal(signal.SIGTERM)
+    demo.popen.wait(timeout=DEMO_STOP_S)
+    assert demo.popen.returncode == 0, demo.output()
+    wait_for(lambda: not any(os.path.exists(f"/proc/{pid}") and "kinematics_py.ros.node" in _cmdline(pid)
+                             for pid in node_pids), 5.0, "the demo's node to exit")
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _children_running(text: str) -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()
+            and text in _cmdline(int(entry.name))]
