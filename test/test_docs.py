@@ -90,6 +90,8 @@ COMMANDS = {
     "ros2 launch kinematics_py kinematics.launch.py": ROS2_LAUNCH_TEST,
     "ros2 run kinematics_py kinematics_node": ROS2_LAUNCH_TEST,
     "ros2 param describe": "not run here: needs ros2cli (test_node_parameters reads the same descriptions)",
+    "ros2 topic pub --once /reachability_map":
+        "test/ros/test_node_reachability.py::test_node_publishes_the_markers_of_a_map_on_request",
     "colcon build --packages-select kinematics_py":
         "test/packaging/test_colcon_build.py::test_colcon_sees_only_kinematics_py_and_installs_it",
     "python3 -m kinematics_py.warm_up": "test/ros/test_node_launch.py::test_ros2_launch_from_a_colcon_workspace",
