@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from service_latency import GROUP, SCENE, _client, percentiles, start_node, stop_node
+from service_latency import GROUP, SCENE, _client, isolated_ros_env, percentiles, start_node, stop_node
 
 START = (0.0, -1.2, 1.5, -1.9, -1.57, 0.0)
 LINE_M = 0.3
@@ -127,10 +127,7 @@ def main() -> int:
     import subprocess
 
     directory = Path(tempfile.mkdtemp(prefix="kinematics_py-bench-"))
-    env = dict(os.environ)
-    env.pop("_ROS_WHEELS_BOOTSTRAP_COMPLETE", None)
-    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
-    env.update(ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_LOG_DIR=str(directory / "ros_log"))
+    env = isolated_ros_env(directory)
     namespace = f"/bench_cartesian_{os.getpid()}"
     node = start_node(directory, namespace, env, collision=True)
     try:

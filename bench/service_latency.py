@@ -285,6 +285,16 @@ def throughput(namespace: str, clients: int, duration: float, env: dict) -> dict
             **percentiles(latencies)}
 
 
+def isolated_ros_env(directory: Path) -> dict[str, str]:
+    """This process's environment for the node and its clients: DDS on this machine only, a domain of its own
+    (unless ROS_DOMAIN_ID is set), ROS logs in ``directory``."""
+    env = dict(os.environ)
+    env.pop("_ROS_WHEELS_BOOTSTRAP_COMPLETE", None)
+    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    env.update(ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_LOG_DIR=str(directory / "ros_log"))
+    return env
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000, help="calls per latency series")
@@ -308,10 +318,7 @@ def main() -> int:
         return 0
 
     directory = Path(tempfile.mkdtemp(prefix="kinematics_py-bench-"))
-    env = dict(os.environ)
-    env.pop("_ROS_WHEELS_BOOTSTRAP_COMPLETE", None)
-    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
-    env.update(ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_LOG_DIR=str(directory / "ros_log"))
+    env = isolated_ros_env(directory)
     namespace = f"/bench_{os.getpid()}"
     node = start_node(directory, namespace, env)
     try:

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from service_latency import percentiles, start_node, stop_node  # bench/ is the script's folder
+from service_latency import isolated_ros_env, percentiles, start_node, stop_node  # bench/ is the script's folder
 
 REPO = Path(__file__).resolve().parent.parent
 GROUP = "ur_manipulator"
@@ -322,10 +322,7 @@ def main() -> int:
         return 0
 
     directory = Path(tempfile.mkdtemp(prefix="kinematics_py-soak-"))
-    env = dict(os.environ)
-    env.pop("_ROS_WHEELS_BOOTSTRAP_COMPLETE", None)
-    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
-    env.update(ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_LOG_DIR=str(directory / "ros_log"))
+    env = isolated_ros_env(directory)
     os.environ.update(env)
     namespace = f"/soak_{os.getpid()}"
     results = {"machine": {"cpus": os.cpu_count(), "load average (1 min) at start": os.getloadavg()[0]}}
