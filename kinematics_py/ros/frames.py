@@ -126,7 +126,11 @@ class Tf2RosTransforms:
             stamped = self._buffer.lookup_transform(target_frame, source_frame, Time())
         except self._tf2_ros.TransformException as error:
             raise FrameLookupError(str(error)) from None
-        return transform_from_transform_msg(stamped.transform)
+        try:
+            return transform_from_transform_msg(stamped.transform)
+        except ValueError as error:  # tf2 keeps what it is sent, NaN included
+            raise FrameLookupError(f"TF's transform from {source_frame!r} to {target_frame!r} is unusable: "
+                                   f"{error}") from None
 
 
 class TfMessageListener:
