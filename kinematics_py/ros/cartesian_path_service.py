@@ -37,7 +37,7 @@ from ..planning.time_parameterization import (
 from .constraints import request_constraints
 from .conversions import robot_state_msg, transform_from_pose_msg
 from .display import DisplayPublishers
-from .ik_service import _attached_tip, _plugin
+from .ik_service import attached_tip, group_plugin
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
@@ -81,12 +81,12 @@ class CartesianPathService:
     def _plan(self, request: GetCartesianPath.Request, response: GetCartesianPath.Response,
               context: RequestContext):
         setup = context.setup
-        plugin = _plugin(setup, request.group_name)
+        plugin = group_plugin(setup, request.group_name)
         values = context.joint_values(request.start_state)
         poses = LinkPoses(setup.model, values)
         names = plugin.getJointNames()
         link = request.link_name or plugin.getTipFrames()[0]
-        tip = _attached_tip(setup, plugin, link)
+        tip = attached_tip(setup, plugin, link)
         base = plugin.getBaseFrame()
         T_base_model = np.eye(4) if base == setup.model_frame else invert_transform(poses[base])
         T_base_frame = T_base_model @ context.frames.T_model_frame(request.header.frame_id, poses)

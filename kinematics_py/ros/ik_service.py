@@ -34,7 +34,7 @@ def compute_ik(request: GetPositionIK.Request, response: GetPositionIK.Response,
 
 def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext):
     """``_solve_ik`` once the scheduler gives the request a slot, within its deadline."""
-    plugin = _plugin(context.setup, ik.group_name)
+    plugin = group_plugin(context.setup, ik.group_name)
     timeout = _ik_timeout(ik.timeout, context.state.settings.max_ik_timeout)
     budget = plugin.getDefaultTimeout() if timeout is None else timeout
     scheduler = context.tools.scheduler
@@ -87,7 +87,7 @@ def _solve_ik(ik, response: GetPositionIK.Response, context: RequestContext, plu
     return result.message + note
 
 
-def _plugin(setup: RobotSetup, group: str) -> KinematicsPlugin:
+def group_plugin(setup: RobotSetup, group: str) -> KinematicsPlugin:
     plugin = setup.groups.get(group)
     if plugin is None:
         reason = setup.unavailable.get(group)
@@ -125,7 +125,7 @@ def _ik_targets(setup: RobotSetup, frames: ModelFrames, ik, plugin: KinematicsPl
                 raise RequestError(ErrorCode.INVALID_LINK_NAME, f"group {plugin.getGroupName()!r} has tips "
                                    f"{tips}: name the IK link of every pose")
             link = tips[0]
-        tip = _attached_tip(setup, plugin, link)
+        tip = attached_tip(setup, plugin, link)
         if tip in by_tip:
             raise RequestError(ErrorCode.INVALID_LINK_NAME, f"two poses target tip {tip!r} (link {link!r})")
         T_model_link = frames.T_model_frame(pose_stamped.header.frame_id, poses) @ \
@@ -140,7 +140,7 @@ def _ik_targets(setup: RobotSetup, frames: ModelFrames, ik, plugin: KinematicsPl
     return [T_base_model @ by_tip[tip] for tip in tips]
 
 
-def _attached_tip(setup: RobotSetup, plugin: KinematicsPlugin, link: str) -> str:
+def attached_tip(setup: RobotSetup, plugin: KinematicsPlugin, link: str) -> str:
     """The tip ``link`` is the tip of, or rigidly attached to (no group joint between them)."""
     group = plugin.getGroupName()
     tip = setup.attached_tips[group].get(link)
