@@ -26,27 +26,37 @@ ValidityCallback = Callable[[np.ndarray], "bool | ErrorCode | Verdict"]
 
 
 # ---------------------------------------------------------------- the caller's stop hook (deadline, cancellation)
-#: Called between two compiled calls of every search of the current thread; True ends the search (as its own
-#: time budget running out would). It may block, e.g. while a scheduler lends the CPU to a more urgent search.
-_SHOULD_STOP: ContextVar[Callable[[], bool] | None] = ContextVar("kinematics_py_search_should_stop", default=None)
+#: (should_stop, deadline): ``should_stop()`` is called between two compiled calls of every search of the current
+#: thread; True ends the search (as its own time budget running out would). It may block, e.g. while a scheduler
+#: lends the CPU to a more urgent search. ``deadline`` (``time.monotonic()`` [s], or inf) is when the caller
+#: will stop the search: compiled calls are fitted to it as to the search's own budget.
+_STOP_HOOK: ContextVar[tuple[Callable[[], bool], float] | None] = ContextVar("kinematics_py_search_stop_hook",
+                                                                              default=None)
 
 
 @contextmanager
-def stop_hook(should_stop: Callable[[], bool]) -> Iterator[None]:
+def stop_hook(should_stop: Callable[[], bool], deadline: float = math.inf) -> Iterator[None]:
     """Within the block, every search of this thread asks ``should_stop()`` before each compiled call and ends
     when it returns True: how a caller (the ROS node) bounds searches by its own deadline, cancels them, or
-    pauses them. Searches keep their own time budget too."""
-    token = _SHOULD_STOP.set(should_stop)
+    pauses them. ``deadline`` (``time.monotonic()`` [s]) is when ``should_stop`` will end them: no compiled call
+    is sized to run past it. Searches keep their own time budget too."""
+    token = _STOP_HOOK.set((should_stop, deadline))
     try:
         yield
     finally:
-        _SHOULD_STOP.reset(token)
+        _STOP_HOOK.reset(token)
 
 
 def stop_requested() -> bool:
     """Whether the caller's ``stop_hook`` (if any) ends the searches now."""
-    should_stop = _SHOULD_STOP.get()
-    return should_stop is not None and should_stop()
+    hook = _STOP_HOOK.get()
+    return hook is not None and hook[0]()
+
+
+def caller_time_left() -> float:
+    """Time [s] until the deadline of the caller's ``stop_hook`` (inf without one)."""
+    hook = _STOP_HOOK.get()
+    return math.inf if hook is None else hook[1] - time.monotonic()
 
 
 @dataclass
@@ -133,7 +143,8 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, tim
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
-    starts = (seed, True, solver.restarts, 0, starts_fitting(timeout, solver.start_seconds[0]) - 1)  # Starts, packed
+    fitting = starts_fitting(min(timeout, caller_time_left()), solver.start_seconds[0])
+    starts = (seed, True, solver.restarts, 0, fitting - 1)  # Starts, packed
     used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, starts, q, math.inf)
     return (q if found else None), used
 
@@ -191,7 +202,7 @@ class IkSearch:
         use_seed = self.resume_after == 0
         count = 0 if self.local_only else STARTS_PER_CALL - use_seed
         if not self.local_only:
-            count = starts_fitting(deadline - time.perf_counter(), solver.start_seconds[0]) - use_seed
+            count = starts_fitting(self._time_left(deadline), solver.start_seconds[0]) - use_seed
         outcome.searches = self.resume_after
         q = np.empty(problem.dof)
         while not stop_requested():
@@ -228,9 +239,9 @@ class IkSearch:
             now = time.perf_counter()
             if self.local_only or now >= deadline:
                 break
-            # As many starts as fit in the time left (at least one): a search ends within its timeout plus
-            # about one local search.
-            count = starts_fitting(deadline - now, solver.start_seconds[0])
+            # As many starts as fit in the time left (at least one): a search ends within its timeout (or the
+            # caller's deadline) plus about one local search.
+            count = starts_fitting(self._time_left(deadline), solver.start_seconds[0])
         if best_candidate is not None:
             kernels.wrap_near(best_candidate, self.seed, problem.is_revolute, self.lower, self.upper)
         outcome.elapsed = time.perf_counter() - started
@@ -251,6 +262,11 @@ class IkSearch:
             return outcome
         outcome.error_code, outcome.message = self._failure(outcome, best_candidate, last_rejection)
         return outcome
+
+    @staticmethod
+    def _time_left(deadline: float) -> float:
+        """Time [s] until ``deadline`` (``time.perf_counter()``) or the caller's stop hook deadline."""
+        return min(deadline - time.perf_counter(), caller_time_left())
 
     def _approximate_ok(self, q: np.ndarray) -> bool:
         errors = self.problem.weighted_errors(q, self.targets, self.solver.weights)

@@ -4,8 +4,9 @@ Poses may be in any frame and for any link rigidly attached to a tip; the seed i
 over joint_states; the request's constraints and (avoid_collisions) the planning scene reject candidates.
 
 The timeout is the request's whole budget, from when the node took it: the search waits for a CPU slot of the
-node's ``SearchScheduler`` (earliest deadline first), searches for what remains, and ends at the deadline; a
-request whose deadline passes while it waits is answered TIMED_OUT at once, and PREEMPTED when the node stops.
+node's ``SearchScheduler`` (earliest deadline first), searches for what remains, and ends early enough to answer by
+the deadline; a request whose deadline passes while it waits is answered TIMED_OUT at once, and PREEMPTED when the
+node stops.
 """
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext)
                                          f"request(s) in the node when it arrived)")
         if admission == Admission.CANCELLED:
             return ErrorCode.PREEMPTED, SHUTTING_DOWN
-        with stop_hook(lambda: scheduler.checkpoint(ticket)):  # ends the search at the deadline
+        # ends the search at the ticket's stop time: the deadline less the time its answer takes to build
+        with stop_hook(lambda: scheduler.checkpoint(ticket), ticket.stop_at):
             answer = _solve_ik(ik, response, context, plugin, budget)
         if ticket.cancelled and isinstance(answer, tuple):
             return ErrorCode.PREEMPTED, f"{SHUTTING_DOWN}: {answer[1]}"

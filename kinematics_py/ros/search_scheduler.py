@@ -7,8 +7,12 @@ until its deadline), each kind earliest deadline first. So a client's requests a
 searches, not even by those of a client that is gone (killed with its searches in flight). A computing search
 calls ``checkpoint`` between two compiled calls (``ik.search.stop_hook``): when a waiting ticket comes first,
 the slot goes to it and the search waits for its turn again. ``checkpoint`` returns True (the search ends) once
-the ticket's deadline has passed or the ticket is cancelled, so no answer waits past its deadline for CPU time,
+the ticket's stop time has passed or the ticket is cancelled, so no answer waits past its deadline for CPU time,
 and a ticket whose deadline passes while it waits is told so at once.
+
+A search stops before its deadline by the answer reserve: how long the answers of searches stopped by their
+stop time took to be ready after it (the failure diagnosis, the answer's message), a high quantile of the last
+ones, at most a share of the budget. So an answer is ready by its deadline, not that much after it.
 
 ``close`` cancels every ticket (the node is stopping): waiting ones are told at once, computing ones end at
 their next checkpoint. ROS-free except for being used by ``ros/``.
@@ -17,8 +21,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +32,11 @@ from enum import Enum
 
 #: Slot time [s] after which a search counts as long: it then waits behind every shorter one.
 LONG_SEARCH_S = 0.1
+#: Answer times (from the stop time to the answer) remembered, and the quantile of them the answer reserve covers.
+ANSWER_TIMES_KEPT = 64
+ANSWER_RESERVE_QUANTILE = 0.95
+#: The largest share of a request's budget (deadline - arrival at the scheduler) kept as its answer reserve.
+MAX_ANSWER_RESERVE_SHARE = 0.25
 
 
 class Admission(Enum):
@@ -42,6 +53,10 @@ class SearchTicket:
 
     #: ``time.monotonic()`` by which the answer is due [s].
     deadline: float
+    #: ``time.monotonic()`` at which its search ends [s]: the deadline less the answer reserve.
+    stop_at: float = math.inf
+    #: Whether ``checkpoint`` ended the search because its stop time had passed.
+    stopped: bool = False
     #: Tickets ahead of this one (computing or waiting) when it arrived.
     ahead: int = 0
     cancelled: bool = False
@@ -75,10 +90,17 @@ class SearchScheduler:
         self._order = itertools.count()
         self._tickets: set[SearchTicket] = set()
         self._closed = False
+        self._answer_times: deque[float] = deque(maxlen=ANSWER_TIMES_KEPT)
+        self._answer_reserve = 0.0
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def answer_reserve(self) -> float:
+        """Time [s] a search stops before its deadline, to build its answer (see the module docstring)."""
+        return self._answer_reserve
 
     def load(self) -> tuple[int, int]:
         """(computing, waiting) tickets."""
@@ -90,6 +112,8 @@ class SearchScheduler:
         """A ticket for one request, released (its slot given on) when the block ends."""
         ticket = SearchTicket(deadline, wake=threading.Condition(self._lock))
         with self._lock:
+            budget = max(deadline - time.monotonic(), 0.0)
+            ticket.stop_at = deadline - min(self._answer_reserve, MAX_ANSWER_RESERVE_SHARE * budget)
             ticket.ahead = len(self._tickets)
             ticket.cancelled = self._closed
             self._tickets.add(ticket)
@@ -97,6 +121,8 @@ class SearchScheduler:
             yield ticket
         finally:
             with self._lock:
+                if ticket.stopped:
+                    self._record_answer_time(time.monotonic() - ticket.stop_at)
                 self._tickets.discard(ticket)
                 ticket.waiting = False
                 if ticket.holding:
@@ -111,13 +137,16 @@ class SearchScheduler:
                 return Admission.GRANTED
             if ticket.cancelled:
                 return Admission.CANCELLED
-            return self._wait_for_slot(ticket)
+            return self._wait_for_slot(ticket, ticket.deadline)
 
     def checkpoint(self, ticket: SearchTicket) -> bool:
-        """Between two compiled calls of ``ticket``'s search: True ends the search (deadline passed or
-        cancelled). When a waiting ticket comes first, the slot is lent to it first."""
+        """Between two compiled calls of ``ticket``'s search: True ends the search (stop time passed or
+        cancelled). When a waiting ticket comes first, the slot is lent to it first (until the stop time at most)."""
         now = time.monotonic()
-        if ticket.cancelled or now >= ticket.deadline:
+        if ticket.cancelled:
+            return True
+        if now >= ticket.stop_at:
+            ticket.stopped = True
             return True
         with self._lock:
             head = self._first_waiting()
@@ -127,7 +156,10 @@ class SearchScheduler:
             ticket.holding = False
             self._free += 1
             self._grant()
-            return self._wait_for_slot(ticket) != Admission.GRANTED
+            if self._wait_for_slot(ticket, ticket.stop_at) == Admission.GRANTED:
+                return False
+            ticket.stopped = not ticket.cancelled
+            return True
 
     def close(self) -> None:
         """Cancel every ticket, now and to come."""
@@ -138,7 +170,13 @@ class SearchScheduler:
                 ticket.wake.notify()
 
     # ------------------------------------------------------------------ under the lock
-    def _wait_for_slot(self, ticket: SearchTicket) -> Admission:
+    def _record_answer_time(self, seconds: float) -> None:
+        self._answer_times.append(max(seconds, 0.0))
+        ranked = sorted(self._answer_times)
+        self._answer_reserve = ranked[int(ANSWER_RESERVE_QUANTILE * (len(ranked) - 1))]
+
+    def _wait_for_slot(self, ticket: SearchTicket, until: float) -> Admission:
+        """Wait for a slot until ``until`` (``time.monotonic()`` [s]) at most: EXPIRED after it."""
         ticket.waiting = True
         heapq.heappush(self._waiting, (ticket.priority(time.monotonic()), next(self._order), ticket))
         self._grant()
@@ -146,7 +184,7 @@ class SearchScheduler:
             if ticket.cancelled:
                 ticket.waiting = False
                 return Admission.CANCELLED
-            remaining = ticket.remaining()
+            remaining = until - time.monotonic()
             if remaining <= 0:
                 ticket.waiting = False
                 return Admission.EXPIRED

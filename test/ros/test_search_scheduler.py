@@ -10,10 +10,15 @@ import pytest
 from kinematics_py import KinematicsPlugin, Pose
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.errors import ErrorCode
-from kinematics_py.ik.search import stop_hook
+from kinematics_py.ik.search import caller_time_left, stop_hook
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.search_scheduler import LONG_SEARCH_S, Admission, SearchScheduler
+from kinematics_py.ros.search_scheduler import (
+    LONG_SEARCH_S,
+    MAX_ANSWER_RESERVE_SHARE,
+    Admission,
+    SearchScheduler,
+)
 
 #: Generous bound [s] for a thread to notice a change (a loaded machine).
 NOTICE_S = 2.0
@@ -100,6 +105,53 @@ def test_a_checkpoint_ends_the_search_at_its_deadline():
         assert scheduler.checkpoint(ticket) is False
         time.sleep(0.06)
         assert scheduler.checkpoint(ticket) is True
+
+
+def test_searches_stop_before_their_deadline_by_the_time_answers_took_to_build():
+    scheduler = SearchScheduler(1)
+    with scheduler.ticket(time.monotonic() + 0.02) as ticket:
+        scheduler.admit(ticket)
+        assert ticket.stop_at == ticket.deadline  # nothing measured yet
+        time.sleep(0.03)
+        assert scheduler.checkpoint(ticket) is True
+        time.sleep(0.05)  # building the answer after the search stopped
+    assert 0.05 <= scheduler.answer_reserve < 0.05 + NOTICE_S
+    with scheduler.ticket(time.monotonic() + 60) as ticket:
+        assert ticket.deadline - ticket.stop_at == scheduler.answer_reserve
+        scheduler.admit(ticket)
+        assert scheduler.checkpoint(ticket) is False
+    with scheduler.ticket(time.monotonic() + 0.1) as short:  # the reserve takes a share of the budget at most
+        assert 0 < short.deadline - short.stop_at <= MAX_ANSWER_RESERVE_SHARE * 0.1
+    reserve = scheduler.answer_reserve
+    with scheduler.ticket(time.monotonic() + 60) as ticket:  # a search ending within its time is no measure
+        scheduler.admit(ticket)
+        time.sleep(0.01)
+    assert scheduler.answer_reserve == reserve
+
+
+def test_a_search_that_lent_its_slot_ends_at_its_stop_time_if_it_does_not_get_it_back():
+    scheduler = SearchScheduler(1)
+
+    def urgent_and_slow():  # comes first (earlier deadline), then keeps the slot past the other's deadline
+        with scheduler.ticket(time.monotonic() + 0.2) as ticket:
+            scheduler.admit(ticket)
+            time.sleep(0.6)
+
+    with scheduler.ticket(time.monotonic() + 0.3) as computing:
+        scheduler.admit(computing)
+        thread, _ = in_thread(urgent_and_slow)
+        while scheduler.load() != (1, 1):
+            time.sleep(0.001)
+        assert scheduler.checkpoint(computing) is True
+        assert computing.stopped and computing.stop_at <= time.monotonic() < computing.stop_at + NOTICE_S
+    thread.join(NOTICE_S)
+
+
+def test_the_stop_hook_tells_searches_the_callers_deadline():
+    assert caller_time_left() == float("inf")
+    with stop_hook(lambda: False, time.monotonic() + 10):
+        assert 9 < caller_time_left() <= 10
+    assert caller_time_left() == float("inf")
 
 
 def test_close_cancels_waiting_and_computing_tickets_and_later_ones():
