@@ -18,6 +18,7 @@ from ..errors import ErrorCode, KinematicsError, RequestError
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from ..parameters import SolverParameters
+from . import kernels
 from .analytic import closed_form_of
 from .closed_form import ClosedFormSolver
 from .collision_aware import diagnosis_solvers
@@ -136,12 +137,15 @@ def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | 
 
 
 def warm_up(setup: GroupSetup) -> None:
-    """Load the compiled search and closed form (numba's on-disk cache) now, so the first request does not pay."""
+    """Load the compiled search, its failure diagnosis and the closed form (numba's on-disk cache) now, so the
+    first request does not pay (nor the first one that fails)."""
     problem = setup.problem
     q = problem.middle
     targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
                         for chain in problem.chains])
     IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
+    problem.task_errors(q, targets)
+    kernels.wrap_near(q.copy(), q, problem.is_revolute, problem.lower, problem.upper)
     if setup.closed_form is not None:
         setup.closed_form.solve(targets[0], q)
         setup.closed_form.posture_code(q)
