@@ -71,10 +71,13 @@ def ur5(module_processes, tmp_path_factory):  # noqa: F811
         yield node
 
 
-def test_requests_whose_deadline_passes_while_queued_are_timed_out_at_once(one_slot):
-    """Ten 0.5 s searches and one slot: served one after another they would take 5 s, and each gets the slot
-    for 0.1 s at most before it counts as long; each is answered by its deadline, those that never got the slot
-    TIMED_OUT."""
+def test_ten_searches_on_one_slot_are_each_answered_by_their_deadline(one_slot):
+    """Ten 0.5 s searches and one slot: served one after another they would take 5 s. Each is answered by its
+    deadline, NO_IK_SOLUTION when it searched, TIMED_OUT (saying the budget counts from its arrival) when its
+    deadline passed before it got the slot. Which of the two each gets depends on when the node took it (the
+    slot goes earliest deadline first, so a request taken later than the one searching still gets the slot
+    before its own deadline): the TIMED_OUT path itself is proven deterministically in-process by
+    test_search_scheduler.py::test_compute_ik_whose_deadline_passes_before_it_gets_a_slot_is_timed_out."""
     timeout = 0.5
     request = ik_request(GROUP, UNREACHABLE, timeout=timeout)
     sent = time.monotonic()
@@ -91,7 +94,6 @@ def test_requests_whose_deadline_passes_while_queued_are_timed_out_at_once(one_s
     assert max(answered.values()) < timeout + ANSWER_MARGIN_S, sorted(answered.values())
     assert {code.val for code in codes} <= {MoveItErrorCodes.NO_IK_SOLUTION, MoveItErrorCodes.TIMED_OUT}
     timed_out = [code.message for code in codes if code.val == MoveItErrorCodes.TIMED_OUT]
-    assert timed_out, [code.message for code in codes]
     assert all("counted from the request's arrival" in message for message in timed_out), timed_out
 
 

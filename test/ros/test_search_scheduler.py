@@ -1,24 +1,32 @@
-"""The node's SearchScheduler (earliest deadline first, lending between kernel calls, expiry, close) and the search
-loop's stop hook it works through (ik.search.stop_hook). No DDS here: threads in this process."""
+"""The node's SearchScheduler (earliest deadline first, lending between kernel calls, expiry, close), the search
+loop's stop hook it works through (ik.search.stop_hook), and compute_ik's TIMED_OUT answers from it. No DDS here:
+threads in this process."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 import pytest
+from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.srv import GetPositionIK
 
 from kinematics_py import KinematicsPlugin, Pose
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.errors import ErrorCode
 from kinematics_py.ik.search import caller_time_left, stop_hook
 from kinematics_py.model.srdf import SemanticModel
+from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.ik_service import compute_ik
+from kinematics_py.ros.request_context import RequestContext, ServiceTools
 from kinematics_py.ros.search_scheduler import (
     LONG_SEARCH_S,
     MAX_ANSWER_RESERVE_SHARE,
     Admission,
     SearchScheduler,
 )
+from kinematics_py.ros.serving_state import ServiceSettings, ServingState
 
 #: Generous bound [s] for a thread to notice a change (a loaded machine).
 NOTICE_S = 2.0
@@ -205,3 +213,45 @@ def test_the_stop_hook_ends_searches_of_its_thread_between_kernel_calls(ur5, avo
     assert elapsed < 0.1 + NOTICE_S
     assert len(calls) > 10
     assert ur5.searchPositionIK(unreachable, [0.0] * 6, timeout=0.05).error_code == ErrorCode.NO_IK_SOLUTION
+
+
+# ---------------------------------------------------------------- compute_ik on the scheduler (in-process)
+@pytest.fixture(scope="module")
+def ur5_serving():
+    setup = build_robot_setup(SetupInputs(bundled_robot_path("ur5").read_text(),
+                                          bundled_robot_path("ur5", "srdf").read_text()))
+    return ServingState(ServiceSettings(10.0, "error")).with_setup(setup)
+
+
+def _compute_ik(serving: ServingState, scheduler: SearchScheduler, timeout: float, arrived: float):
+    request = GetPositionIK.Request()
+    request.ik_request.group_name = "ur_manipulator"
+    request.ik_request.pose_stamped.pose.position.x = 5.0  # out of reach: the search would take its whole timeout
+    request.ik_request.pose_stamped.pose.orientation.w = 1.0
+    request.ik_request.timeout.nanosec = int(timeout * 1e9)
+    tools = ServiceTools(logging.getLogger("test"), None, None, "test", scheduler)
+    return compute_ik(request, GetPositionIK.Response(), RequestContext(serving, {}, tools, arrived)).error_code
+
+
+def test_compute_ik_whose_deadline_passes_before_it_gets_a_slot_is_timed_out(ur5_serving):
+    """The one slot is held throughout (a search that never reaches a checkpoint): a 0.2 s request waits for it
+    and is answered TIMED_OUT at its deadline, saying its budget counted from its arrival."""
+    scheduler = SearchScheduler(1)
+    timeout = 0.2
+    with scheduler.ticket(time.monotonic() + 60) as holder:
+        assert scheduler.admit(holder) == Admission.GRANTED
+        arrived = time.monotonic()
+        code = _compute_ik(ur5_serving, scheduler, timeout, arrived)
+        elapsed = time.monotonic() - arrived
+    assert code.val == MoveItErrorCodes.TIMED_OUT, code.message
+    assert "counted from the request's arrival" in code.message and "1 other IK request(s)" in code.message
+    assert timeout <= elapsed < timeout + NOTICE_S
+
+
+def test_compute_ik_taken_after_its_deadline_is_timed_out_without_searching(ur5_serving):
+    """A request that waited in the node longer than its timeout before its handler ran (a free slot now)."""
+    scheduler = SearchScheduler(1)
+    started = time.monotonic()
+    code = _compute_ik(ur5_serving, scheduler, 0.2, arrived=started - 1.0)
+    assert code.val == MoveItErrorCodes.TIMED_OUT, code.message
+    assert time.monotonic() - started < NOTICE_S
