@@ -3,9 +3,10 @@
 rclpy's MultiThreadedExecutor runs every callback on one pool: with IK searches on every thread, FK, state
 validity, parameter sets and topic updates wait behind them. ``NodeExecutor`` dispatches the callbacks of the
 IK services (``search_services``) to one pool, whose threads mostly wait for a search slot
-(``search_scheduler``), and every other callback to another. Both pools use daemon threads, so a callback still
-running when the node stops never holds up the process's exit; a callback's exception is logged, never left
-unretrieved.
+(``search_scheduler``), and every other callback to another. It takes the IK services' requests itself, to
+give their callbacks the request's transit (``request_transit``) from the header rclpy would drop. Both pools
+use daemon threads, so a callback still running when the node stops never holds up the process's exit; a
+callback's exception is logged, never left unretrieved.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import queue
 import threading
 from collections.abc import Callable, Collection
 
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import (
     ConditionReachedException,
     Executor,
@@ -20,6 +22,13 @@ from rclpy.executors import (
     ShutdownException,
     TimeoutException,
 )
+
+from .request_transit import request_transit, transit_of
+
+#: rclpy (Kilted and later) takes a service request in ``Executor._take_service``, which returns the coroutine
+#: answering it; older rclpy splits that into ``_execute_service``, and there the requests' transit stays 0.
+TAKES_SERVICE_REQUESTS_AS_COROUTINES = hasattr(Executor, "_take_service") and not hasattr(Executor,
+                                                                                         "_execute_service")
 
 
 class DaemonPool:
@@ -94,6 +103,25 @@ class NodeExecutor(Executor):
             return
         pool = self.search_pool if entity is not None and self._is_search(entity) else self.pool
         pool.submit(lambda: self._run(handler))
+
+    def _take_service(self, srv):
+        """rclpy's take of a service request, keeping the header's source timestamp for the IK services."""
+        if not (TAKES_SERVICE_REQUESTS_AS_COROUTINES and self._is_search(srv)):
+            return super()._take_service(srv)
+        try:
+            with srv.handle:
+                request, header = srv.handle.service_take_request(srv.srv_type.Request)
+        except InvalidHandle:  # the service was destroyed (the node is stopping)
+            return None
+        if header is None:
+            return None
+        transit = transit_of(header)
+
+        async def answer() -> None:
+            with request_transit(transit):
+                response = srv.callback(request, srv.srv_type.Response())
+            srv.send_response(response, header)
+        return answer
 
     def _run(self, handler) -> None:
         handler()

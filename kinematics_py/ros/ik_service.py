@@ -3,10 +3,10 @@
 Poses may be in any frame and for any link rigidly attached to a tip; the seed is the request's robot_state
 over joint_states; the request's constraints and (avoid_collisions) the planning scene reject candidates.
 
-The timeout is the request's whole budget, from when the node took it: the search waits for a CPU slot of the
-node's ``SearchScheduler`` (earliest deadline first), searches for what remains, and ends early enough to answer by
-the deadline; a request whose deadline passes while it waits is answered TIMED_OUT at once, and PREEMPTED when the
-node stops.
+The timeout is the request's whole budget, from when the client sent it (``request_transit``; else from when the
+node took it): the search waits for a CPU slot of the node's ``SearchScheduler`` (earliest deadline first),
+searches for what remains, and ends early enough for its answer to reach the client by the deadline; a request
+whose deadline passes while it waits is answered TIMED_OUT at once, and PREEMPTED when the node stops.
 """
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext)
     timeout = _ik_timeout(ik.timeout, context.state.settings.max_ik_timeout)
     budget = plugin.getDefaultTimeout() if timeout is None else timeout
     scheduler = context.tools.scheduler
-    with scheduler.ticket(context.arrived + budget) as ticket:
+    with scheduler.ticket(context.sent + budget, transit=context.transit) as ticket:
         admission = scheduler.admit(ticket)
         if admission == Admission.EXPIRED or ticket.remaining() <= 0:
-            return ErrorCode.TIMED_OUT, (f"the timeout ({budget * 1e3:.3g} ms, counted from the request's arrival) "
+            return ErrorCode.TIMED_OUT, (f"the timeout ({budget * 1e3:.3g} ms, counted from when the request was sent) "
                                          f"ran out before its search could start ({ticket.ahead} other IK "
                                          f"request(s) in the node when it arrived)")
         if admission == Admission.CANCELLED:

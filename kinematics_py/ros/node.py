@@ -78,6 +78,7 @@ from .node_parameters import (
 )
 from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
+from .request_transit import current_transit
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
 from .search_scheduler import SearchScheduler
@@ -162,7 +163,7 @@ class KinematicsNode(Node):
         """A service callback answering each request from one RequestContext (the state read once)."""
         def callback(request, response):
             return handler(request, response, RequestContext(self._store.current, self._positions.current,
-                                                              self._tools))
+                                                              self._tools, transit=current_transit()))
         return callback
 
     def _startup_count(self, name: str, default: int) -> int:

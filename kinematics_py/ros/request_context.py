@@ -1,7 +1,8 @@
 """What a service handler gets for one request, and how a handler's outcome becomes a MoveIt error code.
 
 A handler is ``handler(request, response, context) -> response``; ``context`` holds the one ServingState the
-request is answered from, the joint positions last published, when the request arrived, and the node's tools
+request is answered from, the joint positions last published, when the request was sent and arrived, and the
+node's tools
 (logger, clock, TF, the IK search scheduler).
 """
 from __future__ import annotations
@@ -42,8 +43,15 @@ class RequestContext:
     #: joint -> position last published on joint_states
     positions: Mapping[str, float]
     tools: ServiceTools
-    #: ``time.monotonic()`` when the node took the request [s]: the start of its time budget.
+    #: ``time.monotonic()`` when the node took the request [s].
     arrived: float = field(default_factory=time.monotonic)
+    #: How long the request was under way before that [s] (``request_transit``; 0 when unknown).
+    transit: float = 0.0
+
+    @property
+    def sent(self) -> float:
+        """``time.monotonic()`` when the client sent the request, as far as known [s]: the start of its budget."""
+        return self.arrived - self.transit
 
     @property
     def setup(self) -> RobotSetup:

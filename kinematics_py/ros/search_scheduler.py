@@ -11,8 +11,10 @@ the ticket's stop time has passed or the ticket is cancelled, so no answer waits
 and a ticket whose deadline passes while it waits is told so at once.
 
 A search stops before its deadline by the answer reserve: how long the answers of searches stopped by their
-stop time took to be ready after it (the failure diagnosis, the answer's message), a high quantile of the last
-ones, at most a share of the budget. So an answer is ready by its deadline, not that much after it.
+stop time took to be ready after it (the failure diagnosis, the answer's message) plus how long requests took
+to reach the node (``request_transit``: the answer takes about as long back to the client), a high quantile of
+the last ones of each, at most a share of the budget. So an answer reaches its client by the deadline, not
+that much after it.
 
 ``close`` cancels every ticket (the node is stopping): waiting ones are told at once, computing ones end at
 their next checkpoint. ROS-free except for being used by ``ros/``.
@@ -32,11 +34,24 @@ from enum import Enum
 
 #: Slot time [s] after which a search counts as long: it then waits behind every shorter one.
 LONG_SEARCH_S = 0.1
-#: Answer times (from the stop time to the answer) remembered, and the quantile of them the answer reserve covers.
+#: Answer and transit times remembered, and the quantile of each the answer reserve covers.
 ANSWER_TIMES_KEPT = 64
 ANSWER_RESERVE_QUANTILE = 0.95
 #: The largest share of a request's budget (deadline - arrival at the scheduler) kept as its answer reserve.
 MAX_ANSWER_RESERVE_SHARE = 0.25
+
+
+class RecentQuantile:
+    """The ``ANSWER_RESERVE_QUANTILE`` of the last ``ANSWER_TIMES_KEPT`` durations recorded [s] (0 before any)."""
+
+    def __init__(self):
+        self._recent: deque[float] = deque(maxlen=ANSWER_TIMES_KEPT)
+        self.value = 0.0
+
+    def record(self, seconds: float) -> None:
+        self._recent.append(max(seconds, 0.0))
+        ranked = sorted(self._recent)
+        self.value = ranked[int(ANSWER_RESERVE_QUANTILE * (len(ranked) - 1))]
 
 
 class Admission(Enum):
@@ -90,8 +105,8 @@ class SearchScheduler:
         self._order = itertools.count()
         self._tickets: set[SearchTicket] = set()
         self._closed = False
-        self._answer_times: deque[float] = deque(maxlen=ANSWER_TIMES_KEPT)
-        self._answer_reserve = 0.0
+        self._answer_times = RecentQuantile()
+        self._transit_times = RecentQuantile()
 
     @property
     def closed(self) -> bool:
@@ -99,8 +114,9 @@ class SearchScheduler:
 
     @property
     def answer_reserve(self) -> float:
-        """Time [s] a search stops before its deadline, to build its answer (see the module docstring)."""
-        return self._answer_reserve
+        """Time [s] a search stops before its deadline, to build its answer and send it (see the module
+        docstring)."""
+        return self._answer_times.value + self._transit_times.value
 
     def load(self) -> tuple[int, int]:
         """(computing, waiting) tickets."""
@@ -108,12 +124,15 @@ class SearchScheduler:
             return self.slots - self._free, sum(1 for *_, ticket in self._waiting if ticket.waiting)
 
     @contextmanager
-    def ticket(self, deadline: float) -> Iterator[SearchTicket]:
-        """A ticket for one request, released (its slot given on) when the block ends."""
+    def ticket(self, deadline: float, transit: float = 0.0) -> Iterator[SearchTicket]:
+        """A ticket for one request, released (its slot given on) when the block ends. ``transit`` [s]: how long
+        the request took to reach the node, when known (0: unknown)."""
         ticket = SearchTicket(deadline, wake=threading.Condition(self._lock))
         with self._lock:
+            if transit > 0.0:
+                self._transit_times.record(transit)
             budget = max(deadline - time.monotonic(), 0.0)
-            ticket.stop_at = deadline - min(self._answer_reserve, MAX_ANSWER_RESERVE_SHARE * budget)
+            ticket.stop_at = deadline - min(self.answer_reserve, MAX_ANSWER_RESERVE_SHARE * budget)
             ticket.ahead = len(self._tickets)
             ticket.cancelled = self._closed
             self._tickets.add(ticket)
@@ -122,7 +141,7 @@ class SearchScheduler:
         finally:
             with self._lock:
                 if ticket.stopped:
-                    self._record_answer_time(time.monotonic() - ticket.stop_at)
+                    self._answer_times.record(time.monotonic() - ticket.stop_at)
                 self._tickets.discard(ticket)
                 ticket.waiting = False
                 if ticket.holding:
@@ -170,11 +189,6 @@ class SearchScheduler:
                 ticket.wake.notify()
 
     # ------------------------------------------------------------------ under the lock
-    def _record_answer_time(self, seconds: float) -> None:
-        self._answer_times.append(max(seconds, 0.0))
-        ranked = sorted(self._answer_times)
-        self._answer_reserve = ranked[int(ANSWER_RESERVE_QUANTILE * (len(ranked) - 1))]
-
     def _wait_for_slot(self, ticket: SearchTicket, until: float) -> Admission:
         """Wait for a slot until ``until`` (``time.monotonic()`` [s]) at most: EXPIRED after it."""
         ticket.waiting = True

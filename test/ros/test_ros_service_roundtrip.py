@@ -1,5 +1,6 @@
 """A GetPositionFK service in one process answers a client in another over DDS on loopback."""
 import json
+import re
 from pathlib import Path
 
 from moveit_msgs.msg import MoveItErrorCodes
@@ -39,3 +40,21 @@ def test_fk_service_round_trip_between_processes(python_processes):
     assert without_links["message"] == "fk_link_names is empty"
 
     assert server.popen.poll() is None, "server stopped while serving\n" + server.output()
+
+
+def test_ik_callbacks_learn_how_long_their_request_was_under_way(python_processes):
+    """kinematics_node's executor takes IK requests itself to keep the DDS source timestamp: the callback sees
+    the request's transit (the budget counts from the client's send), between 0 and the trusted bound."""
+    from kinematics_py.ros.request_transit import TRUSTED_TRANSIT_S
+
+    service = SERVICE + "_transit"
+    server = python_processes.start(PROCESSES / "fk_echo_server.py", "--service", service, "--report-transit",
+                                     "--lifetime", str(SERVER_LIFETIME_S), name="transit_server")
+    client = python_processes.run(PROCESSES / "fk_client.py", "--service", service, "--wait", "15",
+                                  name="transit_client", timeout=CLIENT_TIMEOUT_S)
+    assert client.popen.returncode == 0, client.output() + server.output()
+    answers = json.loads(client.stdout())
+    transits = [float(re.search(r"transit ([0-9.]+) s$", answer["message"]).group(1)) for answer in answers]
+    assert answers[0]["message"].startswith("echoed 2 links")
+    assert any(transit > 0.0 for transit in transits), transits
+    assert all(0.0 <= transit <= TRUSTED_TRANSIT_S for transit in transits), transits

@@ -20,6 +20,7 @@ from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.ik_service import compute_ik
 from kinematics_py.ros.request_context import RequestContext, ServiceTools
+from kinematics_py.ros.request_transit import TRUSTED_TRANSIT_S, current_transit, request_transit, transit_of
 from kinematics_py.ros.search_scheduler import (
     LONG_SEARCH_S,
     MAX_ANSWER_RESERVE_SHARE,
@@ -137,6 +138,31 @@ def test_searches_stop_before_their_deadline_by_the_time_answers_took_to_build()
     assert scheduler.answer_reserve == reserve
 
 
+def test_searches_also_keep_the_time_requests_took_to_arrive_for_their_answer_to_go_back():
+    scheduler = SearchScheduler(1)
+    for transit in (0.001, 0.002, 0.004):
+        with scheduler.ticket(time.monotonic() + 60, transit=transit):
+            pass
+    assert scheduler.answer_reserve == pytest.approx(0.002)  # the 95 % quantile of three, by rank
+    with scheduler.ticket(time.monotonic() + 60) as ticket:  # unknown transit: none recorded
+        assert ticket.deadline - ticket.stop_at == pytest.approx(0.002)
+
+
+def test_a_transit_counts_only_from_a_plausible_source_timestamp():
+    class Header:
+        def __init__(self, ago_s):
+            self.source_timestamp = 0 if ago_s is None else time.time_ns() - int(ago_s * 1e9)
+
+    assert 0.002 <= transit_of(Header(0.002)) < 0.002 + TRUSTED_TRANSIT_S
+    assert transit_of(Header(None)) == 0.0  # no source timestamp
+    assert transit_of(Header(-1.0)) == 0.0  # the client's clock is ahead
+    assert transit_of(Header(5.0)) == 0.0  # behind by more than a delivery takes: a clock skew
+    assert transit_of(object()) == 0.0
+    with request_transit(0.003):
+        assert current_transit() == 0.003
+    assert current_transit() == 0.0
+
+
 def test_a_search_that_lent_its_slot_ends_at_its_stop_time_if_it_does_not_get_it_back():
     scheduler = SearchScheduler(1)
 
@@ -244,7 +270,7 @@ def test_compute_ik_whose_deadline_passes_before_it_gets_a_slot_is_timed_out(ur5
         code = _compute_ik(ur5_serving, scheduler, timeout, arrived)
         elapsed = time.monotonic() - arrived
     assert code.val == MoveItErrorCodes.TIMED_OUT, code.message
-    assert "counted from the request's arrival" in code.message and "1 other IK request(s)" in code.message
+    assert "counted from when the request was sent" in code.message and "1 other IK request(s)" in code.message
     assert timeout <= elapsed < timeout + NOTICE_S
 
 

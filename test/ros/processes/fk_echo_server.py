@@ -1,7 +1,9 @@
 """Serve moveit_msgs/srv/GetPositionFK with a stand-in that echoes the request.
 
 One pose per requested link: frame = request header frame, x = index of the link,
-z = sum of the request's joint positions. Exits by itself after --lifetime seconds.
+z = sum of the request's joint positions. Exits by itself after --lifetime seconds. With --report-transit it is
+served as kinematics_node serves IK (NodeExecutor, as a search service) and the message ends with the request's
+transit as the callback saw it (kinematics_py.ros.request_transit).
 """
 import argparse
 import time
@@ -12,6 +14,9 @@ from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+
+from kinematics_py.ros.executor import NodeExecutor, search_entities
+from kinematics_py.ros.request_transit import current_transit
 
 SOURCE = "fk_echo_server"
 
@@ -40,16 +45,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--service", required=True)
     parser.add_argument("--lifetime", type=float, default=60.0, help="[s]")
+    parser.add_argument("--report-transit", action="store_true")
     args = parser.parse_args()
 
     rclpy.init()
     node = Node("fk_echo_server")
-    node.create_service(GetPositionFK, args.service, echo_fk)
+    executor = None
+    if args.report_transit:
+        def callback(request, response):
+            response = echo_fk(request, response)
+            response.error_code.message += f"; transit {current_transit():.9f} s"
+            return response
+        service = node.create_service(GetPositionFK, args.service, callback)
+        executor = NodeExecutor(2, 2, search_entities([service]), node.get_logger())
+        executor.add_node(node)
+    else:
+        node.create_service(GetPositionFK, args.service, echo_fk)
     print(f"serving {args.service}", flush=True)
     deadline = time.monotonic() + args.lifetime
     try:
         while rclpy.ok() and time.monotonic() < deadline:
-            rclpy.spin_once(node, timeout_sec=0.1)
+            if executor is None:
+                rclpy.spin_once(node, timeout_sec=0.1)
+            else:
+                executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
