@@ -9,6 +9,9 @@ at the first step whose IK fails, whose joints jump, that collides (``avoid_coll
 ``path_constraints``; the answer is SUCCESS with ``fraction`` < 1 and ``error_code.message`` saying why.
 Velocity limits come from the URDF, acceleration limits from the ``robot_description_planning.joint_limits.
 <joint>.*`` parameters (MoveIt's joint_limits.yaml), both scaled by the request's scaling factors.
+
+The path's IK searches take a CPU slot of the node's ``SearchScheduler`` as IK requests do: a request without a
+timeout, so after IK requests (whose deadlines come first), lending its slot between compiled calls.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 from ..collision.validity import CollisionValidity
 from ..errors import ErrorCode, RequestError, Verdict
 from ..geometry.transforms import invert_transform
+from ..ik.search import stop_hook
 from ..planning.cartesian_path import CartesianPathError, JumpThresholds, compute_cartesian_path
 from ..planning.time_parameterization import (
     TimeParameterizationError,
@@ -37,10 +41,14 @@ from ..planning.time_parameterization import (
 from .constraints import request_constraints
 from .conversions import robot_state_msg, transform_from_pose_msg
 from .display import DisplayPublishers
-from .ik_service import attached_tip, group_plugin
+from .ik_service import SHUTTING_DOWN, attached_tip, group_plugin
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
+from .search_scheduler import Admission
+
+#: A Cartesian path has no timeout: its place among the IK searches is that of a request with this one [s].
+UNTIMED_SEARCH_S = 3600.0
 
 #: MoveIt's joint_limits.yaml namespace: ``robot_description_planning.joint_limits.<joint>.<key>``.
 JOINT_LIMITS_NAMESPACE = "robot_description_planning.joint_limits"
@@ -104,10 +112,18 @@ class CartesianPathService:
         if request.max_cartesian_speed > 0 and speed_link not in setup.model.link_names:
             raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown cartesian_speed_limited_link {speed_link!r}")
         validity, note = _validity(context, request, values, names, poses)
+        T_tip_link = invert_transform(poses[tip]) @ poses[link]
+        scheduler = context.tools.scheduler
         try:
-            path = compute_cartesian_path(plugin, [values[name] for name in names], waypoints, request.max_step,
-                                          T_tip_link=invert_transform(poses[tip]) @ poses[link],
-                                          jump_thresholds=thresholds, validity=validity)
+            with scheduler.ticket(context.sent + UNTIMED_SEARCH_S) as ticket:
+                if scheduler.admit(ticket) != Admission.GRANTED:
+                    raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+                with stop_hook(lambda: scheduler.checkpoint(ticket)):
+                    path = compute_cartesian_path(plugin, [values[name] for name in names], waypoints,
+                                                  request.max_step, T_tip_link=T_tip_link,
+                                                  jump_thresholds=thresholds, validity=validity)
+                if ticket.cancelled:
+                    raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
             limits = joint_limits(setup.model, names, self._joint_limit_overrides())
             link_positions = None
             if request.max_cartesian_speed > 0:

@@ -44,10 +44,15 @@ DEMO_READY_S = 240.0
 DEMO_STOP_S = 15.0
 
 
+JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+          "wrist_3_joint")
+REACHABLE_JOINTS = (0.3, -1.2, 1.4, -1.6, -1.5, 0.2)
+
+
 @pytest.fixture(scope="module")
 def reachable():
     model = RobotModel.from_urdf_file(bundled_robot_path("ur5"))
-    return model.chain("base_link", "tool0").forward_kinematics([0.3, -1.2, 1.4, -1.6, -1.5, 0.2])
+    return model.chain("base_link", "tool0").forward_kinematics(REACHABLE_JOINTS)
 
 
 def wait_all(node: NodeUnderTest, futures, timeout: float) -> None:
@@ -106,6 +111,29 @@ def test_a_short_search_preempts_long_ones(one_slot, reachable):
     response = one_slot.ik(ik_request(GROUP, reachable, timeout=0.05))
     elapsed = time.monotonic() - started
     assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+    assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
+    wait_all(one_slot, long_searches, 2.0 + ANSWER_MARGIN_S + 5.0)
+
+
+def test_a_cartesian_path_takes_the_slot_between_long_searches(one_slot, reachable):
+    """A Cartesian path's IK steps take the one search slot as a request without a timeout: it waits behind IK
+    requests with deadlines, but not behind long searches, and is answered in full."""
+    from moveit_msgs.srv import GetCartesianPath
+
+    from kinematics_py.ros.client import cartesian_path_request
+
+    path_client = one_slot.client.client(GetCartesianPath, f"{one_slot.namespace}/compute_cartesian_path")
+    long_searches = [one_slot.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=2.0))
+                     for _ in range(3)]
+    time.sleep(0.3)
+    start = dict(zip(JOINTS, REACHABLE_JOINTS))
+    T_goal = reachable.copy()
+    T_goal[2, 3] += 0.1
+    started = time.monotonic()
+    response = one_slot.client.call(path_client, cartesian_path_request(GROUP, [T_goal], 0.01, start), 30.0)
+    elapsed = time.monotonic() - started
+    assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
+    assert response.fraction == 1.0, response.error_code.message
     assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
     wait_all(one_slot, long_searches, 2.0 + ANSWER_MARGIN_S + 5.0)
 
