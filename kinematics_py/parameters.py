@@ -207,8 +207,8 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   1, 10_000_000),
     ParameterSpec("max_joints", 10_000, "Most joints a robot description may have; more are refused with the "
                   "reason.", 0, 10_000_000),
-    ParameterSpec("max_mesh_triangles", 1_000_000, "Most mesh triangles of one collision object (one "
-                  "collision_object / attached_collision_object update) or of one link's URDF collision geometry; "
+    ParameterSpec("max_mesh_triangles", 1_000_000, "Most mesh triangles of one collision object (in one "
+                  "update, and in all after APPENDs) or of one link's URDF collision geometry; "
                   "an object over it is refused, a link over it leaves collision checking unavailable, with the "
                   "reason.", 1, 2**31 - 1),
 )

@@ -140,6 +140,8 @@ class PlanningScene:
         self._world: Mapping[str, SceneObject] = MappingProxyType({})
         self._attached: Mapping[str, AttachedObject] = MappingProxyType({})
         self._settings = SceneSettings()
+        #: Most mesh triangles one world object may hold in all (None: no cap); APPENDs are refused beyond it.
+        self.max_object_triangles: int | None = None
         self._robot_state: dict[str, object] = robot_model.resolve_joint_values()
         self._link_poses = robot_model.link_poses(self._robot_state)
         self.version = 0
@@ -191,6 +193,7 @@ class PlanningScene:
         with self._lock:
             other._world, other._attached, other._settings = self._world, self._attached, self._settings
             other._robot_state, other._link_poses, other.version = self._robot_state, self._link_poses, self.version
+        other.max_object_triangles = self.max_object_triangles
         return other
 
     def adopt(self, staged: PlanningScene) -> None:
@@ -301,6 +304,10 @@ class PlanningScene:
         T_object_pose = invert_transform(existing.T_parent_object) @ T_plan_pose
         moved = tuple(Placed(p.shape, T_object_pose @ p.T_frame_shape) for p in shapes)
         subframes = {**existing.subframes, **{name: T_object_pose @ T for name, T in subframes.items()}}
+        triangles = sum(len(p.shape.triangles) for p in existing.shapes + moved if isinstance(p.shape, Mesh))
+        if self.max_object_triangles is not None and triangles > self.max_object_triangles:
+            raise SceneError(f"{context}: APPEND would give it {triangles} mesh triangles, more than "
+                             f"max_mesh_triangles = {self.max_object_triangles}")
         return SceneObject(existing.id, existing.T_parent_object, existing.shapes + moved, MappingProxyType(subframes))
 
     def _pose_in_planning_frame(self, update: CollisionObjectUpdate, context: str) -> np.ndarray:

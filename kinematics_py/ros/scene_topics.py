@@ -86,6 +86,7 @@ class SceneTopics:
                 self._logger.warning(f"{what} ignored: no robot description yet")
                 return False
             scene = state.scene.copy()
+            scene.max_object_triangles = self._cap()
             try:
                 scene.set_robot_state(joint_values(setup, self._positions.current))
                 apply(scene, ModelFrames(setup, self._transforms))

@@ -81,6 +81,17 @@ def test_append_adds_shapes_posed_relative_to_the_update_pose_and_keeps_the_obje
     assert "new" in scene.world_objects, "APPEND to an unknown id creates the object (MoveIt)"
 
 
+def test_appends_may_not_take_an_object_over_the_triangle_cap(scene):
+    triangle = Mesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    scene.max_object_triangles = 2
+    scene.add_object("scan", [triangle])
+    scene.append_to_object("scan", [triangle])
+    with pytest.raises(SceneError, match="APPEND would give it 3 mesh triangles, more than max_mesh_triangles = 2"):
+        scene.append_to_object("scan", [triangle])
+    assert len(scene.world_objects["scan"].shapes) == 2
+    assert scene.copy().max_object_triangles == 2
+
+
 def test_move_changes_only_the_pose(scene):
     scene.add_object("box", [(Box((0.1, 0.1, 0.1)), pose(0.0, 0.0, 0.05))], pose=pose(0.3, 0.0, 0.0))
     shapes_before = scene.world_objects["box"].shapes

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from geometry_msgs.msg import Point, Pose
-from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
 from robots import chain_urdf
 from shape_msgs.msg import Mesh, MeshTriangle
 from test_node_collision import (
@@ -105,6 +105,13 @@ def test_a_mesh_over_the_triangle_cap_is_refused_with_the_reason(scene_node):  #
         assert f"{CAP + 1} triangles, more than max_mesh_triangles = {CAP}" in error.message
         node.publish_until(square_mesh_object("scan", 2.0, CAP), lambda: node.objects_at(inside) == {"scan"},
                            "the mesh within the cap to be applied")
+        more = square_mesh_object("scan", 3.0, 1)  # the cap holds for the object, whatever the updates
+        more.operation = CollisionObject.APPEND
+        node.publish(more)
+        node.sync()
+        node.log_says(f"collision object 'scan': APPEND would give it {CAP + 1} mesh triangles, more than "
+                      f"max_mesh_triangles = {CAP}")
+        assert node.objects_at((0.9, 0.2, 3.0)) == set()
     finally:
         node.publish(remove(""))
         (result,) = node.set_parameters(max_mesh_triangles=NODE_SPECS_BY_NAME["max_mesh_triangles"].default)
