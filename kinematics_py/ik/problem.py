@@ -16,8 +16,11 @@ from .task_error import task_error
 
 #: Iterations of one Jacobian-transpose search at least (it converges linearly, not quadratically).
 JACOBIAN_TRANSPOSE_MIN_ITERATIONS = 20000
-#: Random restarts drawn once per solver; a search that needs more draws them afresh.
+#: Random restarts drawn once per solver (fewer for many joints: the pool holds RESTART_POOL_VALUES values at
+#: most, and RESTART_POOL_MIN_SIZE restarts at least); a search that needs more draws them afresh.
 RESTART_POOL_SIZE = 4096
+RESTART_POOL_VALUES = 8 * RESTART_POOL_SIZE
+RESTART_POOL_MIN_SIZE = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,11 +86,16 @@ class IkProblem:
             return None
         return e
 
+    @cached_property
+    def chain_columns(self) -> tuple[np.ndarray, ...]:
+        """Per chain, the indices into ``variable_names`` of its joints."""
+        index = {name: i for i, name in enumerate(self.variable_names)}
+        return tuple(np.array([index[name] for name in chain.joint_names], dtype=np.int64) for chain in self.chains)
+
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """Stacked geometric Jacobians (6t, n) of every tip w.r.t. the problem's variables."""
         blocks = []
-        for chain in self.chains:
-            columns = [self.variable_names.index(name) for name in chain.joint_names]
+        for chain, columns in zip(self.chains, self.chain_columns):
             J = np.zeros((6, self.dof))
             J[:, columns] = chain.jacobian(q[columns])
             blocks.append(J)
@@ -147,6 +155,11 @@ def per_joint(values: Sequence[float], default: np.ndarray, name: str, problem: 
     return np.asarray(values, dtype=float)
 
 
+def restart_pool_size(dof: int) -> int:
+    """Rows of a ``dof``-joint solver's restart pool (see RESTART_POOL_SIZE)."""
+    return max(RESTART_POOL_MIN_SIZE, min(RESTART_POOL_SIZE, RESTART_POOL_VALUES // max(dof, 1)))
+
+
 def sampling_box(problem: IkProblem, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray):
     """(low, high) of random restarts: continuous joints within half a turn of the seed, others in their limits."""
     if not problem.has_continuous_joints:
@@ -179,7 +192,7 @@ class SolverSetup:
         tables = SolverTables(problem.chain_tables, weights, joint_weights, preferred, problem.is_revolute,
                               search_settings(params))
         return cls(problem, params, weights, joint_weights, preferred,
-                   np.random.default_rng(params.random_seed).random((RESTART_POOL_SIZE, problem.dof)),
+                   np.random.default_rng(params.random_seed).random((restart_pool_size(problem.dof), problem.dof)),
                    packed(tables), np.zeros(1))
 
     def bounds(self, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray) -> tuple:

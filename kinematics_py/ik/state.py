@@ -141,8 +141,8 @@ def warm_up(setup: GroupSetup) -> None:
     first request does not pay (nor the first one that fails)."""
     problem = setup.problem
     q = problem.middle
-    targets = np.array([chain.forward_kinematics(q[[problem.variable_names.index(n) for n in chain.joint_names]])
-                        for chain in problem.chains])
+    targets = np.array([chain.forward_kinematics(q[columns]) for chain, columns in zip(problem.chains,
+                                                                                        problem.chain_columns)])
     IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
     problem.task_errors(q, targets)
     kernels.wrap_near(q.copy(), q, problem.is_revolute, problem.lower, problem.upper)

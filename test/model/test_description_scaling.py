@@ -7,7 +7,7 @@ import time
 import pytest
 from robots import chain_urdf
 
-from kinematics_py import RobotModel, SemanticModel, UrdfError
+from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel, UrdfError
 from kinematics_py.collision.tables import adjacent_link_pairs
 from kinematics_py.model.urdf import DescriptionLimits
 
@@ -57,6 +57,29 @@ def test_a_group_of_a_long_chain_is_resolved_linearly():
     srdf = f'<robot name="chain"><group name="all">{joints}</group></robot>'
     semantic = SemanticModel.from_srdf_string(srdf, model)
     assert semantic.chain_ends("all") == ("l0", [f"l{LONG_CHAIN_LINKS - 1}"])
+
+
+def test_an_ik_group_of_a_long_chain_sets_up_linearly_with_a_bounded_restart_pool():
+    """The IK set-up of a long chain (its restart pool, the warm-up's joint columns) grows with the joints, not
+    with their square: 20,000 joints took 8 s and 1 GB (a 4,096-row pool of every joint) before."""
+    from kinematics_py.ik.problem import RESTART_POOL_MIN_SIZE, RESTART_POOL_SIZE, RESTART_POOL_VALUES
+
+    def plugin_of(links: int) -> KinematicsPlugin:
+        plugin = KinematicsPlugin()
+        assert plugin.initialize(chain_urdf(links), "chain", "l0", f"l{links - 1}"), plugin.last_error
+        return plugin
+
+    short, long = LONG_CHAIN_LINKS // 4, LONG_CHAIN_LINKS
+    plugin_of(short)  # loads the compiled kernels
+    runs = ([], [])
+    for _ in range(3):
+        for links, times in zip((short, long), runs):
+            times.append(best_time(lambda links=links: plugin_of(links), 1))
+    ratio = min(runs[1]) / min(runs[0])
+    assert ratio < LINEAR_RATIO_BOUND, f"{runs}: 4x the joints took {ratio:.1f}x as long (quadratic: 16x)"
+    restarts = plugin_of(long)._require_setup().solver.restarts
+    assert restarts.shape == (max(RESTART_POOL_MIN_SIZE, RESTART_POOL_VALUES // (long - 1)), long - 1)
+    assert plugin_of(6)._require_setup().solver.restarts.shape == (RESTART_POOL_SIZE, 5)
 
 
 @pytest.mark.parametrize("limits, words", [
