@@ -8,7 +8,8 @@ ROS_DOMAIN_ID unless set, discovery limited to this machine) and runs these scen
 processes:
 
 - deadlines: unreachable poses (every search runs its whole budget) at 5 ms, 50 ms and 0.5 s, with and without
-  avoid_collisions, one at a time: how late past its timeout each answer arrives (p50, p99, max [ms]).
+  avoid_collisions, one at a time: how late past its timeout each answer arrives (p50, p99, max [ms]); beside
+  them, the DDS baseline: FK round trips [ms] of the same client, each after idling as long as the budget.
 - starvation: 12 searches of 2 s sent at once, then a 5 ms IK of a reachable pose and an FK: their latency
   (target 200 ms), five times.
 - orphans: a client sends six 2 s searches and is killed (SIGKILL) 0.2 s later; another client's 50 ms IK
@@ -72,7 +73,7 @@ def _timed_call(client, service, request, timeout: float = 60.0):
 
 def deadlines(namespace: str, calls: int) -> dict:
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import ik_request
+    from kinematics_py.ros.client import fk_request, ik_request
 
     client = _client(namespace, "soak_deadlines")
     results = {}
@@ -86,6 +87,14 @@ def deadlines(namespace: str, calls: int) -> dict:
                     late.append(elapsed - budget)
                 label = f"{budget * 1e3:g} ms, avoid_collisions={str(avoid).lower()}"
                 results[label] = {**_overshoot(late), "codes": _counts([response.error_code.val])}
+            round_trips = []
+            for _ in range(calls if budget < 0.5 else max(10, calls // 10)):
+                time.sleep(budget)
+                round_trips.append(_timed_call(client, client.fk_client, fk_request(["tool0"]))[1])
+            ms = np.asarray(round_trips) * 1e3
+            results[f"{budget * 1e3:g} ms, FK round trip after as long idle (DDS baseline)"] = {
+                "p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99)),
+                "max_ms": float(ms.max())}
     finally:
         client.close()
     return results
