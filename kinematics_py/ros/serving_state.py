@@ -8,14 +8,12 @@ never lose each other's changes.
 """
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..collision.checker import CollisionChecker
 from ..collision.scene import PlanningScene
-from ..errors import KinematicsError
 from ..parameters import NODE_SPECS_BY_NAME
 from ..robot_setup import RobotSetup
 
@@ -48,14 +46,13 @@ class ServingState:
 
     def with_setup(self, setup: RobotSetup) -> ServingState:
         """This state serving ``setup``. The scene stays for the same robot model; for a new one its world objects
-        (posed in the planning frame) are carried over and the attached objects dropped (their links may be
-        gone): see ``carried_over``."""
+        (posed in the planning frame, the octomap too) and settings are carried over and the attached objects
+        dropped (their links may be gone): see ``PlanningScene.carried_to`` and ``carried_over``."""
         scene = self.scene
-        if scene is None or scene.robot_model is not setup.model:
+        if scene is None:
             scene = PlanningScene(setup.model)
-            for object_id, item in (self.scene.world_objects.items() if self.scene is not None else ()):
-                with contextlib.suppress(KinematicsError):  # an object on a frame the new robot lacks
-                    scene.add_object(object_id, item.shapes, item.T_parent_object, subframes=item.subframes)
+        elif scene.robot_model is not setup.model:
+            scene = scene.carried_to(setup.model)
         return replace(self, setup=setup, scene=scene, checker=_checker(setup, scene))
 
     def with_scene(self, scene: PlanningScene) -> ServingState:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kinematics_py.collision.geometry import Box
+from kinematics_py.collision.octree import OCTOMAP_ID, Octree
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
@@ -61,6 +62,25 @@ def test_a_new_robot_keeps_the_world_objects_and_drops_the_attached_ones(serving
                                             "kept, ['tool'] dropped (attached objects are dropped)")
     assert set(serving.scene.world_objects) == {"table"} and set(serving.scene.attached_objects) == {"tool"}, \
         "the old state is unchanged"
+
+
+def test_a_new_robot_keeps_the_octomap_point_clouds_and_scene_settings(serving, ur5):
+    scene = serving.scene.copy()
+    scene.set_octomap(Octree.from_points([[0.5, 0.0, 0.5], [0.6, 0.0, 0.5]], 0.05))
+    scene.add_point_cloud("scan", [[0.0, 0.5, 0.5]], 0.05)
+    scene.change_settings(name="cell", link_padding={"tool0": 0.01}, object_colors={"table": (1.0, 0.0, 0.0, 1.0)})
+    before = serving.with_scene(scene)
+    panda = setup_of("panda")
+    after = before.with_setup(panda)
+    assert set(after.scene.world_objects) == {"table", "scan", OCTOMAP_ID}
+    assert after.scene.world_objects[OCTOMAP_ID] is scene.world_objects[OCTOMAP_ID]
+    settings = after.scene.settings
+    assert settings.name == "cell" and dict(settings.object_colors) == {"table": (1.0, 0.0, 0.0, 1.0)}
+    assert dict(settings.link_padding) == {}, "the UR5's tool0 is not a Panda link"
+    assert after.checker.scene is after.scene
+    assert carried_over(before, after) == ("planning scene of the new robot description: world objects ['table', "
+                                           f"'{OCTOMAP_ID}', 'scan'] kept, ['tool'] dropped (attached objects are "
+                                           "dropped)")
 
 
 def test_concurrent_changes_are_never_lost(ur5):
