@@ -18,7 +18,7 @@ from ..errors import ErrorCode, KinematicsError, RequestError
 from ..geometry.transforms import invert_transform, rotation_log
 from ..model.robot_model import RobotModel
 from ..robot_setup import RobotSetup
-from .conversions import PoseLike, transform_from_pose_msg
+from .conversions import PoseLike, normalized_frame_id, transform_from_pose_msg
 from .frames import ModelFrames
 
 #: Frames of constraint regions: a robot link (None: resolved with the candidate state) or T_root_frame.
@@ -254,7 +254,7 @@ def _position_region(constraint, model: RobotModel, resolve_frame: FrameResolver
             raise _invalid(f"position constraint on {link!r}: primitive type {primitive.type} needs {count} "
                            f"finite, non-negative dimensions; got {list(dimensions)}")
         shapes.append((primitive.type, dimensions, transform_from_pose_msg(pose, "constraint region pose")))
-    frame = constraint.header.frame_id.lstrip("/")
+    frame = normalized_frame_id(constraint.header.frame_id)
     return PositionRegion(link, offset, frame or model.root_link, resolve_frame(frame), tuple(shapes))
 
 
@@ -271,6 +271,6 @@ def _orientation_bound(constraint, model: RobotModel, resolve_frame: FrameResolv
     q = constraint.orientation
     R_frame_desired = transform_from_pose_msg(PoseLike((0.0, 0.0, 0.0), (q.x, q.y, q.z, q.w)),
                                               "constraint orientation")[:3, :3]
-    frame = constraint.header.frame_id.lstrip("/")
+    frame = normalized_frame_id(constraint.header.frame_id)
     return OrientationBound(link, frame or model.root_link, resolve_frame(frame), R_frame_desired, tolerances,
                             constraint.parameterization)

@@ -42,6 +42,7 @@ from .conversions import (
     attached_object_update,
     collision_object_update,
     joint_values_from_joint_state,
+    normalized_frame_id,
     pose_msg_from_transform,
     robot_state_msg,
     transform_from_transform_msg,
@@ -87,12 +88,12 @@ the single-DOF joints of ``model`` place its links for this scene's frames. An o
 def _with_own_frames(msg: PlanningScene, resolve_frame: SceneFrameResolver) -> SceneFrameResolver:
     """``resolve_frame``, except for the frames the message defines itself (its fixed frames and objects, with
     their subframes): those are left to the scene it is applied to."""
-    defined = {item.child_frame_id.lstrip("/") for item in msg.fixed_frame_transforms}
+    defined = {normalized_frame_id(item.child_frame_id) for item in msg.fixed_frame_transforms}
     defined |= {item.id for item in msg.world.collision_objects}
     defined |= {item.object.id for item in msg.robot_state.attached_collision_objects}
 
     def resolve(frame_id: str):
-        name = frame_id.lstrip("/")
+        name = normalized_frame_id(frame_id)
         return (name, None) if name and name.partition("/")[0] in defined else resolve_frame(frame_id)
     return resolve
 
@@ -107,7 +108,7 @@ def _fixed_frames(transforms: list[TransformStamped], is_model_frame) -> dict[st
         if not item.child_frame_id:
             raise SceneError(f"{what}: child_frame_id is empty")
         try:
-            frames[item.child_frame_id.lstrip("/")] = transform_from_transform_msg(item.transform)
+            frames[normalized_frame_id(item.child_frame_id)] = transform_from_transform_msg(item.transform)
         except ValueError as error:
             raise SceneError(f"{what}: {error}") from None
     return frames

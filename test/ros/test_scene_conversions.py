@@ -149,3 +149,14 @@ def test_frames_the_message_defines_are_known_to_its_objects():
     scene = Scene(UR5)
     apply_planning_scene(scene, planning_scene_message(msg, UR5, nothing_else, lambda frame: not frame))
     assert np.allclose(scene.frame_transform("on_it")[:3, 3], [1.0, 0.0, 0.1])
+
+
+def test_one_leading_slash_of_a_fixed_frame_is_dropped_as_tf2_does():
+    msg = PlanningScene(is_diff=True)
+    frames = []
+    for child in ("/camera", "//mount"):
+        frame = TransformStamped(child_frame_id=child)
+        frame.transform.rotation.w = 1.0
+        frames.append(frame)
+    msg.fixed_frame_transforms = frames
+    assert set(received(msg).fixed_frames) == {"camera", "/mount"}
