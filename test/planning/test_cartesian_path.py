@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from robots import bundled_robot
+from robots import bundled_robot, small_urdf
 
 from kinematics_py import ErrorCode, KinematicsPlugin, RobotModel, SemanticModel, Verdict
 from kinematics_py.collision.checker import CollisionChecker
@@ -126,6 +126,23 @@ def test_absolute_jump_threshold_names_the_joint(ur5):
                                   jump_thresholds=JumpThresholds(revolute=0.01))
     assert path.fraction < 1.0 and len(path.positions) == 1
     assert "revolute_jump_threshold 0.01" in path.stop_reason and "joint '" in path.stop_reason
+
+
+def test_absolute_prismatic_jump_threshold_names_the_joint_and_its_unit():
+    """A gantry's x axis moves exactly one step (<= 1 cm) per step of a line along x: a prismatic threshold below it
+    stops the path at once, naming the joint in metres; one above lets the whole line through."""
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(small_urdf("gantry.urdf").read_text(), "gantry", "base_link", "tool"), plugin.last_error
+    start = np.array([0.0, 0.0, 0.3, 0.0, 0.2, 0.0])
+    goal = shifted(tip_pose(plugin, start), (0.2, 0.0, 0.0))
+    stopped = compute_cartesian_path(plugin, start, [goal], 0.01, jump_thresholds=JumpThresholds(prismatic=0.005))
+    assert len(stopped.positions) == 1 and stopped.fraction == 0.0
+    assert "prismatic_jump_threshold 0.005" in stopped.stop_reason and "joint 'x'" in stopped.stop_reason
+    assert " m" in stopped.stop_reason
+    through = compute_cartesian_path(plugin, start, [goal], 0.01, jump_thresholds=JumpThresholds(prismatic=0.015))
+    steps = np.diff(through.positions[:, 0])
+    assert through.complete and np.allclose(steps, 0.2 / len(steps), atol=1e-6) and steps.max() <= 0.01 + 1e-6
+    assert np.allclose(through.positions[:, 1:], start[1:], atol=1e-6)
 
 
 def test_negative_thresholds_disable_like_zero(ur5):
