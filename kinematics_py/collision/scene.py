@@ -196,24 +196,6 @@ class PlanningScene:
         other.max_object_triangles = self.max_object_triangles
         return other
 
-    def carried_to(self, robot_model: RobotModel) -> PlanningScene:
-        """A scene of ``robot_model`` (a new robot description) with this scene's world objects where they are in
-        the planning frame (the octomap and point clouds too) and its settings, less the padding and scale of
-        links the new robot lacks and the colours of objects it lacks; attached objects are dropped (their
-        links may be gone)."""
-        other = PlanningScene(robot_model)
-        links = set(robot_model.link_names)
-        with self._lock:
-            world, settings = self._world, self._settings
-        other._world = world
-        other._settings = replace(
-            settings,
-            link_padding=MappingProxyType({k: v for k, v in settings.link_padding.items() if k in links}),
-            link_scale=MappingProxyType({k: v for k, v in settings.link_scale.items() if k in links}),
-            object_colors=MappingProxyType({k: v for k, v in settings.object_colors.items() if k in world}))
-        other.max_object_triangles = self.max_object_triangles
-        return other
-
     def adopt(self, staged: PlanningScene) -> None:
         """Take every object, setting and the robot state of ``staged`` (a changed ``copy()`` of this scene) in one
         step: how several changes apply all together or not at all. ``version`` grows only if objects or
@@ -442,6 +424,25 @@ class PlanningScene:
     def _commit(self, world: Mapping[str, SceneObject], attached: Mapping[str, AttachedObject]) -> None:
         self._world, self._attached = MappingProxyType(dict(world)), MappingProxyType(dict(attached))
         self.version += 1
+
+
+def carried_to(scene: PlanningScene, robot_model: RobotModel) -> PlanningScene:
+    """A scene of ``robot_model`` (a new robot description) with ``scene``'s world objects where they are in the
+    planning frame (the octomap and point clouds too) and its settings, less the padding and scale of links the
+    new robot lacks and the colours of objects it lacks; attached objects are dropped (their links may be
+    gone)."""
+    other = PlanningScene(robot_model)
+    links = set(robot_model.link_names)
+    with scene._lock:
+        world, settings = scene._world, scene._settings
+    other._world = world
+    other._settings = replace(
+        settings,
+        link_padding=MappingProxyType({k: v for k, v in settings.link_padding.items() if k in links}),
+        link_scale=MappingProxyType({k: v for k, v in settings.link_scale.items() if k in links}),
+        object_colors=MappingProxyType({k: v for k, v in settings.object_colors.items() if k in world}))
+    other.max_object_triangles = scene.max_object_triangles
+    return other
 
 
 # ---------------------------------------------------------------------------------------------- checks

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..collision.checker import CollisionChecker
-from ..collision.scene import PlanningScene
+from ..collision.scene import PlanningScene, carried_to
 from ..parameters import NODE_SPECS_BY_NAME
 from ..robot_setup import RobotSetup
 
@@ -47,12 +47,12 @@ class ServingState:
     def with_setup(self, setup: RobotSetup) -> ServingState:
         """This state serving ``setup``. The scene stays for the same robot model; for a new one its world objects
         (posed in the planning frame, the octomap too) and settings are carried over and the attached objects
-        dropped (their links may be gone): see ``PlanningScene.carried_to`` and ``carried_over``."""
+        dropped (their links may be gone): see ``collision.scene.carried_to`` and ``carried_over``."""
         scene = self.scene
         if scene is None:
             scene = PlanningScene(setup.model)
         elif scene.robot_model is not setup.model:
-            scene = scene.carried_to(setup.model)
+            scene = carried_to(scene, setup.model)
         return replace(self, setup=setup, scene=scene, checker=_checker(setup, scene))
 
     def with_scene(self, scene: PlanningScene) -> ServingState:
