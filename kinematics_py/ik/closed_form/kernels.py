@@ -107,31 +107,28 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
     raw = np.empty((MAX_BRANCHES, 6))
     raw_codes = np.empty(MAX_BRANCHES, dtype=np.int64)
     n_raw = raw_branches(T, seed, geometry, config, raw, raw_codes)
-    # Each branch's in-limit representative nearest the seed, sorted by distance to it (insertion sort).
-    candidates = np.empty((MAX_BRANCHES, 6))
-    codes = np.empty(MAX_BRANCHES, dtype=np.int64)
+    # Each branch's in-limit representative nearest the seed (in place: a NaN distance when a joint has none), and
+    # the branches' order by distance to the seed (insertion sort, stable).
+    order = np.empty(MAX_BRANCHES, dtype=np.int64)
     distances = np.empty(MAX_BRANCHES)
-    q = np.empty(6)
     n = 0
     for b in range(n_raw):
-        inside = True
         distance = 0.0
         for j in range(6):
-            q[j] = nearest_in_limits(raw[b, j], seed[j], lower[j], upper[j])
-            inside = inside and not math.isnan(q[j])
-            distance += (q[j] - seed[j]) ** 2
-        if not inside:
+            raw[b, j] = nearest_in_limits(raw[b, j], seed[j], lower[j], upper[j])
+            distance += (raw[b, j] - seed[j]) ** 2
+        if math.isnan(distance):
             continue
         slot = n
         while slot > 0 and distances[slot - 1] > distance:
-            candidates[slot] = candidates[slot - 1]
-            codes[slot] = codes[slot - 1]
+            order[slot] = order[slot - 1]
             distances[slot] = distances[slot - 1]
             slot -= 1
-        candidates[slot] = q
-        codes[slot] = raw_codes[b]
+        order[slot] = b
         distances[slot] = distance
         n += 1
+    if n == 0:
+        return 0, 0
     m = joint_info.shape[0]
     R_fk = np.empty((3, 3))
     p_fk = np.empty(3)
@@ -142,25 +139,26 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
     for c in range(n):
         if count >= wanted:
             break
-        if not chain_pose(candidates[c], segments, joint_info, R_fk, p_fk, axes_world, origins_world):
+        candidate = raw[order[c]]
+        if not chain_pose(candidate, segments, joint_info, R_fk, p_fk, axes_world, origins_world):
             continue
         if not _reaches(T, R_fk, p_fk, POSITION_TOLERANCE, ROTATION_TOLERANCE):
             if _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS):
                 # Kept, from the last row up, for a numerical polish: near a singularity the fallback angle of
                 # an undetermined subproblem can leave a real branch just short of the pose.
                 failed += 1
-                out_q[MAX_BRANCHES - failed] = candidates[c]
-                out_codes[MAX_BRANCHES - failed] = codes[c]
+                out_q[MAX_BRANCHES - failed] = candidate
+                out_codes[MAX_BRANCHES - failed] = raw_codes[order[c]]
             continue
         duplicate = False
         for a in range(count):
             largest = 0.0
             for j in range(6):
-                largest = max(largest, abs(_wrapped(out_q[a, j] - candidates[c, j])))
+                largest = max(largest, abs(_wrapped(out_q[a, j] - candidate[j])))
             duplicate = duplicate or largest < DUPLICATE_TOLERANCE
         if not duplicate:
-            out_q[count] = candidates[c]
-            out_codes[count] = codes[c]
+            out_q[count] = candidate
+            out_codes[count] = raw_codes[order[c]]
             count += 1
     return count, failed
 
