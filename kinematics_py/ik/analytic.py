@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from .state import GroupSetup
 
 
+#: How much farther [m] than the thresholds allow a wrist point must lie beyond the reach to prove a pose out of it
+#: (far above round-off: poses nearer the boundary go on to the numerical search).
+REACH_MARGIN = 1e-5
+
+
 def closed_form_of(solver: SolverSetup) -> tuple[ClosedFormSolver | None, str]:
     """The closed-form solver of a set-up's problem (or None), and a sentence for the log saying which family
     was found or why the numerical search is used."""
@@ -112,6 +117,21 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
         outcome.message = (f"the pose is not reachable in the posture of {reference} ({posture}): "
                            f"{len(codes)} branch(es) of other postures reach it within the limits ({family})")
     return outcome
+
+
+def out_of_reach_message(setup: GroupSetup, T_base_tip: np.ndarray) -> str | None:
+    """Why no configuration can reach ``T_base_tip`` (4, 4) within the solver's thresholds, when the closed form
+    proves it (the wrist point the pose needs is farther than the arm reaches, by more than the thresholds allow
+    plus REACH_MARGIN); None otherwise (near the boundary, or inside it: the numerical search decides)."""
+    closed_form, params = setup.closed_form, setup.solver.params
+    reach = closed_form.reach
+    allowed = params.position_threshold + params.orientation_threshold * reach.wrist_offset + REACH_MARGIN
+    beyond = closed_form.beyond_reach(T_base_tip)
+    if not beyond > allowed:
+        return None
+    return (f"the pose is out of reach: the wrist point it needs is {beyond:.4g} m beyond the farthest the arm can "
+            f"place it ({reach.radius:.4g} m from its base axis, whatever the joint values; closed form, "
+            f"{closed_form.name})")
 
 
 def _polished(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray, codes: np.ndarray,

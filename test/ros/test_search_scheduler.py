@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from robots import UR5_UNREACHABLE_POSITION
 
 from kinematics_py import KinematicsPlugin, Pose
 from kinematics_py.collision.checker import CollisionChecker
@@ -136,7 +137,7 @@ def test_the_stop_hook_ends_searches_of_its_thread_between_kernel_calls(ur5, avo
     model = ur5.robot_model
     checker = CollisionChecker(model, SemanticModel.from_srdf_string(bundled_robot_path("ur5", "srdf").read_text(),
                                                                      model)) if avoid_collisions else None
-    unreachable = Pose((5.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+    unreachable = Pose(UR5_UNREACHABLE_POSITION, (0.0, 0.0, 0.0, 1.0))
     stop_at = time.monotonic() + 0.1
     calls = []
 

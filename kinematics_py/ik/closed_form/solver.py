@@ -13,6 +13,7 @@ from ...model.chain import Chain
 from . import kernels
 from .classification import Classification, ClosedFormFamily, classification_report
 from .families import AXES_12_INTERSECT, MAX_BRANCHES
+from .reach import reach_sphere, wrist_point_distance
 
 
 class _OneSignatureKernel:
@@ -80,6 +81,8 @@ class ClosedFormSolver:
         model = kernels.pack_model(classification.packed, classification.config, segments, *self._arguments[4:])
         self._packed = (model, np.array(joint_info, dtype=np.int64, order="C"))
         _NEAREST_SOLUTION.compile_once()
+        #: The sphere the wrist point stays in, whatever the joint values (``reach``).
+        self.reach = reach_sphere(classification)
 
     @classmethod
     def for_chain(cls, chain: Chain) -> ClosedFormSolver:
@@ -122,6 +125,11 @@ class ClosedFormSolver:
         except TypeError:  # another type than the compiled one: no new compilation on a request's path
             return None
         return q if solved else None
+
+    def beyond_reach(self, T_base_tip: np.ndarray) -> float:
+        """How far [m] the wrist point that ``T_base_tip`` (4, 4) needs lies outside ``reach`` (<= 0: inside): a
+        positive distance proves the pose out of reach, joint limits aside."""
+        return wrist_point_distance(self.classification, self.reach, T_base_tip) - self.reach.radius
 
     def posture_code(self, q) -> int | None:
         """The branch code of configuration ``q`` (6,) [rad] (limits ignored), None if no branch reproduces it."""
