@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,15 @@ def test_approximate_solutions_are_still_searched_for():
     result = plugin.searchPositionIK(T, np.zeros(6), 0.05,
                                      options=KinematicsQueryOptions(return_approximate_solution=True))
     assert result.approximate and result.solution is not None, result.message
+
+
+@pytest.mark.parametrize("name", ["ur5", "spherical-shoulder"])
+def test_absurdly_far_poses_are_out_of_reach_without_overflow_warnings(name):
+    plugin = plugin_on(name)
+    for far in (1e300, 1.7e308):
+        T = np.eye(4)
+        T[:3, 3] = (far, far, -far)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = plugin.searchPositionIK(T, np.zeros(6), TIMEOUT)
+        assert result.error_code == ErrorCode.NO_IK_SOLUTION and "out of reach" in result.message

@@ -60,12 +60,14 @@ def reach_sphere(classification: Classification) -> ReachSphere:
 
 
 def wrist_point_distance(classification: Classification, sphere: ReachSphere, T_base_tip: np.ndarray) -> float:
-    """The distance [m] from ``sphere.centre`` to the wrist point a target pose ``T_base_tip`` (4, 4) needs."""
-    T = np.linalg.inv(T_base_tip) if classification.config[2] == 1 else T_base_tip
+    """The distance [m] from ``sphere.centre`` to the wrist point a target pose ``T_base_tip`` (4, 4) needs (inf for
+    a target too far away to compute it: also out of reach)."""
     geometry = classification.packed
-    R = T[:3, :3] @ geometry[TIP_ROTATION_ROW:TIP_ROTATION_ROW + 3].T  # target rotation times the tip's at zero^T
-    wrist = T[:3, 3] + R @ (geometry[WRIST_POINT_ROW] - geometry[TIP_POSITION_ROW])
-    return float(np.linalg.norm(wrist - sphere.centre))
+    with np.errstate(over="ignore", invalid="ignore"):
+        T = np.linalg.inv(T_base_tip) if classification.config[2] == 1 else T_base_tip
+        R = T[:3, :3] @ geometry[TIP_ROTATION_ROW:TIP_ROTATION_ROW + 3].T  # target rotation times the tip's at zero^T
+        wrist = T[:3, 3] + R @ (geometry[WRIST_POINT_ROW] - geometry[TIP_POSITION_ROW])
+        return float(np.linalg.norm(wrist - sphere.centre))
 
 
 def _nearest_on_axis(direction: np.ndarray, point: np.ndarray, x: np.ndarray) -> np.ndarray:
