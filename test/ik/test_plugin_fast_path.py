@@ -13,7 +13,7 @@ from robots import bundled_robot
 sys.path.insert(0, str(Path(__file__).resolve().parent / "closed_form"))
 from closed_form_cases import CLOSED_FORM_ROBOTS, pose_errors, random_configurations  # noqa: E402
 
-from kinematics_py import ErrorCode, KinematicsPlugin, Pose  # noqa: E402
+from kinematics_py import ErrorCode, IKResult, KinematicsPlugin, Pose  # noqa: E402
 from kinematics_py.ik.closed_form import kernels  # noqa: E402
 
 SEED = 20261130
@@ -52,6 +52,7 @@ def test_plain_requests_get_the_general_paths_answer(name):
         assert general.success and fast.success and fast.error_code == ErrorCode.SUCCESS
         assert fast.solution == general.solution
         assert fast.solutions == (tuple(fast.solution),) and not fast.approximate and fast.diagnostics is None
+        assert len(fast) == len(IKResult._fields)  # built field by field: every field there
         assert fast.message.startswith("solved in ") and "(closed form, " in fast.message
         assert plugin.getPositionIK(T, seed).solution == fast.solution
         position, rotation = pose_errors(chain, np.array(fast.solution)[None], T)
