@@ -67,9 +67,12 @@ def closed_form_message_suffix(setup: GroupSetup) -> str:
 
 def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, *,
                        consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None,
-                       cost_function: Callable[[np.ndarray], float] | None, collect_all: bool) -> SearchOutcome | None:
-    """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says;
-    None when no branch reaches the pose within the limits (the caller searches numerically)."""
+                       cost_function: Callable[[np.ndarray], float] | None, collect_all: bool,
+                       prove_out_of_reach: bool = True) -> SearchOutcome | None:
+    """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says.
+    When no branch reaches the pose within the limits: NO_IK_SOLUTION if the pose is provably out of reach (and
+    ``prove_out_of_reach``: not when an approximate solution is wanted), else None (the caller searches
+    numerically)."""
     started = time.perf_counter()
     solver, closed_form = setup.solver, setup.closed_form
     solutions, codes, missed, missed_codes = closed_form.solve_unverified(targets[0], seed)
@@ -77,7 +80,9 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
         solutions, codes = _polished(setup, targets, seed, solutions, codes, missed, missed_codes)
     solutions, codes = _verified(solver, targets, seed, solutions, codes, consistency_limits)
     if not len(solutions):
-        return None
+        unreachable = out_of_reach_message(setup, targets[0]) if prove_out_of_reach else None
+        return None if unreachable is None else SearchOutcome(ErrorCode.NO_IK_SOLUTION, unreachable,
+                                                              elapsed=time.perf_counter() - started)
     mode = solver.params.solve_mode
     in_posture = None
     if mode == "posture" and cost_function is None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ErrorCode, RequestError
-from .analytic import closed_form_applies, closed_form_search, out_of_reach_message
+from .analytic import closed_form_applies, closed_form_search
 from .discretization import discretized_search
 from .options import DiscretizationMethod
 from .request import (
@@ -64,12 +64,9 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
     callbacks = dict(is_valid=_validity_callback(request), cost_function=_cost_callback(request))
     if closed_form:
         outcome = closed_form_search(setup, targets, q_seed, consistency_limits=limits, collect_all=all_solutions,
-                                     **callbacks)
+                                     prove_out_of_reach=not options.return_approximate_solution, **callbacks)
         if outcome is not None:
             return result_from_outcome(outcome)
-        unreachable = None if options.return_approximate_solution else out_of_reach_message(setup, targets[0])
-        if unreachable is not None:
-            return failure(ErrorCode.NO_IK_SOLUTION, unreachable)
     locked = None
     if options.lock_redundant_joints and setup.redundant_joints:
         locked = np.zeros(setup.problem.dof, dtype=bool)
