@@ -4,7 +4,8 @@ The first joints of a closed-form family place one point, the wrist point: the w
 (moved by joints 1-3), or where axes 5 and 6 meet on an arm with three parallel axes (moved by joints 1-4); the
 joints after them only turn about it. Each of these rotations keeps a sphere centred on its own axis, so, from
 the innermost joint out, the wrist point stays within a sphere around a point of axis 1 whose radius adds the
-distances between the centres taken on consecutive axes (any points of the axes will do; the nearer, the tighter).
+distances from the wrist point to a point of the innermost axis, and between the points taken on consecutive
+axes (any points of the axes will do; the shorter that path, the tighter the sphere).
 A target whose wrist point lies farther from that centre is out of reach (joint limits ignored): no numerical
 search can find it.
 """
@@ -17,6 +18,9 @@ from scipy.optimize import minimize
 
 from .classification import Classification, ClosedFormFamily
 from .families import TIP_POSITION_ROW, TIP_ROTATION_ROW, WRIST_POINT_ROW
+
+#: The smoothing [m] of the path's hops in successive minimizations of its length.
+SMOOTHING = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8)
 
 
 class ReachSphere(NamedTuple):
@@ -31,32 +35,40 @@ class ReachSphere(NamedTuple):
 
 def reach_sphere(classification: Classification) -> ReachSphere:
     """The sphere the wrist point of ``classification``'s chain stays in, whatever the joint values: centred on
-    axis 1, its radius the circle's about the last positioning axis plus the path through one point on each axis
-    before it (any points give a valid sphere; the path is shortened from the nearest points by a small convex
-    minimization)."""
+    axis 1, its radius the length of a path from the wrist point at zero through one point on each positioning
+    axis, innermost first (any points give a valid sphere; the path is shortened from the nearest points by a
+    small convex minimization)."""
     geometry = classification.packed
-    last = (3 if classification.family == ClosedFormFamily.SPHERICAL_WRIST else 4) - 1
+    positioning = 3 if classification.family == ClosedFormFamily.SPHERICAL_WRIST else 4
     wrist = geometry[WRIST_POINT_ROW]
-    circle_centre = _nearest_on_axis(geometry[last], geometry[6 + last], wrist)
-    axes, points = geometry[last - 1::-1], geometry[5 + last:5:-1]  # the axes before the last one, inner first
+    axes, points = geometry[positioning - 1::-1], geometry[5 + positioning:5:-1]  # innermost axis first
 
     def centres(t: np.ndarray) -> np.ndarray:
         return points + axes * t[:, None]
 
-    def path_length(t: np.ndarray) -> float:
-        path = np.vstack([circle_centre, centres(t)])
-        return float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum())
+    def path_length(t: np.ndarray, smoothing: float = 0.0) -> float:
+        hops = np.diff(np.vstack([wrist, centres(t)]), axis=0)
+        return float(np.sqrt(np.einsum("ij,ij->i", hops, hops) + smoothing ** 2).sum())
 
-    t, previous = np.empty(last), circle_centre
-    for k in range(last):  # from each centre, the nearest point of the next axis out
+    def path_gradient(t: np.ndarray, smoothing: float) -> np.ndarray:
+        hops = np.diff(np.vstack([wrist, centres(t)]), axis=0)
+        directions = hops / np.sqrt(np.einsum("ij,ij->i", hops, hops) + smoothing ** 2)[:, None]
+        # Moving point k along its axis lengthens hop k (into it) and shortens hop k + 1 (out of it).
+        pull = directions - np.vstack([directions[1:], np.zeros((1, 3))])
+        return np.einsum("ij,ij->i", axes, pull)
+
+    t, previous = np.empty(positioning), wrist
+    for k in range(positioning):  # from each point, the nearest point of the next axis out
         t[k] = float(axes[k] @ (previous - points[k]))
         previous = centres(t)[k]
-    shortened = minimize(path_length, t, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-14})
-    if path_length(shortened.x) < path_length(t):
-        t = shortened.x
-    radius = float(np.linalg.norm(wrist - circle_centre)) + path_length(t)
+    # The shortest path often has a zero-length hop (consecutive axes that meet): a kink. Minimize smoothed
+    # lengths, less smoothed each time, and keep whichever path is shortest.
+    for smoothing in SMOOTHING:
+        shortened = minimize(path_length, t, args=(smoothing,), jac=path_gradient, method="BFGS").x
+        if path_length(shortened) < path_length(t):
+            t = shortened
     wrist_offset = float(np.linalg.norm(wrist - geometry[TIP_POSITION_ROW]))
-    return ReachSphere(centres(t)[-1], radius, wrist_offset)
+    return ReachSphere(centres(t)[-1], path_length(t), wrist_offset)
 
 
 def wrist_point_distance(classification: Classification, sphere: ReachSphere, T_base_tip: np.ndarray) -> float:
