@@ -28,6 +28,10 @@ UR5_SRDF = "ur_description/srdf/ur5.srdf"
 SMALL_URDFS = sorted(p.name for p in SMALL_URDF_DIR.glob("*.urdf"))
 #: The robots shipped with kinematics_py.
 BUNDLED_URDFS = sorted(p.name for p in BUNDLED_ROBOTS_DIR.glob("*.urdf"))
+#: A position [m] the bundled UR5's tool0 cannot take with the base's orientation, yet no quick proof rules out
+#: (its wrist point would be on the base axis, which the shoulder offset keeps it 0.11 m from): a search for it
+#: runs until its timeout, as tests of slow searches need (a pose beyond the arm's reach is answered at once).
+UR5_UNREACHABLE_POSITION = (0.0, 0.0, 0.5)
 
 
 def example_robot_data_dir() -> Path:

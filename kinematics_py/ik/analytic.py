@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from .state import GroupSetup
 
 
+#: How much farther [m] than the thresholds allow a wrist point must lie beyond the reach to prove a pose out of it
+#: (far above round-off: poses nearer the boundary go on to the numerical search).
+REACH_MARGIN = 1e-5
+
+
 def closed_form_of(solver: SolverSetup) -> tuple[ClosedFormSolver | None, str]:
     """The closed-form solver of a set-up's problem (or None), and a sentence for the log saying which family
     was found or why the numerical search is used."""
@@ -55,15 +60,19 @@ def closed_form_check_suffices(params) -> bool:
     return params.position_threshold >= POSITION_TOLERANCE and params.orientation_threshold >= ROTATION_TOLERANCE
 
 
-def closed_form_message(setup: GroupSetup, elapsed: float) -> str:
-    return f"solved in {elapsed * 1e3:.3f} ms (closed form, {setup.closed_form.name}: the branch nearest the seed)"
+def closed_form_message_suffix(setup: GroupSetup) -> str:
+    """What follows the time [ms] in "solved in <time> ..." when a plain request took the branch nearest the seed."""
+    return f" ms (closed form, {setup.closed_form.name}: the branch nearest the seed)"
 
 
 def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, *,
                        consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None,
-                       cost_function: Callable[[np.ndarray], float] | None, collect_all: bool) -> SearchOutcome | None:
-    """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says;
-    None when no branch reaches the pose within the limits (the caller searches numerically)."""
+                       cost_function: Callable[[np.ndarray], float] | None, collect_all: bool,
+                       prove_out_of_reach: bool = True) -> SearchOutcome | None:
+    """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says.
+    When no branch reaches the pose within the limits: NO_IK_SOLUTION if the pose is provably out of reach (and
+    ``prove_out_of_reach``: not when an approximate solution is wanted), else None (the caller searches
+    numerically)."""
     started = time.perf_counter()
     solver, closed_form = setup.solver, setup.closed_form
     solutions, codes, missed, missed_codes = closed_form.solve_unverified(targets[0], seed)
@@ -71,7 +80,9 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
         solutions, codes = _polished(setup, targets, seed, solutions, codes, missed, missed_codes)
     solutions, codes = _verified(solver, targets, seed, solutions, codes, consistency_limits)
     if not len(solutions):
-        return None
+        unreachable = out_of_reach_message(setup, targets[0]) if prove_out_of_reach else None
+        return None if unreachable is None else SearchOutcome(ErrorCode.NO_IK_SOLUTION, unreachable,
+                                                              elapsed=time.perf_counter() - started)
     mode = solver.params.solve_mode
     in_posture = None
     if mode == "posture" and cost_function is None:
@@ -111,6 +122,21 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
         outcome.message = (f"the pose is not reachable in the posture of {reference} ({posture}): "
                            f"{len(codes)} branch(es) of other postures reach it within the limits ({family})")
     return outcome
+
+
+def out_of_reach_message(setup: GroupSetup, T_base_tip: np.ndarray) -> str | None:
+    """Why no configuration can reach ``T_base_tip`` (4, 4) within the solver's thresholds, when the closed form
+    proves it (the wrist point the pose needs is farther than the arm reaches, by more than the thresholds allow
+    plus REACH_MARGIN); None otherwise (near the boundary, or inside it: the numerical search decides)."""
+    closed_form, params = setup.closed_form, setup.solver.params
+    reach = closed_form.reach
+    allowed = params.position_threshold + params.orientation_threshold * reach.wrist_offset + REACH_MARGIN
+    beyond = closed_form.beyond_reach(T_base_tip)
+    if not beyond > allowed:
+        return None
+    return (f"the pose is out of reach: the wrist point it needs is {beyond:.4g} m beyond the farthest the arm can "
+            f"place it ({reach.radius:.4g} m from its base axis, whatever the joint values; closed form, "
+            f"{closed_form.name})")
 
 
 def _polished(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray, codes: np.ndarray,

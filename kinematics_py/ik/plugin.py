@@ -11,6 +11,7 @@ change swaps in a new one under a lock (``state`` module).
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -188,7 +189,12 @@ class KinematicsPlugin:
     def getPositionIK(self, ik_pose, ik_seed_state: Sequence[float],
                       options: KinematicsQueryOptions | None = None) -> IKResult:
         """One local search from the seed: the solution closest to it, no random restarts."""
-        return solve(self._state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True))
+        state = self._state
+        if options is None and state.setup is not None and state.setup.fast_path is not None:
+            result = state.setup.fast_path(ik_pose, ik_seed_state)
+            if result is not None:
+                return result
+        return solve(state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True))
 
     def searchPositionIK(self, ik_pose, ik_seed_state: Sequence[float], timeout: float | None = None,
                          consistency_limits: Sequence[float] | None = None,
@@ -209,6 +215,13 @@ class KinematicsPlugin:
         ``collision_checker`` replaces the plugin's checker for this call (e.g. one for a request's scene).
         """
         state = self._state
+        setup = state.setup
+        if (setup is not None and setup.fast_path is not None and solution_callback is None and cost_function is None
+                and consistency_limits is None and options is None and not avoid_collisions
+                and (timeout is None or type(timeout) is float and 0.0 <= timeout < math.inf)):
+            result = setup.fast_path(ik_pose, ik_seed_state)  # a plain request to a closed-form arm
+            if result is not None:
+                return result
         request = IkRequest(ik_pose, ik_seed_state, timeout, consistency_limits, solution_callback, cost_function,
                             options)
         if avoid_collisions:

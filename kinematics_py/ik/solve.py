@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ErrorCode, RequestError
-from .analytic import closed_form_applies, closed_form_check_suffices, closed_form_message, closed_form_search
+from .analytic import closed_form_applies, closed_form_search
 from .discretization import discretized_search
 from .options import DiscretizationMethod
 from .request import (
@@ -49,10 +49,10 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
              and (options is DEFAULT_OPTIONS or options == DEFAULT_OPTIONS)
              and setup.solver.params.solve_mode == "speed")
     if plain and closed_form:
-        started = time.perf_counter()
-        q = setup.closed_form.nearest(targets[0], q_seed)
-        if q is not None and closed_form_check_suffices(setup.solver.params):
-            return solved(q, closed_form_message(setup, time.perf_counter() - started))
+        if setup.fast_path is not None:
+            result = setup.fast_path(targets[0], np.ascontiguousarray(q_seed))
+            if result is not None:
+                return result
     elif plain and not local_only:
         started = time.perf_counter()
         q, resume_after = quick_search(setup.solver, targets, q_seed, timeout)
@@ -64,7 +64,7 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
     callbacks = dict(is_valid=_validity_callback(request), cost_function=_cost_callback(request))
     if closed_form:
         outcome = closed_form_search(setup, targets, q_seed, consistency_limits=limits, collect_all=all_solutions,
-                                     **callbacks)
+                                     prove_out_of_reach=not options.return_approximate_solution, **callbacks)
         if outcome is not None:
             return result_from_outcome(outcome)
     locked = None

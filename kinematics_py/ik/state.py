@@ -22,6 +22,7 @@ from . import kernels
 from .analytic import closed_form_of
 from .closed_form import ClosedFormSolver
 from .collision_aware import diagnosis_solvers
+from .fast_path import ClosedFormFastPath, fast_path_of
 from .problem import IkProblem, SolverSetup
 from .search import IkSearch
 
@@ -53,6 +54,11 @@ class GroupSetup:
     @property
     def problem(self) -> IkProblem:
         return self.solver.problem
+
+    @cached_property
+    def fast_path(self) -> ClosedFormFastPath | None:
+        """The lean path of plain requests (``fast_path``), or None where they take the general one."""
+        return fast_path_of(self)
 
 
 @dataclass(frozen=True, eq=False)

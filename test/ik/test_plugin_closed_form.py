@@ -225,3 +225,4 @@ def test_batch_takes_the_closed_form():
 def test_initialize_compiles_every_closed_form_kernel_a_request_uses():
     plugin_on("ur5")
     assert kernels.solve_pose.signatures
+    assert kernels.nearest_solution.signatures

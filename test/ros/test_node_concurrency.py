@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 from moveit_msgs.msg import MoveItErrorCodes
+from robots import UR5_UNREACHABLE_POSITION
 from test_node_harness import (
     PROCESSES,
     fk_request,
@@ -35,7 +36,7 @@ def ur5(module_processes, tmp_path_factory):  # noqa: F811
 
 
 def test_slow_ik_searches_do_not_block_fk(ur5):
-    unreachable = ik_request("ur_manipulator", make_transform(None, (5.0, 0.0, 0.0)), timeout=SLOW_IK_S)
+    unreachable = ik_request("ur_manipulator", make_transform(None, UR5_UNREACHABLE_POSITION), timeout=SLOW_IK_S)
     started = time.monotonic()
     slow = [ur5.client.ik_client.call_async(unreachable) for _ in range(2)]
     fk_times = []

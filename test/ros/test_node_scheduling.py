@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from moveit_msgs.msg import MoveItErrorCodes
+from robots import UR5_UNREACHABLE_POSITION
 from test_node_harness import (
     NodeUnderTest,
     fk_request,
@@ -31,7 +32,7 @@ from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
 
 GROUP = "ur_manipulator"
-UNREACHABLE = make_transform(None, (5.0, 0.0, 0.0))
+UNREACHABLE = make_transform(None, UR5_UNREACHABLE_POSITION)
 #: Generous margin [s] on top of a timeout for the answer to arrive (DDS, a loaded machine).
 ANSWER_MARGIN_S = 1.0
 #: An answer slower than this behind saturated searches means it waited for them (they take 2 s).

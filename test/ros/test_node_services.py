@@ -19,7 +19,7 @@ from moveit_msgs.msg import (
     PositionConstraint,
     VisibilityConstraint,
 )
-from robots import without_collision_geometry
+from robots import UR5_UNREACHABLE_POSITION, without_collision_geometry
 from sensor_msgs.msg import JointState
 from shape_msgs.msg import Mesh, SolidPrimitive
 from test_node_harness import (
@@ -277,13 +277,13 @@ def test_ik_bad_requests_get_precise_error_codes(ur5, case):
 
 
 def test_ik_unreachable_pose_is_no_ik_solution_within_the_timeout(ur5):
-    request = ik_request(GROUP, make_transform(None, (5.0, 0.0, 0.0)), timeout=0.03)
+    request = ik_request(GROUP, make_transform(None, UR5_UNREACHABLE_POSITION), timeout=0.03)
     assert_error(ur5.ik(request), MoveItErrorCodes.NO_IK_SOLUTION, "30.0 ms")
 
 
 def test_ik_zero_timeout_takes_the_kinematics_yaml_default(ur5):
     """config/kinematics.yaml sets kinematics_solver_timeout: 0.05 for ur_manipulator."""
-    request = ik_request(GROUP, make_transform(None, (5.0, 0.0, 0.0)))
+    request = ik_request(GROUP, make_transform(None, UR5_UNREACHABLE_POSITION))
     assert_error(ur5.ik(request), MoveItErrorCodes.NO_IK_SOLUTION, "50.0 ms")
 
 
@@ -402,7 +402,7 @@ def test_a_solver_parameter_set_at_run_time_takes_effect(ur5):
     (result,) = ur5.set_parameters(**{name: 0.02})
     assert result.successful, result.reason
     try:
-        unreachable = ik_request(GROUP, make_transform(None, (5.0, 0.0, 0.0)))
+        unreachable = ik_request(GROUP, make_transform(None, UR5_UNREACHABLE_POSITION))
         assert_error(ur5.ik(unreachable), MoveItErrorCodes.NO_IK_SOLUTION, "20.0 ms")
     finally:
         (result,) = ur5.set_parameters(**{name: 0.05})

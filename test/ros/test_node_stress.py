@@ -17,6 +17,7 @@ from collections import Counter
 import pytest
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from robots import UR5_UNREACHABLE_POSITION
 from shape_msgs.msg import SolidPrimitive
 from std_msgs.msg import String
 from test_node_harness import (
@@ -146,7 +147,7 @@ def test_a_description_and_a_parameter_changing_together_both_take_effect(python
     node = NodeUnderTest(process, namespace)
     description = node.node.create_publisher(String, f"{namespace}/robot_description", LATCHED_QOS)
     timeout_parameter = kinematics("ur_manipulator", "kinematics_solver_timeout")
-    unreachable = ik_request("ur_manipulator", make_transform(None, (5.0, 0.0, 0.0)))
+    unreachable = ik_request("ur_manipulator", make_transform(None, UR5_UNREACHABLE_POSITION))
     try:
         description.publish(String(data=ur5_with_marker("marker_0")))
         node.wait_serving("marker_0")

@@ -10,6 +10,7 @@ import time
 import pytest
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionIK
+from robots import UR5_UNREACHABLE_POSITION
 
 from kinematics_py import KinematicsPlugin, Pose
 from kinematics_py.collision.checker import CollisionChecker
@@ -222,7 +223,7 @@ def test_the_stop_hook_ends_searches_of_its_thread_between_kernel_calls(ur5, avo
     model = ur5.robot_model
     checker = CollisionChecker(model, SemanticModel.from_srdf_string(bundled_robot_path("ur5", "srdf").read_text(),
                                                                      model)) if avoid_collisions else None
-    unreachable = Pose((5.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+    unreachable = Pose(UR5_UNREACHABLE_POSITION, (0.0, 0.0, 0.0, 1.0))
     stop_at = time.monotonic() + 0.1
     calls = []
 
@@ -252,7 +253,8 @@ def ur5_serving():
 def _compute_ik(serving: ServingState, scheduler: SearchScheduler, timeout: float, arrived: float):
     request = GetPositionIK.Request()
     request.ik_request.group_name = "ur_manipulator"
-    request.ik_request.pose_stamped.pose.position.x = 5.0  # out of reach: the search would take its whole timeout
+    position = request.ik_request.pose_stamped.pose.position
+    position.x, position.y, position.z = UR5_UNREACHABLE_POSITION  # the search would take its whole timeout
     request.ik_request.pose_stamped.pose.orientation.w = 1.0
     request.ik_request.timeout.nanosec = int(timeout * 1e9)
     tools = ServiceTools(logging.getLogger("test"), None, None, "test", scheduler)

@@ -7,7 +7,8 @@ the chain's compiled ``segments`` and ``joint_info`` (see ``model.chain_kernels`
 solutions are ``wanted`` (nearest the seed; MAX_BRANCHES for all); it writes up to that many solutions to
 ``out_q`` (MAX_BRANCHES, 6) and their branch codes to ``out_codes``, and returns how many (and how many
 nearer branches narrowly missed the pose, for a polish). ``solve_poses`` does the same for a batch, in parallel
-over the poses.
+over the poses. ``nearest_solution`` is the plugin's lean path: the nearest branch of one pose, its inputs checked
+in the same call, the chain and family packed into one array (``pack_model``) so that the call's dispatch is short.
 """
 from __future__ import annotations
 
@@ -17,9 +18,16 @@ import numpy as np
 from numba import prange
 
 from ...compiled import compiled_kernel
-from ...model.chain_kernels import chain_pose
+from ...model.chain_kernels import SEGMENT_WIDTH, chain_pose
 from ..kernels import TWO_PI, nearest_in_limits
-from .families import MAX_BRANCHES, TIP_ROTATION_ROW, row, solve_spherical_wrist, solve_three_parallel
+from .families import (
+    GEOMETRY_ROWS,
+    MAX_BRANCHES,
+    TIP_ROTATION_ROW,
+    row,
+    solve_spherical_wrist,
+    solve_three_parallel,
+)
 from .subproblems import dot
 
 SPHERICAL_WRIST = 1
@@ -99,31 +107,28 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
     raw = np.empty((MAX_BRANCHES, 6))
     raw_codes = np.empty(MAX_BRANCHES, dtype=np.int64)
     n_raw = raw_branches(T, seed, geometry, config, raw, raw_codes)
-    # Each branch's in-limit representative nearest the seed, sorted by distance to it (insertion sort).
-    candidates = np.empty((MAX_BRANCHES, 6))
-    codes = np.empty(MAX_BRANCHES, dtype=np.int64)
+    # Each branch's in-limit representative nearest the seed (in place: a NaN distance when a joint has none), and
+    # the branches' order by distance to the seed (insertion sort, stable).
+    order = np.empty(MAX_BRANCHES, dtype=np.int64)
     distances = np.empty(MAX_BRANCHES)
-    q = np.empty(6)
     n = 0
     for b in range(n_raw):
-        inside = True
         distance = 0.0
         for j in range(6):
-            q[j] = nearest_in_limits(raw[b, j], seed[j], lower[j], upper[j])
-            inside = inside and not math.isnan(q[j])
-            distance += (q[j] - seed[j]) ** 2
-        if not inside:
+            raw[b, j] = nearest_in_limits(raw[b, j], seed[j], lower[j], upper[j])
+            distance += (raw[b, j] - seed[j]) ** 2
+        if math.isnan(distance):
             continue
         slot = n
         while slot > 0 and distances[slot - 1] > distance:
-            candidates[slot] = candidates[slot - 1]
-            codes[slot] = codes[slot - 1]
+            order[slot] = order[slot - 1]
             distances[slot] = distances[slot - 1]
             slot -= 1
-        candidates[slot] = q
-        codes[slot] = raw_codes[b]
+        order[slot] = b
         distances[slot] = distance
         n += 1
+    if n == 0:
+        return 0, 0
     m = joint_info.shape[0]
     R_fk = np.empty((3, 3))
     p_fk = np.empty(3)
@@ -134,25 +139,26 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
     for c in range(n):
         if count >= wanted:
             break
-        if not chain_pose(candidates[c], segments, joint_info, R_fk, p_fk, axes_world, origins_world):
+        candidate = raw[order[c]]
+        if not chain_pose(candidate, segments, joint_info, R_fk, p_fk, axes_world, origins_world):
             continue
         if not _reaches(T, R_fk, p_fk, POSITION_TOLERANCE, ROTATION_TOLERANCE):
             if _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS):
                 # Kept, from the last row up, for a numerical polish: near a singularity the fallback angle of
                 # an undetermined subproblem can leave a real branch just short of the pose.
                 failed += 1
-                out_q[MAX_BRANCHES - failed] = candidates[c]
-                out_codes[MAX_BRANCHES - failed] = codes[c]
+                out_q[MAX_BRANCHES - failed] = candidate
+                out_codes[MAX_BRANCHES - failed] = raw_codes[order[c]]
             continue
         duplicate = False
         for a in range(count):
             largest = 0.0
             for j in range(6):
-                largest = max(largest, abs(_wrapped(out_q[a, j] - candidates[c, j])))
+                largest = max(largest, abs(_wrapped(out_q[a, j] - candidate[j])))
             duplicate = duplicate or largest < DUPLICATE_TOLERANCE
         if not duplicate:
-            out_q[count] = candidates[c]
-            out_codes[count] = codes[c]
+            out_q[count] = candidate
+            out_codes[count] = raw_codes[order[c]]
             count += 1
     return count, failed
 
@@ -164,3 +170,46 @@ def solve_poses(Ts, seeds, geometry, config, segments, joint_info, lower, upper,
     for i in prange(Ts.shape[0]):
         counts[i] = solve_pose(Ts[i], seeds[i], geometry, config, segments, joint_info, lower, upper, wanted,
                                out_q[i], out_codes[i])[0]
+
+
+def pack_model(geometry: np.ndarray, config: np.ndarray, segments: np.ndarray, lower: np.ndarray,
+               upper: np.ndarray) -> np.ndarray:
+    """``nearest_solution``'s ``model`` (float64, (m + 1 + GEOMETRY_ROWS + 1, SEGMENT_WIDTH)) for a chain of m
+    joints: the chain's ``segments`` (rows 0..m), the family ``geometry`` (next GEOMETRY_ROWS rows, columns 0-2),
+    then one row: lower limits (columns 0-5), upper limits (6-11), ``config`` (12-14)."""
+    m = segments.shape[0] - 1
+    model = np.zeros((m + 1 + GEOMETRY_ROWS + 1, SEGMENT_WIDTH))
+    model[:m + 1] = segments
+    model[m + 1:m + 1 + GEOMETRY_ROWS, :3] = geometry
+    model[-1, 0:6] = lower
+    model[-1, 6:12] = upper
+    model[-1, 12:15] = config
+    return model
+
+
+@compiled_kernel
+def nearest_solution(T, seed, model, joint_info):
+    """The distinct in-limit branch nearest ``seed`` (6,) reaching ``T`` (4, 4), as ``solve_pose`` with wanted = 1,
+    ``model`` from ``pack_model`` -> (True, the solution as a 6-tuple [rad]); (False, zeros) when T is not a finite
+    (4, 4), the seed not 6 finite values, no branch reaches T, or a nearer candidate narrowly missed it (the
+    caller's general path answers those)."""
+    unusable = (False, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    if T.shape[0] != 4 or T.shape[1] != 4 or seed.shape[0] != 6:
+        return unusable
+    for i in range(4):
+        for j in range(4):
+            if not math.isfinite(T[i, j]):
+                return unusable
+    for j in range(6):
+        if not math.isfinite(seed[j]):
+            return unusable
+    m = joint_info.shape[0]
+    last = model.shape[0] - 1
+    config = (int(model[last, 12]), int(model[last, 13]), int(model[last, 14]))
+    q = np.empty((MAX_BRANCHES, 6))
+    codes = np.empty(MAX_BRANCHES, dtype=np.int64)
+    count, failed = solve_pose(T, seed, model[m + 1:last], config, model[:m + 1], joint_info, model[last, 0:6],
+                               model[last, 6:12], 1, q, codes)
+    if count == 0 or failed:
+        return unusable
+    return True, (q[0, 0], q[0, 1], q[0, 2], q[0, 3], q[0, 4], q[0, 5])

@@ -1,8 +1,10 @@
 """``ClosedFormSolver``: every inverse-kinematics branch of a chain with a closed form, in one compiled call."""
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from ...compiled import PARALLEL_KERNEL_LOCK
@@ -11,6 +13,31 @@ from ...model.chain import Chain
 from . import kernels
 from .classification import Classification, ClosedFormFamily, classification_report
 from .families import AXES_12_INTERSECT, MAX_BRANCHES
+from .reach import reach_sphere, wrist_point_distance
+
+
+class _OneSignatureKernel:
+    """A kernel compiled (or loaded from numba's cache) for one signature only: a call with other argument types
+    raises TypeError at once instead of compiling a variant on a request's path."""
+
+    def __init__(self, kernel, signature: tuple):
+        self.kernel = kernel
+        self._signature = signature
+        self._lock = threading.Lock()
+        self._ready = False
+
+    def compile_once(self) -> None:
+        if self._ready:
+            return
+        with self._lock:
+            if not self._ready:
+                self.kernel.compile(self._signature)
+                self.kernel.disable_compile()
+                self._ready = True
+
+
+_NEAREST_SOLUTION = _OneSignatureKernel(kernels.nearest_solution, (
+    numba.float64[:, ::1], numba.float64[::1], numba.float64[:, ::1], numba.int64[:, ::1]))
 
 
 class Posture(NamedTuple):
@@ -51,6 +78,11 @@ class ClosedFormSolver:
                            np.ascontiguousarray(chain.upper, dtype=np.float64))
         self._default_seed = np.clip(np.zeros(6), chain.lower, chain.upper)
         self._unlimited = (*self._arguments[:4], np.full(6, -np.inf), np.full(6, np.inf))
+        model = kernels.pack_model(classification.packed, classification.config, segments, *self._arguments[4:])
+        self._packed = (model, np.array(joint_info, dtype=np.int64, order="C"))
+        _NEAREST_SOLUTION.compile_once()
+        #: The sphere the wrist point stays in, whatever the joint values (``reach``).
+        self.reach = reach_sphere(classification)
 
     @classmethod
     def for_chain(cls, chain: Chain) -> ClosedFormSolver:
@@ -84,12 +116,20 @@ class ClosedFormSolver:
         count, failed = kernels.solve_pose(T_base_tip, seed, *self._arguments, MAX_BRANCHES, q, codes)
         return q[:count], codes[:count], q[MAX_BRANCHES - failed:], codes[MAX_BRANCHES - failed:]
 
-    def nearest(self, T_base_tip: np.ndarray, seed: np.ndarray) -> np.ndarray | None:
-        """The solution nearest ``seed`` (6,) [rad] reaching ``T_base_tip`` (4, 4), or None (also when a nearer
-        candidate missed the pose: see ``solve_unverified``); both float64 and contiguous (the plugin's fast path)."""
-        q = np.empty((MAX_BRANCHES, 6))
-        count, failed = kernels.solve_pose(T_base_tip, seed, *self._arguments, 1, q, np.empty(MAX_BRANCHES, np.int64))
-        return q[0] if count and not failed else None
+    def nearest(self, T_base_tip, seed) -> tuple[float, ...] | None:
+        """The solution nearest ``seed`` (6,) [rad] reaching ``T_base_tip`` (4, 4), as a tuple, or None: also when a
+        nearer candidate missed the pose (see ``solve_unverified``), and for input the one compiled call does not
+        take (anything but a float64 (4, 4) pose and a float64 (6,) seed, both contiguous and finite)."""
+        try:
+            solved, q = _NEAREST_SOLUTION.kernel(T_base_tip, seed, *self._packed)
+        except TypeError:  # another type than the compiled one: no new compilation on a request's path
+            return None
+        return q if solved else None
+
+    def beyond_reach(self, T_base_tip: np.ndarray) -> float:
+        """How far [m] the wrist point that ``T_base_tip`` (4, 4) needs lies outside ``reach`` (<= 0: inside): a
+        positive distance proves the pose out of reach, joint limits aside."""
+        return wrist_point_distance(self.classification, self.reach, T_base_tip) - self.reach.radius
 
     def posture_code(self, q) -> int | None:
         """The branch code of configuration ``q`` (6,) [rad] (limits ignored), None if no branch reproduces it."""
