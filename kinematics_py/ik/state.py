@@ -22,6 +22,7 @@ from .analytic import closed_form_of
 from .closed_form import ClosedFormSolver
 from .collision_aware import diagnosis_solvers
 from .problem import IkProblem, SolverSetup
+from .redundant_closed_form import RedundantClosedFormLookup, redundant_closed_form_lookup
 from .search import IkSearch
 
 DEFAULT_TIMEOUT = 1.0
@@ -42,6 +43,8 @@ class GroupSetup:
     closed_form: ClosedFormSolver | None = None
     #: Which closed-form family was found, or why none applies (for the log).
     closed_form_report: str = ""
+    #: A 7-joint arm's closed forms with one joint locked, looked for on first use (``redundant_closed_form``).
+    redundant_closed_form: RedundantClosedFormLookup | None = None
 
     @cached_property
     def diagnosis(self) -> tuple[SolverSetup, SolverSetup]:
@@ -117,8 +120,11 @@ def build_group_setup(robot_description: str | RobotModel, group_name: str, base
         raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
     solver = SolverSetup.build(problem, SolverParameters.from_dict(parameters))
     closed_form, report = closed_form_of(solver)
+    redundant = redundant_closed_form_lookup(solver)
+    if redundant is not None:
+        report += "; a closed form with the redundant joint locked is looked for on the first discretized request"
     return GroupSetup(model, group_name, base_frame, tuple(tips), solver, closed_form=closed_form,
-                      closed_form_report=report)
+                      closed_form_report=report, redundant_closed_form=redundant)
 
 
 def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> tuple[int, ...]:
@@ -145,3 +151,4 @@ def warm_up(setup: GroupSetup) -> None:
     if setup.closed_form is not None:
         setup.closed_form.solve(targets[0], q)
         setup.closed_form.posture_code(q)
+

@@ -95,7 +95,8 @@ def locked_geometry(segments, joint_info, locked, sign, value, config, meeting, 
             for i in range(3):
                 axes[k, i] = -(R[0, i] * forward_axes[5 - k, 0] + R[1, i] * forward_axes[5 - k, 1]
                                + R[2, i] * forward_axes[5 - k, 2])
-                points[k, i] = (R[0, i] * (forward_points[5 - k, 0] - p[0]) + R[1, i] * (forward_points[5 - k, 1] - p[1])
+                points[k, i] = (R[0, i] * (forward_points[5 - k, 0] - p[0])
+                                + R[1, i] * (forward_points[5 - k, 1] - p[1])
                                 + R[2, i] * (forward_points[5 - k, 2] - p[2]))
     geometry[0:6] = axes
     geometry[6:12] = points
@@ -223,7 +224,8 @@ def locked_joint_report(chain: Chain, locked: int) -> tuple[LockedJointSolver | 
         if classification is None:
             return None, f"{name} locked at {value:.3g} rad: no closed form ({reason})"
         if found is not None and not np.array_equal(found.config, classification.config):
-            return None, f"{name} locked: the closed-form family changes with its value ({found.name}; {classification.name})"
+            return None, (f"{name} locked: the closed-form family changes with its value ({found.name}; "
+                          f"{classification.name})")
         found = found or classification
     return LockedJointSolver(chain, locked, found), ""
 

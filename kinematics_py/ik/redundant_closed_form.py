@@ -1,0 +1,241 @@
+"""The closed form of 7-joint arms inside KinematicsPlugin's searches: the redundant joint locked at each of its
+values (MoveIt's discretization methods) or at the seed's (``lock_redundant_joints``), every branch of the six
+others per value, then the same verification, validity callbacks and solve modes as the numerical search.
+
+The redundant joint is the one ``setRedundantJoints`` names when locking it leaves a closed form, else (none named)
+the one chosen at initialize (``closed_form.redundant.default_locked_joint``). Per value the branches are every
+solution within the limits (each joint's whole-turn equivalent nearest the seed): ALL_DISCRETIZED returns the
+exact solution set of every value of the grid, and a pose whose solutions are all rejected has no valid solution
+at those values. Speed and distance modes without a discretization method keep the numerical search (measured
+faster; docs/benchmarks.md).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ErrorCode
+from . import kernels
+from .analytic import _verified as verified_branches
+from .closed_form.families import MAX_BRANCHES
+from .closed_form.redundant import LockedJointSolver, default_locked_joint, redundant_chain_report
+from .discretization import joint_values
+from .options import DiscretizationMethod, KinematicsQueryOptions
+from .problem import SolverSetup
+from .search import (
+    DISTINCT_SOLUTION_TOLERANCE,
+    IkSearch,
+    SearchOutcome,
+    preference_cost,
+    same_solution,
+    stop_requested,
+    verdict_of,
+    wrapped_difference,
+)
+
+if TYPE_CHECKING:
+    from .search import ValidityCallback
+    from .state import GroupSetup
+
+_log = logging.getLogger("kinematics_py.ik.plugin")
+
+#: Values of the redundant joint solved per compiled call (the clock and the caller's stop hook are checked
+#: between calls: about 10 us per value).
+VALUES_PER_CALL = 16
+
+
+@dataclass(frozen=True)
+class RedundantClosedForm:
+    """A 7-joint arm's closed forms: per joint whose locking leaves one, its solver; and the default joint."""
+
+    solvers: Mapping[int, LockedJointSolver]
+    default_joint: int
+
+    def for_redundant_joints(self, redundant_joints: tuple[int, ...]) -> LockedJointSolver | None:
+        """The solver for the redundant joints set (none: the default joint), None if they have none."""
+        if not redundant_joints:
+            return self.solvers[self.default_joint]
+        return self.solvers.get(redundant_joints[0]) if len(redundant_joints) == 1 else None
+
+
+class RedundantClosedFormLookup:
+    """A 7-joint set-up's ``RedundantClosedForm``, looked for on first use (classifying every joint locked at its
+    sampled values takes tens of milliseconds, which initialize does not pay), logged then; shared by the
+    set-up's copies (``setRedundantJoints``), thread-safe."""
+
+    def __init__(self, solver: SolverSetup):
+        self._solver = solver
+        self._lock = threading.Lock()
+        self._found: tuple[RedundantClosedForm | None] | None = None
+
+    def get(self) -> RedundantClosedForm | None:
+        if self._found is None:
+            with self._lock:
+                if self._found is None:
+                    found, report = redundant_closed_form_of(self._solver)
+                    _log.info("IK with the redundant joint locked: %s", report)
+                    self._found = (found,)
+        return self._found[0]
+
+
+def redundant_closed_form_lookup(solver: SolverSetup) -> RedundantClosedFormLookup | None:
+    """The lookup of a set-up whose problem is one 7-joint chain (else None)."""
+    return RedundantClosedFormLookup(solver) if solver.problem.dof == 7 and len(solver.problem.chains) == 1 else None
+
+
+def redundant_closed_form_of(solver: SolverSetup) -> tuple[RedundantClosedForm | None, str]:
+    """The closed forms of a 7-joint set-up's problem with one joint locked (or None), and a sentence for the log."""
+    problem = solver.problem
+    chain = problem.chains[0]
+    if chain.joint_names != problem.variable_names or not np.all(solver.weights > 0.0):
+        return None, "no closed form with a joint locked: the group is not one chain solved for full poses"
+    solvers, report = redundant_chain_report(chain)
+    if not solvers:
+        return None, f"numerical search: {report}"
+    default = default_locked_joint(chain, solvers)
+    others = [s.joint_name for joint, s in solvers.items() if joint != default]
+    return RedundantClosedForm(solvers, default), (
+        f"closed form with one joint locked, for the discretization methods and lock_redundant_joints: "
+        f"{solvers[default].name} (the redundant joint unless setRedundantJoints names another"
+        f"{'; these work too: ' + ', '.join(others) if others else ''}); speed and distance modes: numerical search")
+
+
+def locked_solver(setup: GroupSetup, options: KinematicsQueryOptions) -> LockedJointSolver | None:
+    """The solver a request with these options goes to (a discretization method, or lock_redundant_joints with a
+    redundant joint set), or None: the numerical search."""
+    if setup.redundant_closed_form is None or (options.discretization_method == DiscretizationMethod.NO_DISCRETIZATION
+                                               and not (options.lock_redundant_joints and setup.redundant_joints)):
+        return None
+    redundant = setup.redundant_closed_form.get()
+    if redundant is None:
+        return None
+    if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:
+        return redundant.for_redundant_joints(setup.redundant_joints)
+    if options.lock_redundant_joints and setup.redundant_joints:
+        return redundant.for_redundant_joints(setup.redundant_joints)
+    return None
+
+
+def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, step_of: Callable[[int], float],
+                                 targets: np.ndarray, seed: np.ndarray, options: KinematicsQueryOptions, *,
+                                 timeout: float, consistency_limits: np.ndarray | None,
+                                 is_valid: ValidityCallback | None, cost_function: Callable[[np.ndarray], float] | None
+                                 ) -> SearchOutcome | None:
+    """Every branch at every value of the redundant joint (the discretization method's, or the seed's when it is
+    locked) within ``timeout`` [s], called back value by value, nearest the seed first within a value; None when
+    none reaches the pose and the options ask for an approximate solution (the numerical search gives those)."""
+    started = time.perf_counter()
+    deadline = started + timeout
+    problem = setup.problem
+    joint = solver.locked
+    method = options.discretization_method
+    collect_all = method != DiscretizationMethod.NO_DISCRETIZATION
+    if collect_all:
+        values = joint_values(setup, step_of, seed, [joint], method)[0]
+    else:
+        values = np.array([min(max(seed[joint], problem.lower[joint]), problem.upper[joint])])
+    mode = setup.solver.params.solve_mode
+    first_wins = not collect_all and cost_function is None and mode == "speed"
+    target = np.ascontiguousarray(targets[0], dtype=np.float64)
+    outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+    last_rejection, tried, branches = None, 0, 0
+    same_turn_values = _SameTurnValues(values)
+    per_value: list[list[np.ndarray]] = []
+    while tried < len(values) and not (outcome.solutions and first_wins):
+        if tried and (time.perf_counter() >= deadline or stop_requested()):
+            break
+        chunk = values[tried:tried + VALUES_PER_CALL]
+        tried += len(chunk)
+        q, codes, counts, failed = solver.solve_values(target, seed, chunk)
+        for v in range(len(chunk)):
+            found = q[v, :counts[v]]
+            if failed[v]:
+                found = _polished(setup.solver, joint, targets, seed, found, q[v, MAX_BRANCHES - failed[v]:])
+            found, _ = verified_branches(setup.solver, targets, seed, found, np.zeros(len(found), np.int64),
+                                         consistency_limits)
+            branches += len(found)
+            earlier = [other for u in same_turn_values.earlier(len(per_value)) for other in per_value[u]]
+            per_value.append([])
+            for candidate in found:
+                if any(same_solution(candidate, other, problem.is_revolute) for other in earlier):
+                    continue
+                per_value[-1].append(candidate)
+                outcome.reached += 1
+                verdict = None if is_valid is None else verdict_of(is_valid(candidate))
+                if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
+                    outcome.rejected += 1
+                    last_rejection = verdict
+                    continue
+                outcome.solutions.append(candidate)
+                if first_wins:
+                    break
+            if outcome.solutions and first_wins:
+                break
+    outcome.elapsed = time.perf_counter() - started
+    name = f"closed form, {solver.name}"
+    swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
+    if outcome.solutions:
+        outcome.error_code = ErrorCode.SUCCESS
+        outcome.solution = min(outcome.solutions, key=lambda s: (
+            preference_cost(setup.solver, s, seed, cost_function),
+            float(np.sum(wrapped_difference(s, seed, problem.is_revolute) ** 2))))
+        outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: {len(outcome.solutions)} valid of "
+                           f"{branches} solution(s) within the limits over {swept})")
+    elif outcome.rejected:
+        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
+        outcome.error_code = last_rejection.error_code
+        outcome.message = (f"the validity check rejected every one of the {outcome.rejected} solution(s) reaching the "
+                           f"pose within the limits over {swept} ({name}: there are no others at these values; "
+                           f"last verdict: {last_rejection.error_code.name}{reason})")
+    elif options.return_approximate_solution:
+        return None
+    else:
+        outcome.message = f"no solution within the limits reaches the pose over {swept} ({name})"
+    return outcome
+
+
+class _SameTurnValues:
+    """Which earlier values of the redundant joint equal a value modulo whole turns. Solutions at values that differ
+    modulo a turn are distinct: only a grid over a turn or more (a continuous joint's reaches the same solution at
+    both ends) needs comparing solutions, with those of these values."""
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+        self.order = np.argsort(values, kind="stable")
+        self.sorted = values[self.order]
+        span = float(self.sorted[-1] - self.sorted[0]) if len(values) else 0.0
+        turns = int(np.floor((span + DISTINCT_SOLUTION_TOLERANCE) / kernels.TWO_PI))
+        self.shifts = kernels.TWO_PI * np.array([k for k in range(-turns, turns + 1) if k])
+
+    def earlier(self, index: int) -> list[int]:
+        found = []
+        for shift in self.shifts:
+            low, high = np.searchsorted(self.sorted, self.values[index] + shift + np.array(
+                [-DISTINCT_SOLUTION_TOLERANCE, DISTINCT_SOLUTION_TOLERANCE]))
+            found += [int(u) for u in self.order[low:high] if u < index]
+        return found
+
+
+def _polished(solver: SolverSetup, joint: int, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray,
+              missed: np.ndarray) -> np.ndarray:
+    """The solutions plus the candidates that missed the pose (near singularities), each after one numerical local
+    search from it with the redundant joint locked (where it converges to a solution not found yet)."""
+    problem = solver.problem
+    locked = np.zeros(problem.dof, dtype=bool)
+    locked[joint] = True
+    found = list(solutions)
+    for candidate in missed:
+        q = IkSearch(solver, targets, candidate, timeout=0.0, local_only=True, locked=locked).run().solution
+        if q is None:
+            continue
+        kernels.wrap_near(q, seed, problem.is_revolute, problem.lower, problem.upper)
+        if not any(same_solution(q, other, problem.is_revolute) for other in found):
+            found.append(q)
+    return np.array(found).reshape(-1, problem.dof)
+
