@@ -11,11 +11,8 @@ faster; docs/benchmarks.md).
 """
 from __future__ import annotations
 
-import logging
-import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,7 +21,7 @@ from ..errors import ErrorCode
 from . import kernels
 from .analytic import _verified as verified_branches
 from .closed_form.families import MAX_BRANCHES
-from .closed_form.redundant import LockedJointSolver, default_locked_joint, redundant_chain_report
+from .closed_form.redundant import LockedJointSolver, RedundantChain, redundant_chain
 from .discretization import joint_values
 from .options import DiscretizationMethod, KinematicsQueryOptions
 from .problem import SolverSetup
@@ -43,76 +40,31 @@ if TYPE_CHECKING:
     from .search import ValidityCallback
     from .state import GroupSetup
 
-_log = logging.getLogger("kinematics_py.ik.plugin")
-
 #: Values of the redundant joint solved per compiled call (the clock and the caller's stop hook are checked
 #: between calls: about 10 us per value).
 VALUES_PER_CALL = 16
 
 
-@dataclass(frozen=True)
-class RedundantClosedForm:
-    """A 7-joint arm's closed forms: per joint whose locking leaves one, its solver; and the default joint."""
-
-    solvers: Mapping[int, LockedJointSolver]
-    default_joint: int
-
-    def for_redundant_joints(self, redundant_joints: tuple[int, ...]) -> LockedJointSolver | None:
-        """The solver for the redundant joints set (none: the default joint), None if they have none."""
-        if not redundant_joints:
-            return self.solvers[self.default_joint]
-        return self.solvers.get(redundant_joints[0]) if len(redundant_joints) == 1 else None
-
-
-class RedundantClosedFormLookup:
-    """A 7-joint set-up's ``RedundantClosedForm``, looked for on first use (classifying every joint locked at its
-    sampled values takes tens of milliseconds, which initialize does not pay), logged then; shared by the
-    set-up's copies (``setRedundantJoints``), thread-safe."""
-
-    def __init__(self, solver: SolverSetup):
-        self._solver = solver
-        self._lock = threading.Lock()
-        self._found: tuple[RedundantClosedForm | None] | None = None
-
-    def get(self) -> RedundantClosedForm | None:
-        if self._found is None:
-            with self._lock:
-                if self._found is None:
-                    found, report = redundant_closed_form_of(self._solver)
-                    _log.info("IK with the redundant joint locked: %s", report)
-                    self._found = (found,)
-        return self._found[0]
-
-
-def redundant_closed_form_lookup(solver: SolverSetup) -> RedundantClosedFormLookup | None:
-    """The lookup of a set-up whose problem is one 7-joint chain (else None)."""
-    return RedundantClosedFormLookup(solver) if solver.problem.dof == 7 and len(solver.problem.chains) == 1 else None
-
-
-def redundant_closed_form_of(solver: SolverSetup) -> tuple[RedundantClosedForm | None, str]:
-    """The closed forms of a 7-joint set-up's problem with one joint locked (or None), and a sentence for the log."""
+def redundant_closed_form_of(solver: SolverSetup) -> tuple[RedundantChain | None, str]:
+    """The closed forms of a 7-joint set-up's problem with one joint locked (or None), and a sentence for the log
+    ("" for problems of other sizes)."""
     problem = solver.problem
+    if problem.dof != 7 or len(problem.chains) != 1:
+        return None, ""
     chain = problem.chains[0]
     if chain.joint_names != problem.variable_names or not np.all(solver.weights > 0.0):
         return None, "no closed form with a joint locked: the group is not one chain solved for full poses"
-    solvers, report = redundant_chain_report(chain)
-    if not solvers:
-        return None, f"numerical search: {report}"
-    default = default_locked_joint(chain, solvers)
-    others = [s.joint_name for joint, s in solvers.items() if joint != default]
-    return RedundantClosedForm(solvers, default), (
-        f"closed form with one joint locked, for the discretization methods and lock_redundant_joints: "
-        f"{solvers[default].name} (the redundant joint unless setRedundantJoints names another"
-        f"{'; these work too: ' + ', '.join(others) if others else ''}); speed and distance modes: numerical search")
+    found = redundant_chain(chain)
+    if not found.solvers:
+        return None, f"numerical search: {found.report}"
+    return found, (f"{found.report}, for the discretization methods and lock_redundant_joints; speed and distance "
+                   f"modes: numerical search")
 
 
 def locked_solver(setup: GroupSetup, options: KinematicsQueryOptions) -> LockedJointSolver | None:
     """The solver a request with these options goes to (a discretization method, or lock_redundant_joints with a
     redundant joint set), or None: the numerical search."""
-    if setup.redundant_closed_form is None or (options.discretization_method == DiscretizationMethod.NO_DISCRETIZATION
-                                               and not (options.lock_redundant_joints and setup.redundant_joints)):
-        return None
-    redundant = setup.redundant_closed_form.get()
+    redundant = setup.redundant_closed_form
     if redundant is None:
         return None
     if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:

@@ -122,7 +122,7 @@ def test_a_locked_redundant_joint_gets_the_nearest_solution_at_the_seeds_value(n
         assert result.success and "closed form" in result.message, result.message
         solution = np.array(result.solution)
         assert solution[joint] == seed[joint]
-        every = plugin._state.setup.redundant_closed_form.get().solvers[joint].solve(T, seed, seed[joint])
+        every = plugin._state.setup.redundant_closed_form.solvers[joint].solve(T, seed, seed[joint])
         assert np.linalg.norm(solution - seed) <= np.linalg.norm(every - seed, axis=1).min() + 1e-12
 
 
@@ -159,11 +159,12 @@ def test_a_fine_discretization_ends_within_its_timeout_and_says_how_far_it_got()
 
 def test_a_seven_joint_arm_without_a_closed_form_keeps_the_numerical_search_and_logs_why(caplog):
     plugin = KinematicsPlugin()
-    assert plugin.initialize(example_robot_urdf("baxter").read_text(), "left_arm", "left_arm_mount", ["left_wrist"])
+    with caplog.at_level(logging.INFO, logger="kinematics_py.ik.plugin"):
+        assert plugin.initialize(example_robot_urdf("baxter").read_text(), "left_arm", "left_arm_mount",
+                                 ["left_wrist"])
     problem = plugin._state.setup.problem
     rng = np.random.default_rng(SEED)
     T = problem.chains[0].forward_kinematics(rng.uniform(problem.lower, problem.upper))
-    with caplog.at_level(logging.INFO, logger="kinematics_py.ik.plugin"):
-        result = plugin.getPositionIK(T, problem.middle.tolist(), ALL)
+    result = plugin.getPositionIK(T, problem.middle.tolist(), ALL)
     assert "numerical search: no closed form with any one joint of" in caplog.text
     assert "closed form" not in result.message

@@ -5,13 +5,18 @@ Locking joint k at theta turns its motion into a fixed transform. The chain's co
 row's multiplier set to 0 and its offset to theta (times the axis sign), and the six other joints renumbered 0-5:
 the chain's own FK (``model.chain_kernels``) then checks every branch, as ``kernels.solve_pose`` does for 6R
 chains. The 6R geometry at zero (axes, points, tip pose) depends on theta: ``locked_geometry`` rebuilds it per
-value for the family found at initialize. A joint qualifies when locking it leaves the same family (and
-arrangement of axes) at every one of SAMPLED_VALUES values spread over its range, zero included.
+value for the family found at initialize. A joint qualifies when, classified at one value of its range, the closed
+form solves configurations back from their poses at SAMPLED_VALUES values spread over the range, zero included.
+The joints found are kept per chain (``redundant_chain``): initializing the same arm again costs nothing.
 """
 from __future__ import annotations
 
 import math
 import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -23,8 +28,15 @@ from . import families as fam
 from .classification import ChainGeometry, Classification, ClosedFormFamily, classify_geometry
 from .kernels import solve_pose
 
+#: Chain descriptions whose ``RedundantChain`` is kept.
+KEPT_CHAINS = 32
+_KEPT: dict[tuple, RedundantChain] = {}
+_KEPT_LOCK = threading.Lock()
 #: Values of the locked joint at which its 6R family must hold (spread over the range; zero added).
 SAMPLED_VALUES = 13
+#: Configurations solved back from their poses per sampled value, and how near the configuration must be found [rad].
+ROUND_TRIPS = 2
+ROUND_TRIP_TOLERANCE = 1e-4
 #: Configurations over which the self-motion is sampled to choose the joint to lock.
 SELF_MOTION_SAMPLES = 32
 #: The fraction of a step by which the sampled values are shifted off the range's ends and round numbers.
@@ -216,26 +228,65 @@ def sampled_values(chain: Chain, joint: int) -> np.ndarray:
 
 
 def locked_joint_report(chain: Chain, locked: int) -> tuple[LockedJointSolver | None, str]:
-    """(the solver with joint ``locked`` locked, or None; a sentence for the log saying which family or why not)."""
+    """(the solver with joint ``locked`` locked, or None; a sentence for the log saying which family or why not).
+
+    The family is classified at the first sampled value; at every sampled value, configurations are then solved
+    back from their poses (the closed form holds there only if each is found again)."""
     name = chain.joint_names[locked]
-    found = None
-    for value in sampled_values(chain, locked):
-        classification, reason = classify_geometry(locked_geometry_of(chain, locked, value))
-        if classification is None:
-            return None, f"{name} locked at {value:.3g} rad: no closed form ({reason})"
-        if found is not None and not np.array_equal(found.config, classification.config):
-            return None, (f"{name} locked: the closed-form family changes with its value ({found.name}; "
-                          f"{classification.name})")
-        found = found or classification
-    return LockedJointSolver(chain, locked, found), ""
+    values = sampled_values(chain, locked)
+    classification, reason = classify_geometry(locked_geometry_of(chain, locked, values[0]))
+    if classification is None:
+        return None, f"{name} locked at {values[0]:.3g} rad: no closed form ({reason})"
+    solver = LockedJointSolver(chain, locked, classification)
+    rng = np.random.default_rng(0)
+    lower = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
+    upper = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
+    for value in values:
+        for q in rng.uniform(lower, upper, (ROUND_TRIPS, chain.dof)):
+            q[locked] = value
+            solutions = solver.solve(chain.forward_kinematics(q), q, value)
+            if not len(solutions) or np.abs(solutions - q).max(axis=1).min() > ROUND_TRIP_TOLERANCE:
+                return None, (f"{name} locked: the closed form found at {values[0]:.3g} rad "
+                              f"({classification.name}) does not hold at {value:.3g} rad")
+    return solver, ""
 
 
-def redundant_chain_report(chain: Chain) -> tuple[dict[int, LockedJointSolver], str]:
-    """For a 7-joint chain: the solver of each joint whose locking leaves a closed form (joint index -> solver),
-    and a sentence for the log (which joints, or why none)."""
+@dataclass(frozen=True)
+class RedundantChain:
+    """A 7-joint chain's closed forms with one joint locked: per joint whose locking leaves one, its solver; the
+    joint to lock when none is set (None without solvers); a sentence for the log (which joints, or why none)."""
+
+    solvers: Mapping[int, LockedJointSolver]
+    default_joint: int | None
+    report: str
+
+    def for_redundant_joints(self, redundant_joints: tuple[int, ...]) -> LockedJointSolver | None:
+        """The solver for the redundant joints set (none: the default joint's), None if they have none."""
+        if not redundant_joints:
+            return self.solvers.get(self.default_joint)
+        return self.solvers.get(redundant_joints[0]) if len(redundant_joints) == 1 else None
+
+
+def redundant_chain(chain: Chain) -> RedundantChain:
+    """The ``RedundantChain`` of a chain; kept per chain description (joints, tables, limits): initializing the same
+    arm again costs nothing."""
+    segments, joint_info = chain.compiled
+    key = (repr(chain), segments.tobytes(), joint_info.tobytes(), chain.lower.tobytes(), chain.upper.tobytes())
+    with _KEPT_LOCK:
+        found = _KEPT.get(key)
+    if found is None:
+        found = _redundant_chain(chain)
+        with _KEPT_LOCK:
+            if len(_KEPT) >= KEPT_CHAINS:
+                _KEPT.clear()
+            _KEPT[key] = found
+    return found
+
+
+def _redundant_chain(chain: Chain) -> RedundantChain:
     unsuitable = _unsuitable_joints(chain)
     if unsuitable:
-        return {}, f"no closed form with a joint locked for {chain!r}: {unsuitable}"
+        return RedundantChain({}, None, f"no closed form with a joint locked for {chain!r}: {unsuitable}")
     solvers, reasons = {}, []
     for joint in range(chain.dof):
         solver, reason = locked_joint_report(chain, joint)
@@ -244,11 +295,15 @@ def redundant_chain_report(chain: Chain) -> tuple[dict[int, LockedJointSolver], 
         else:
             solvers[joint] = solver
     if not solvers:
-        return {}, f"no closed form with any one joint of {chain!r} locked: " + "; ".join(reasons)
-    return solvers, f"closed form with one joint of {chain!r} locked: {', '.join(s.name for s in solvers.values())}"
+        return RedundantChain({}, None, f"no closed form with any one joint of {chain!r} locked: " + "; ".join(reasons))
+    default = default_locked_joint(chain, solvers)
+    others = [solver.joint_name for joint, solver in solvers.items() if joint != default]
+    return RedundantChain(MappingProxyType(solvers), default, (
+        f"closed form with {solvers[default].name} (the redundant joint unless setRedundantJoints names another"
+        f"{'; these work too: ' + ', '.join(others) if others else ''})"))
 
 
-def default_locked_joint(chain: Chain, solvers: dict[int, LockedJointSolver]) -> int:
+def default_locked_joint(chain: Chain, solvers: Mapping[int, LockedJointSolver]) -> int:
     """The joint to lock when none is set: among ``solvers``' joints, the one the arm's self-motion moves most
     (the median over SELF_MOTION_SAMPLES configurations of its share of the Jacobian's null vector), so that its
     values spread the solutions along the redundancy (the KUKA iiwa's joint 3, the Panda's joint 7)."""

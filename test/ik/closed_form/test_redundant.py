@@ -46,17 +46,18 @@ def check_solutions(chain, solutions, T, locked: int, value: float):
 @pytest.mark.parametrize("name", sorted(REDUNDANT_ROBOTS))
 def test_the_joints_that_leave_a_closed_form_and_the_default_one(name):
     chain = load_chain(name)
-    solvers, report = redundant.redundant_chain_report(chain)
+    found = redundant.redundant_chain(chain)
     _, _, _, default, working = REDUNDANT_ROBOTS[name]
-    assert set(solvers) == working, report
-    assert redundant.default_locked_joint(chain, solvers) == default
-    assert solvers[default].joint_name in report
+    assert set(found.solvers) == working, found.report
+    assert found.default_joint == default
+    assert found.report.startswith(f"closed form with {found.solvers[default].name}")
+    assert redundant.redundant_chain(load_chain(name)) is found, "kept per chain description"
 
 
 @pytest.mark.parametrize("name", sorted(REDUNDANT_ROBOTS))
 def test_every_solution_reaches_the_pose_and_the_configuration_is_among_them(name):
     chain = load_chain(name)
-    solvers, _ = redundant.redundant_chain_report(chain)
+    solvers = redundant.redundant_chain(chain).solvers
     rng = np.random.default_rng(SEED)
     for joint, solver in solvers.items():
         answers = random_configurations(chain, rng, CONFIGURATIONS)
@@ -80,7 +81,7 @@ def test_every_solution_reaches_the_pose_and_the_configuration_is_among_them(nam
 @pytest.mark.parametrize("offset", [0.0, 1e-9, 1e-6, 1e-4])
 def test_near_singular_configurations_are_solved(name, joint, singular, offset):
     chain = load_chain(name)
-    solvers, _ = redundant.redundant_chain_report(chain)
+    solvers = redundant.redundant_chain(chain).solvers
     rng = np.random.default_rng(SEED + joint)
     for locked, solver in solvers.items():
         for q in random_configurations(chain, rng, 20):
@@ -96,7 +97,7 @@ def test_near_singular_configurations_are_solved(name, joint, singular, offset):
 @pytest.mark.parametrize("name", sorted(REDUNDANT_ROBOTS))
 def test_the_compiled_geometry_per_value_is_the_classifications(name):
     chain = load_chain(name)
-    solvers, _ = redundant.redundant_chain_report(chain)
+    solvers = redundant.redundant_chain(chain).solvers
     rng = np.random.default_rng(SEED)
     for joint, solver in solvers.items():
         segments, joint_info = redundant.locked_tables(chain, joint)
@@ -113,14 +114,14 @@ def test_the_compiled_geometry_per_value_is_the_classifications(name):
 def test_a_seven_joint_arm_without_a_closed_form_says_why():
     chain = RobotModel.from_urdf_file(example_robot_urdf("baxter")).chain("left_arm_mount", "left_wrist")
     assert chain.dof == 7
-    solvers, report = redundant.redundant_chain_report(chain)
-    assert solvers == {}
-    assert report.startswith("no closed form with any one joint of") and "left_s0 locked" in report
+    found = redundant.redundant_chain(chain)
+    assert not found.solvers and found.default_joint is None
+    assert found.report.startswith("no closed form with any one joint of") and "left_s0 locked" in found.report
     with pytest.raises(ChainError, match="no closed form"):
         redundant.for_chain(chain, 2)
 
 
 def test_chains_of_other_lengths_are_refused():
     chain = RobotModel.from_urdf_file(bundled_robot("ur5.urdf")).chain("base_link", "tool0")
-    solvers, report = redundant.redundant_chain_report(chain)
-    assert solvers == {} and "7 joints" in report
+    found = redundant.redundant_chain(chain)
+    assert not found.solvers and "7 joints" in found.report
