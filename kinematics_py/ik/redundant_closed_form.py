@@ -6,13 +6,14 @@ The redundant joint is the one ``setRedundantJoints`` names when locking it leav
 the one chosen at initialize (``closed_form.redundant.default_locked_joint``). Per value the branches are every
 solution within the limits (each joint's whole-turn equivalent nearest the seed): ALL_DISCRETIZED returns the
 exact solution set of every value of the grid, and a pose whose solutions are all rejected has no valid solution
-at those values. Speed and distance modes without a discretization method keep the numerical search (measured
-faster; docs/benchmarks.md).
+at those values. Distance mode takes the nearest solution over the grid of the redundant joint, refined around
+the nearest value (``nearest_solution_search``); speed mode keeps the numerical search (measured as fast or faster:
+docs/benchmarks.md).
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
     from .search import ValidityCallback
     from .state import GroupSetup
 
+#: Distance mode's refinement around the nearest value of the grid: rounds, and values per round (each round spans
+#: two steps of the previous one: a step of 0.1 rad ends at 0.1 / 4^3, about 1.6e-3 rad).
+REFINEMENT_ROUNDS = 3
+REFINEMENT_VALUES = 9
 #: Values of the redundant joint solved per compiled call (the clock and the caller's stop hook are checked
 #: between calls: about 10 us per value).
 VALUES_PER_CALL = 16
@@ -57,19 +62,22 @@ def redundant_closed_form_of(solver: SolverSetup) -> tuple[RedundantChain | None
     found = redundant_chain(chain)
     if not found.solvers:
         return None, f"numerical search: {found.report}"
-    return found, (f"{found.report}, for the discretization methods and lock_redundant_joints; speed and distance "
-                   f"modes: numerical search")
+    return found, (f"{found.report}, for the discretization methods, lock_redundant_joints and distance mode; speed "
+                   f"mode: numerical search")
 
 
-def locked_solver(setup: GroupSetup, options: KinematicsQueryOptions) -> LockedJointSolver | None:
-    """The solver a request with these options goes to (a discretization method, or lock_redundant_joints with a
-    redundant joint set), or None: the numerical search."""
+def locked_solver(setup: GroupSetup, options: KinematicsQueryOptions, cost_function: Callable | None
+                  ) -> LockedJointSolver | None:
+    """The solver a request goes to (a discretization method, lock_redundant_joints with a redundant joint set, or
+    distance mode without a cost function), or None: the numerical search."""
     redundant = setup.redundant_closed_form
     if redundant is None:
         return None
     if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:
         return redundant.for_redundant_joints(setup.redundant_joints)
-    if options.lock_redundant_joints and setup.redundant_joints:
+    if options.lock_redundant_joints:
+        return redundant.for_redundant_joints(setup.redundant_joints) if setup.redundant_joints else None
+    if setup.solver.params.solve_mode == "distance" and cost_function is None:
         return redundant.for_redundant_joints(setup.redundant_joints)
     return None
 
@@ -81,12 +89,16 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
                                  ) -> SearchOutcome | None:
     """Every branch at every value of the redundant joint (the discretization method's, or the seed's when it is
     locked) within ``timeout`` [s], called back value by value, nearest the seed first within a value; None when
-    none reaches the pose and the options ask for an approximate solution (the numerical search gives those)."""
+    none reaches the pose and the options ask for an approximate solution (the numerical search gives those).
+    Distance mode without either: ``nearest_solution_search``."""
+    method = options.discretization_method
+    if method == DiscretizationMethod.NO_DISCRETIZATION and not options.lock_redundant_joints:
+        return nearest_solution_search(setup, solver, step_of, targets, seed, timeout=timeout,
+                                       consistency_limits=consistency_limits, is_valid=is_valid)
     started = time.perf_counter()
     deadline = started + timeout
     problem = setup.problem
     joint = solver.locked
-    method = options.discretization_method
     collect_all = method != DiscretizationMethod.NO_DISCRETIZATION
     if collect_all:
         values = joint_values(setup, step_of, seed, [joint], method)[0]
@@ -99,36 +111,28 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     last_rejection, tried, branches = None, 0, 0
     same_turn_values = _SameTurnValues(values)
     per_value: list[list[np.ndarray]] = []
-    while tried < len(values) and not (outcome.solutions and first_wins):
-        if tried and (time.perf_counter() >= deadline or stop_requested()):
-            break
-        chunk = values[tried:tried + VALUES_PER_CALL]
-        tried += len(chunk)
-        q, codes, counts, failed = solver.solve_values(target, seed, chunk)
-        for v in range(len(chunk)):
-            found = q[v, :counts[v]]
-            if failed[v]:
-                found = _polished(setup.solver, joint, targets, seed, found, q[v, MAX_BRANCHES - failed[v]:])
-            found, _ = verified_branches(setup.solver, targets, seed, found, np.zeros(len(found), np.int64),
-                                         consistency_limits)
-            branches += len(found)
-            earlier = [other for u in same_turn_values.earlier(len(per_value)) for other in per_value[u]]
-            per_value.append([])
-            for candidate in found:
-                if any(same_solution(candidate, other, problem.is_revolute) for other in earlier):
-                    continue
-                per_value[-1].append(candidate)
-                outcome.reached += 1
-                verdict = None if is_valid is None else verdict_of(is_valid(candidate))
-                if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
-                    outcome.rejected += 1
-                    last_rejection = verdict
-                    continue
-                outcome.solutions.append(candidate)
-                if first_wins:
-                    break
-            if outcome.solutions and first_wins:
+    for index, found in _solutions_per_value(setup, solver, target, targets, seed, values, deadline):
+        tried = index + 1
+        found, _ = verified_branches(setup.solver, targets, seed, found, np.zeros(len(found), np.int64),
+                                     consistency_limits)
+        branches += len(found)
+        earlier = [other for u in same_turn_values.earlier(index) for other in per_value[u]]
+        per_value.append([])
+        for candidate in found:
+            if any(same_solution(candidate, other, problem.is_revolute) for other in earlier):
+                continue
+            per_value[-1].append(candidate)
+            outcome.reached += 1
+            verdict = None if is_valid is None else verdict_of(is_valid(candidate))
+            if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
+                outcome.rejected += 1
+                last_rejection = verdict
+                continue
+            outcome.solutions.append(candidate)
+            if first_wins:
                 break
+        if outcome.solutions and first_wins:
+            break
     outcome.elapsed = time.perf_counter() - started
     name = f"closed form, {solver.name}"
     swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
@@ -150,6 +154,89 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     else:
         outcome.message = f"no solution within the limits reaches the pose over {swept} ({name})"
     return outcome
+
+
+def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_of: Callable[[int], float],
+                            targets: np.ndarray, seed: np.ndarray, *, timeout: float,
+                            consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None
+                            ) -> SearchOutcome | None:
+    """Distance mode: the valid solution nearest the seed (the joint-weighted distance) among every branch at the
+    seed's value of the redundant joint and every value of its ALL_DISCRETIZED grid, then at values refined around
+    the nearest one (REFINEMENT_ROUNDS rounds of REFINEMENT_VALUES values, each round two steps of the previous one
+    wide). Solutions are called back nearest first. Certain over those values; a nearer solution can only lie in a
+    basin narrower than a step that no grid value falls in. None when no value reaches the pose."""
+    started = time.perf_counter()
+    deadline = started + timeout
+    problem = setup.problem
+    joint = solver.locked
+    weights = setup.solver.joint_weights
+    target = np.ascontiguousarray(targets[0], dtype=np.float64)
+    grid = joint_values(setup, step_of, seed, [joint], DiscretizationMethod.ALL_DISCRETIZED)[0]
+    values = np.append(min(max(seed[joint], problem.lower[joint]), problem.upper[joint]), grid)
+    solutions, tried = _solutions_at(setup, solver, target, targets, seed, values, deadline)
+    step = step_of(joint)
+    for _ in range(REFINEMENT_ROUNDS if len(solutions) and tried == len(values) else 0):
+        if time.perf_counter() >= deadline:
+            break
+        best = solutions[np.argmin(np.sum(weights * (solutions - seed) ** 2, axis=1)), joint]
+        around = np.clip(best + step * np.linspace(-1.0, 1.0, REFINEMENT_VALUES), problem.lower[joint],
+                         problem.upper[joint])
+        solutions = np.vstack([solutions, _solutions_at(setup, solver, target, targets, seed, around, deadline)[0]])
+        step *= 2.0 / (REFINEMENT_VALUES - 1)
+    solutions, _ = verified_branches(setup.solver, targets, seed, solutions, np.zeros(len(solutions), np.int64),
+                                     consistency_limits)
+    if not len(solutions):
+        return None
+    outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+    last_rejection = None
+    for candidate in solutions[np.argsort(np.sum(weights * (solutions - seed) ** 2, axis=1), kind="stable")]:
+        outcome.reached += 1
+        verdict = None if is_valid is None else verdict_of(is_valid(candidate))
+        if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
+            outcome.solution = candidate
+            outcome.solutions.append(candidate)
+            break
+        outcome.rejected += 1
+        last_rejection = verdict
+    outcome.elapsed = time.perf_counter() - started
+    name = f"closed form, {solver.name}"
+    swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
+    if outcome.solution is not None:
+        outcome.error_code = ErrorCode.SUCCESS
+        outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: the nearest of {len(solutions)} "
+                           f"solution(s) within the limits over {swept}, refined around the nearest)")
+    else:
+        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
+        outcome.error_code = last_rejection.error_code
+        outcome.message = (f"the validity check rejected every one of the {outcome.rejected} solution(s) reaching the "
+                           f"pose within the limits over {swept} ({name}; last verdict: "
+                           f"{last_rejection.error_code.name}{reason})")
+    return outcome
+
+
+def _solutions_at(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
+                  seed: np.ndarray, values: np.ndarray, deadline: float) -> tuple[np.ndarray, int]:
+    """(every in-limit solution (k, 7) at ``values`` of the redundant joint, how many values were solved before
+    ``deadline``)."""
+    found = [at_value for _, at_value in _solutions_per_value(setup, solver, target, targets, seed, values, deadline)]
+    return (np.concatenate(found) if found else np.empty((0, setup.problem.dof))), len(found)
+
+
+def _solutions_per_value(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
+                         seed: np.ndarray, values: np.ndarray, deadline: float) -> Iterator[tuple[int, np.ndarray]]:
+    """(index of the value, every in-limit solution there (k, 7), nearest the seed first, near misses polished), value
+    by value, VALUES_PER_CALL per compiled call, until ``deadline`` or the caller's stop hook (one call at least)."""
+    tried = 0
+    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or stop_requested())):
+        chunk = values[tried:tried + VALUES_PER_CALL]
+        q, _, counts, failed = solver.solve_values(target, seed, chunk)
+        for v in range(len(chunk)):
+            at_value = q[v, :counts[v]]
+            if failed[v]:
+                at_value = _polished(setup.solver, solver.locked, targets, seed, at_value,
+                                     q[v, MAX_BRANCHES - failed[v]:])
+            yield tried + v, at_value
+        tried += len(chunk)
 
 
 class _SameTurnValues:

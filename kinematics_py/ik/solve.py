@@ -68,7 +68,7 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
                                      **callbacks)
         if outcome is not None:
             return result_from_outcome(outcome)
-    redundant_closed_form = locked_solver(setup, options)
+    redundant_closed_form = locked_solver(setup, options, cost_function)
     if redundant_closed_form is not None:
         outcome = redundant_closed_form_search(setup, redundant_closed_form, state.discretization, targets, q_seed,
                                                options, timeout=timeout, consistency_limits=limits, **callbacks)

@@ -168,3 +168,26 @@ def test_a_seven_joint_arm_without_a_closed_form_keeps_the_numerical_search_and_
     result = plugin.getPositionIK(T, problem.middle.tolist(), ALL)
     assert "numerical search: no closed form with any one joint of" in caplog.text
     assert "closed form" not in result.message
+
+
+@pytest.mark.parametrize("name", sorted(REDUNDANT_ROBOTS))
+def test_distance_mode_returns_the_nearest_solution_over_the_grid_refined(name):
+    """No farther from the seed than any solution at the grid's values (ALL_DISCRETIZED's) or at the seed's value,
+    and, where rejected by the validity callback, the next nearest."""
+    plugin = plugin_on(name, {"solve_mode": "distance"})
+    joint = REDUNDANT_ROBOTS[name][3]
+    chain = plugin._state.setup.problem.chains[0]
+    solver = plugin._state.setup.redundant_closed_form.solvers[joint]
+    rng = np.random.default_rng(SEED)
+    for _ in range(10):
+        _, T, seed = random_pose(plugin, rng)
+        result = plugin.searchPositionIK(T, seed.tolist(), TIMEOUT)
+        assert result.success and "closed form" in result.message, result.message
+        solution = np.array(result.solution)
+        assert np.abs(chain.forward_kinematics(solution) - T).max() < 1e-5 and chain.within_limits(solution, 1e-9)
+        candidates = np.vstack([np.array(plugin.getPositionIK(T, seed.tolist(), ALL).solutions).reshape(-1, 7),
+                                solver.solve(T, seed, seed[joint])])
+        assert np.linalg.norm(solution - seed) <= np.linalg.norm(candidates - seed, axis=1).min() + 1e-12
+        second = plugin.searchPositionIK(T, seed.tolist(), TIMEOUT, solution_callback=lambda pose, q: bool(
+            np.abs(np.array(q) - solution).max() > 1e-9))
+        assert second.success and np.linalg.norm(np.array(second.solution) - seed) >= np.linalg.norm(solution - seed)
