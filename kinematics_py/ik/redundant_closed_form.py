@@ -216,10 +216,19 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
 
 def _solutions_at(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
                   seed: np.ndarray, values: np.ndarray, deadline: float) -> tuple[np.ndarray, int]:
-    """(every in-limit solution (k, 7) at ``values`` of the redundant joint, how many values were solved before
-    ``deadline``)."""
-    found = [at_value for _, at_value in _solutions_per_value(setup, solver, target, targets, seed, values, deadline)]
-    return (np.concatenate(found) if found else np.empty((0, setup.problem.dof))), len(found)
+    """(every in-limit solution (k, 7) at ``values`` of the redundant joint, near misses polished, how many values
+    were solved before ``deadline``): ``_solutions_per_value`` gathered a compiled call at a time."""
+    found, tried = [], 0
+    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or stop_requested())):
+        chunk = values[tried:tried + VALUES_PER_CALL]
+        tried += len(chunk)
+        q, _, counts, failed = solver.solve_values(target, seed, chunk)
+        found.append(q[np.arange(MAX_BRANCHES) < counts[:, None]])
+        for v in np.flatnonzero(failed):
+            polished = _polished(setup.solver, solver.locked, targets, seed, q[v, :counts[v]],
+                                 q[v, MAX_BRANCHES - failed[v]:])
+            found.append(polished[counts[v]:])
+    return (np.concatenate(found) if found else np.empty((0, setup.problem.dof))), tried
 
 
 def _solutions_per_value(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
