@@ -7,8 +7,8 @@ the one chosen at initialize (``closed_form.redundant.default_locked_joint``). P
 solution within the limits (each joint's whole-turn equivalent nearest the seed): ALL_DISCRETIZED returns the
 exact solution set of every value of the grid, and a pose whose solutions are all rejected has no valid solution
 at those values. Distance mode takes the nearest solution over the grid of the redundant joint, refined around
-the nearest value (``nearest_solution_search``); speed mode keeps the numerical search (measured as fast or faster:
-docs/benchmarks.md).
+the nearest value (``nearest_solution_search``); speed mode keeps the numerical search (measured as fast as a 1-D
+closed-form search on the KUKA iiwa, faster on the Panda: docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from .search import (
     DISTINCT_SOLUTION_TOLERANCE,
     IkSearch,
     SearchOutcome,
+    posture_reference,
     preference_cost,
     same_solution,
     stop_requested,
@@ -118,6 +119,11 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
         branches += len(found)
         earlier = [other for u in same_turn_values.earlier(index) for other in per_value[u]]
         per_value.append([])
+        if is_valid is None and not earlier and not first_wins:  # the common case, without a loop
+            per_value[-1] = list(found)
+            outcome.solutions += per_value[-1]
+            outcome.reached += len(found)
+            continue
         for candidate in found:
             if any(same_solution(candidate, other, problem.is_revolute) for other in earlier):
                 continue
@@ -138,9 +144,7 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
     if outcome.solutions:
         outcome.error_code = ErrorCode.SUCCESS
-        outcome.solution = min(outcome.solutions, key=lambda s: (
-            preference_cost(setup.solver, s, seed, cost_function),
-            float(np.sum(wrapped_difference(s, seed, problem.is_revolute) ** 2))))
+        outcome.solution = _preferred(setup.solver, outcome.solutions, seed, cost_function)
         outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: {len(outcome.solutions)} valid of "
                            f"{branches} solution(s) within the limits over {swept})")
     elif outcome.rejected:
@@ -156,6 +160,26 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     return outcome
 
 
+def _preferred(solver: SolverSetup, solutions: list[np.ndarray], seed: np.ndarray,
+               cost_function: Callable[[np.ndarray], float] | None) -> np.ndarray:
+    """The solution the solve mode (or the cost function) prefers (``search.preference_cost``), then the nearest
+    the seed (wrapped distance); the usual modes at once over all solutions."""
+    is_revolute = solver.problem.is_revolute
+    mode = solver.params.solve_mode
+    if cost_function is None and mode in ("speed", "distance", "posture"):
+        stacked = np.array(solutions)
+        if mode == "distance":
+            costs = np.sum(solver.joint_weights * (stacked - seed) ** 2, axis=1)
+        elif mode == "posture":
+            reference = posture_reference(solver, seed)
+            costs = np.sum(solver.joint_weights * wrapped_difference(stacked, reference, is_revolute) ** 2, axis=1)
+        else:
+            costs = np.sum(wrapped_difference(stacked, seed, is_revolute) ** 2, axis=1)
+        return solutions[int(np.argmin(costs))]
+    return min(solutions, key=lambda s: (preference_cost(solver, s, seed, cost_function),
+                                         float(np.sum(wrapped_difference(s, seed, is_revolute) ** 2))))
+
+
 def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_of: Callable[[int], float],
                             targets: np.ndarray, seed: np.ndarray, *, timeout: float,
                             consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None
@@ -163,8 +187,9 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     """Distance mode: the valid solution nearest the seed (the joint-weighted distance) among every branch at the
     seed's value of the redundant joint and every value of its ALL_DISCRETIZED grid, then at values refined around
     the nearest one (REFINEMENT_ROUNDS rounds of REFINEMENT_VALUES values, each round two steps of the previous one
-    wide). Solutions are called back nearest first. Certain over those values; a nearer solution can only lie in a
-    basin narrower than a step that no grid value falls in. None when no value reaches the pose."""
+    wide), and the solution of one numerical local search from the seed. Solutions are called back nearest first.
+    Certain over those values; a nearer solution can only lie in a basin narrower than a step that no grid value
+    falls in, away from the seed's. None when nothing reaches the pose."""
     started = time.perf_counter()
     deadline = started + timeout
     problem = setup.problem
@@ -183,6 +208,9 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
                          problem.upper[joint])
         solutions = np.vstack([solutions, _solutions_at(setup, solver, target, targets, seed, around, deadline)[0]])
         step *= 2.0 / (REFINEMENT_VALUES - 1)
+    local = IkSearch(setup.solver, targets, seed, timeout=0.0, local_only=True).run().solution
+    if local is not None:  # the solution a local search from the seed reaches: often in a basin between values
+        solutions = np.vstack([solutions, local])
     solutions, _ = verified_branches(setup.solver, targets, seed, solutions, np.zeros(len(solutions), np.int64),
                                      consistency_limits)
     if not len(solutions):
@@ -204,7 +232,8 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     if outcome.solution is not None:
         outcome.error_code = ErrorCode.SUCCESS
         outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: the nearest of {len(solutions)} "
-                           f"solution(s) within the limits over {swept}, refined around the nearest)")
+                           f"solution(s) within the limits over {swept}, refined around the nearest, and a local "
+                           f"search from the seed)")
     else:
         reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
