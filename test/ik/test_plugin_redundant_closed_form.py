@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from robots import example_robot_urdf
+from robots import example_robot_data_dir, example_robot_urdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "closed_form"))
 from test_redundant import REDUNDANT_ROBOTS  # noqa: E402
@@ -21,7 +21,13 @@ from kinematics_py import (  # noqa: E402
     ErrorCode,
     KinematicsPlugin,
     KinematicsQueryOptions,
+    Pose,
+    RobotModel,
+    SemanticModel,
 )
+from kinematics_py.collision.checker import CollisionChecker  # noqa: E402
+from kinematics_py.collision.geometry import Box  # noqa: E402
+from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.ik import kernels  # noqa: E402
 from kinematics_py.ik.problem import SolverSetup  # noqa: E402
 from kinematics_py.ik.search import IkSearch  # noqa: E402
@@ -188,6 +194,28 @@ def test_distance_mode_returns_the_nearest_solution_over_the_grid_refined(name):
         candidates = np.vstack([np.array(plugin.getPositionIK(T, seed.tolist(), ALL).solutions).reshape(-1, 7),
                                 solver.solve(T, seed, seed[joint])])
         assert np.linalg.norm(solution - seed) <= np.linalg.norm(candidates - seed, axis=1).min() + 1e-12
-        second = plugin.searchPositionIK(T, seed.tolist(), TIMEOUT, solution_callback=lambda pose, q: bool(
-            np.abs(np.array(q) - solution).max() > 1e-9))
+        second = plugin.searchPositionIK(T, seed.tolist(), TIMEOUT, solution_callback=lambda pose, q, first=solution:
+                                         bool(np.abs(np.array(q) - first).max() > 1e-9))
         assert second.success and np.linalg.norm(np.array(second.solution) - seed) >= np.linalg.norm(solution - seed)
+
+
+def test_goal_in_collision_comes_after_every_solution_at_every_value_was_checked():
+    """A pose inside a table: ALL_DISCRETIZED with avoid_collisions checks every solution of every value of the
+    redundant joint (as many as the poses reaches without the table), then answers GOAL_IN_COLLISION."""
+    urdf = example_robot_urdf("panda").read_text()
+    srdf = (example_robot_data_dir() / "panda_description/srdf/panda.srdf").read_text()
+    model = RobotModel.from_urdf_string(urdf)
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    checker.scene.add_object("table", [Box((0.5, 1.2, 0.04))], pose=make_transform(None, (0.6, 0.0, 0.2)))
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(urdf, "arm", "panda_link0", "panda_hand_tcp", robot_description_semantic=srdf)
+    plugin.setCollisionChecker(checker)
+    inside = Pose((0.6, 0.0, 0.1), (1.0, 0.0, 0.0, 0.0))  # the tool pointing down, 12 cm below the table top
+    seed = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]
+    every = plugin.getPositionIK(inside, seed, ALL).solutions
+    assert len(every) > 10
+    result = plugin.searchPositionIK(inside, seed, TIMEOUT, options=ALL, avoid_collisions=True)
+    assert result.error_code == ErrorCode.GOAL_IN_COLLISION, result.message
+    assert result.diagnostics.reached == result.diagnostics.in_collision == len(every)
+    assert ("panda_hand", "table") in result.diagnostics.colliding_pairs or any(
+        "table" in pair for pair in result.diagnostics.colliding_pairs)
