@@ -116,6 +116,8 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     same_turn_values = _SameTurnValues(values)
     per_value: list[list[np.ndarray]] = []
     for index, found in _solutions_per_value(setup, solver, target, targets, seed, values, deadline):
+        if index and is_valid is not None and time.perf_counter() >= deadline:
+            break  # the validity checks took the time
         tried = index + 1
         found, _ = verified_branches(setup.solver, targets, seed, found, np.zeros(len(found), np.int64),
                                      consistency_limits)
@@ -214,6 +216,7 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     local = IkSearch(setup.solver, targets, seed, timeout=0.0, local_only=True).run().solution
     if local is not None:  # the solution a local search from the seed reaches: often in a basin between values
         solutions = np.vstack([solutions, local])
+    solutions = np.unique(solutions, axis=0)  # values clipped to the limits repeat their solutions
     solutions, _ = verified_branches(setup.solver, targets, seed, solutions, np.zeros(len(solutions), np.int64),
                                      consistency_limits)
     if not len(solutions):
@@ -221,6 +224,8 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
     last_rejection = None
     for candidate in solutions[np.argsort(np.sum(weights * (solutions - seed) ** 2, axis=1), kind="stable")]:
+        if outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
+            break
         outcome.reached += 1
         verdict = None if is_valid is None else verdict_of(is_valid(candidate))
         if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
@@ -240,9 +245,10 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     else:
         reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
-        outcome.message = (f"the validity check rejected every one of the {outcome.rejected} solution(s) reaching the "
-                           f"pose within the limits over {swept} ({name}; last verdict: "
-                           f"{last_rejection.error_code.name}{reason})")
+        outcome.message = (f"the validity check rejected {outcome.rejected} of the {len(solutions)} solution(s) "
+                           f"reaching the pose within the limits over {swept}, nearest first, "
+                           f"{'all' if outcome.rejected == len(solutions) else 'until the time ran out'} ({name}; "
+                           f"last verdict: {last_rejection.error_code.name}{reason})")
     return outcome
 
 
