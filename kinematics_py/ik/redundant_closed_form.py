@@ -209,14 +209,13 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
         if time.perf_counter() >= deadline:
             break
         centres = _nearest_values(solutions[:, joint], np.sum(weights * (solutions - seed) ** 2, axis=1), step)
-        around = np.clip((centres[:, None] + step * np.linspace(-1.0, 1.0, REFINEMENT_VALUES)).ravel(),
-                         problem.lower[joint], problem.upper[joint])
+        around = np.unique(np.clip((centres[:, None] + step * np.linspace(-1.0, 1.0, REFINEMENT_VALUES)).ravel(),
+                                   problem.lower[joint], problem.upper[joint]))  # clipped values repeat
         solutions = np.vstack([solutions, _solutions_at(setup, solver, target, targets, seed, around, deadline)[0]])
         step *= 2.0 / (REFINEMENT_VALUES - 1)
     local = IkSearch(setup.solver, targets, seed, timeout=0.0, local_only=True).run().solution
     if local is not None:  # the solution a local search from the seed reaches: often in a basin between values
         solutions = np.vstack([solutions, local])
-    solutions = np.unique(solutions, axis=0)  # values clipped to the limits repeat their solutions
     solutions, _ = verified_branches(setup.solver, targets, seed, solutions, np.zeros(len(solutions), np.int64),
                                      consistency_limits)
     if not len(solutions):
@@ -266,15 +265,15 @@ def _nearest_values(values: np.ndarray, costs: np.ndarray, step: float) -> np.nd
 
 def _solutions_at(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
                   seed: np.ndarray, values: np.ndarray, deadline: float) -> tuple[np.ndarray, int]:
-    """(every in-limit solution (k, 7) at ``values`` of the redundant joint, near misses polished, how many values
-    were solved before ``deadline``): ``_solutions_per_value`` gathered a compiled call at a time."""
+    """(every in-limit solution (k, 7) at ``values`` of the redundant joint, near misses polished until ``deadline``,
+    how many values were solved before it): ``_solutions_per_value`` gathered a compiled call at a time."""
     found, tried = [], 0
     while tried < len(values) and not (tried and (time.perf_counter() >= deadline or stop_requested())):
         chunk = values[tried:tried + VALUES_PER_CALL]
         tried += len(chunk)
         q, _, counts, failed = solver.solve_values(target, seed, chunk)
         found.append(q[np.arange(MAX_BRANCHES) < counts[:, None]])
-        for v in np.flatnonzero(failed):
+        for v in np.flatnonzero(failed) if time.perf_counter() < deadline else ():
             polished = _polished(setup.solver, solver.locked, targets, seed, q[v, :counts[v]],
                                  q[v, MAX_BRANCHES - failed[v]:])
             found.append(polished[counts[v]:])
