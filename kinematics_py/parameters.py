@@ -40,8 +40,9 @@ SPECS: tuple[ParameterSpec, ...] = (
     ParameterSpec("position_only_ik", False, "Ignore the target orientation (MoveIt/KDL convention)."),
     ParameterSpec("solve_mode", "speed",
                   "speed: first valid solution (closed form: the one nearest the seed); distance: closest to the "
-                  "seed (closed form: the globally nearest); manipulability: most manipulable; posture: in the "
-                  "posture (shoulder, elbow, wrist branch) of preferred_posture when set, else of the seed, or "
+                  "seed (closed form: the globally nearest; 7-joint arms with one once a joint is locked: the "
+                  "nearest over that joint's discretization, refined); manipulability: most manipulable; posture: in "
+                  "the posture (shoulder, elbow, wrist branch) of preferred_posture when set, else of the seed, or "
                   "NO_IK_SOLUTION saying the pose is not reachable in it (closed form; other arms: closest to "
                   "that reference). TRAC-IK's solve_type names are accepted.", choices=SOLVE_MODES),
     ParameterSpec("method", "levenberg_marquardt", "Local step: damped least squares (Levenberg-Marquardt), "

@@ -26,7 +26,7 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
     redundant = [i for i in setup.redundant_joints if not locked[i]]
     if not redundant:
         return IkSearch(setup.solver, targets, q_seed, locked=locked, collect_all=True, **search_args).run()
-    combinations = list(itertools.product(*_joint_values(setup, step_of, q_seed, redundant, method)))
+    combinations = list(itertools.product(*joint_values(setup, step_of, q_seed, redundant, method)))
     started = time.perf_counter()
     deadline = started + search_args["timeout"]
     merged = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
@@ -59,7 +59,7 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
     return merged
 
 
-def _joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.ndarray, redundant: list[int],
+def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.ndarray, redundant: list[int],
                   method: DiscretizationMethod) -> list[np.ndarray]:
     """Per redundant joint, the values to try: its range (or a turn around the seed) in steps, or as many
     uniform samples (reproducible: the solver's random seed)."""

@@ -10,6 +10,7 @@ from ..errors import ErrorCode, RequestError
 from .analytic import closed_form_applies, closed_form_search
 from .discretization import discretized_search
 from .options import DiscretizationMethod
+from .redundant_closed_form import locked_solver, redundant_closed_form_search
 from .request import (
     DEFAULT_OPTIONS,
     IkRequest,
@@ -65,6 +66,12 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
     if closed_form:
         outcome = closed_form_search(setup, targets, q_seed, consistency_limits=limits, collect_all=all_solutions,
                                      prove_out_of_reach=not options.return_approximate_solution, **callbacks)
+        if outcome is not None:
+            return result_from_outcome(outcome)
+    redundant_closed_form = locked_solver(setup, options, cost_function)
+    if redundant_closed_form is not None:
+        outcome = redundant_closed_form_search(setup, redundant_closed_form, state.discretization, targets, q_seed,
+                                               options, timeout=timeout, consistency_limits=limits, **callbacks)
         if outcome is not None:
             return result_from_outcome(outcome)
     locked = None

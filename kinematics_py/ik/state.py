@@ -21,9 +21,11 @@ from ..parameters import SolverParameters
 from . import kernels
 from .analytic import closed_form_of
 from .closed_form import ClosedFormSolver
+from .closed_form.redundant import RedundantChain
 from .collision_aware import diagnosis_solvers
 from .fast_path import ClosedFormFastPath, fast_path_of
 from .problem import IkProblem, SolverSetup
+from .redundant_closed_form import redundant_closed_form_of
 from .search import IkSearch
 
 DEFAULT_TIMEOUT = 1.0
@@ -44,6 +46,8 @@ class GroupSetup:
     closed_form: ClosedFormSolver | None = None
     #: Which closed-form family was found, or why none applies (for the log).
     closed_form_report: str = ""
+    #: A 7-joint arm's closed forms with one joint locked (``redundant_closed_form``), or None.
+    redundant_closed_form: RedundantChain | None = None
 
     @cached_property
     def diagnosis(self) -> tuple[SolverSetup, SolverSetup]:
@@ -124,8 +128,10 @@ def build_group_setup(robot_description: str | RobotModel, group_name: str, base
         raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
     solver = SolverSetup.build(problem, SolverParameters.from_dict(parameters))
     closed_form, report = closed_form_of(solver)
+    redundant, redundant_report = redundant_closed_form_of(solver)
     return GroupSetup(model, group_name, base_frame, tuple(tips), solver, closed_form=closed_form,
-                      closed_form_report=report)
+                      closed_form_report="; ".join(filter(None, (report, redundant_report))),
+                      redundant_closed_form=redundant)
 
 
 def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> tuple[int, ...]:
@@ -155,3 +161,7 @@ def warm_up(setup: GroupSetup) -> None:
     if setup.closed_form is not None:
         setup.closed_form.solve(targets[0], q)
         setup.closed_form.posture_code(q)
+    if setup.redundant_closed_form is not None:
+        joint = setup.redundant_closed_form.default_joint
+        setup.redundant_closed_form.solvers[joint].solve(targets[0], q, q[joint])
+

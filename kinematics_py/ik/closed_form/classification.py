@@ -104,7 +104,12 @@ def classification_report(chain_or_model, base_link: str | None = None,
     unsuitable = _unsuitable_joints(chain)
     if unsuitable:
         return None, f"no closed form for {chain!r}: {unsuitable}"
-    geometry = ChainGeometry.of_chain(chain)
+    classification, reason = classify_geometry(ChainGeometry.of_chain(chain))
+    return classification, f"{'no closed form' if classification is None else 'closed form'} for {chain!r}: {reason}"
+
+
+def classify_geometry(geometry: ChainGeometry) -> tuple[Classification | None, str]:
+    """(classification or None, the family's name or why none applies) of a 6R chain's geometry at zero."""
     reasons = []
     for reversed_chain, candidate in ((False, geometry), (True, geometry.reversed())):
         for attempt in (_spherical_wrist, _three_parallel):
@@ -115,8 +120,8 @@ def classification_report(chain_or_model, base_link: str | None = None,
             family, case, name, packed = found
             name = _renumbered(name, reversed_chain)
             config = np.array([family.value, case, int(reversed_chain)], dtype=np.int64)
-            return Classification(family, name, geometry, packed, config), f"closed form for {chain!r}: {name}"
-    return None, f"no closed form for {chain!r}: " + "; ".join(dict.fromkeys(reasons))
+            return Classification(family, name, geometry, packed, config), name
+    return None, "; ".join(dict.fromkeys(reasons))
 
 
 def _unsuitable_joints(chain: Chain) -> str:

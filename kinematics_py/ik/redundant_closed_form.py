@@ -1,0 +1,338 @@
+"""The closed form of 7-joint arms inside KinematicsPlugin's searches: the redundant joint locked at each of its
+values (MoveIt's discretization methods) or at the seed's (``lock_redundant_joints``), every branch of the six
+others per value, then the same verification, validity callbacks and solve modes as the numerical search.
+
+The redundant joint is the one ``setRedundantJoints`` names when locking it leaves a closed form, else (none named)
+the one chosen at initialize (``closed_form.redundant.default_locked_joint``). Per value the branches are every
+solution within the limits (each joint's whole-turn equivalent nearest the seed): ALL_DISCRETIZED returns the
+exact solution set of every value of the grid, and a pose whose solutions are all rejected has no valid solution
+at those values. Distance mode takes the nearest solution over the grid of the redundant joint, refined around
+the nearest value (``nearest_solution_search``); speed mode keeps the numerical search (measured as fast as a 1-D
+closed-form search on the KUKA iiwa, faster on the Panda: docs/benchmarks.md).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ErrorCode
+from . import kernels
+from .analytic import _verified as verified_branches
+from .closed_form.families import MAX_BRANCHES
+from .closed_form.redundant import LockedJointSolver, RedundantChain, redundant_chain
+from .discretization import joint_values
+from .options import DiscretizationMethod, KinematicsQueryOptions
+from .problem import SolverSetup
+from .search import (
+    DISTINCT_SOLUTION_TOLERANCE,
+    IkSearch,
+    SearchOutcome,
+    posture_reference,
+    preference_cost,
+    same_solution,
+    stop_requested,
+    verdict_of,
+    wrapped_difference,
+)
+
+if TYPE_CHECKING:
+    from .search import ValidityCallback
+    from .state import GroupSetup
+
+#: Distance mode's refinement around the nearest value of the grid: rounds, and values per round (each round spans
+#: two steps of the previous one: a step of 0.1 rad ends at 0.1 / 4^3, about 1.6e-3 rad).
+REFINEMENT_ROUNDS = 3
+REFINEMENT_VALUES = 9
+#: Distance mode refines around the values of this many nearest solutions (more than a step apart): 3 were measured
+#: slower (1.9 against 1.1 ms on the iiwa) and no nearer.
+REFINED_BASINS = 1
+#: Values of the redundant joint solved per compiled call (the clock and the caller's stop hook are checked
+#: between calls: about 10 us per value).
+VALUES_PER_CALL = 16
+
+
+def redundant_closed_form_of(solver: SolverSetup) -> tuple[RedundantChain | None, str]:
+    """The closed forms of a 7-joint set-up's problem with one joint locked (or None), and a sentence for the log
+    ("" for problems of other sizes)."""
+    problem = solver.problem
+    if problem.dof != 7 or len(problem.chains) != 1:
+        return None, ""
+    chain = problem.chains[0]
+    if chain.joint_names != problem.variable_names or not np.all(solver.weights > 0.0):
+        return None, "no closed form with a joint locked: the group is not one chain solved for full poses"
+    found = redundant_chain(chain)
+    if not found.solvers:
+        return None, f"numerical search: {found.report}"
+    return found, (f"{found.report}, for the discretization methods, lock_redundant_joints and distance mode; speed "
+                   f"mode: numerical search")
+
+
+def locked_solver(setup: GroupSetup, options: KinematicsQueryOptions, cost_function: Callable | None
+                  ) -> LockedJointSolver | None:
+    """The solver a request goes to (a discretization method, lock_redundant_joints with a redundant joint set, or
+    distance mode without a cost function), or None: the numerical search."""
+    redundant = setup.redundant_closed_form
+    if redundant is None:
+        return None
+    if options.discretization_method != DiscretizationMethod.NO_DISCRETIZATION:
+        return redundant.for_redundant_joints(setup.redundant_joints)
+    if options.lock_redundant_joints:
+        return redundant.for_redundant_joints(setup.redundant_joints) if setup.redundant_joints else None
+    if setup.solver.params.solve_mode == "distance" and cost_function is None:
+        return redundant.for_redundant_joints(setup.redundant_joints)
+    return None
+
+
+def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, step_of: Callable[[int], float],
+                                 targets: np.ndarray, seed: np.ndarray, options: KinematicsQueryOptions, *,
+                                 timeout: float, consistency_limits: np.ndarray | None,
+                                 is_valid: ValidityCallback | None, cost_function: Callable[[np.ndarray], float] | None
+                                 ) -> SearchOutcome | None:
+    """Every branch at every value of the redundant joint (the discretization method's, or the seed's when it is
+    locked) within ``timeout`` [s], called back value by value, nearest the seed first within a value; None when
+    none reaches the pose and the options ask for an approximate solution (the numerical search gives those).
+    Distance mode without either: ``nearest_solution_search``."""
+    method = options.discretization_method
+    if method == DiscretizationMethod.NO_DISCRETIZATION and not options.lock_redundant_joints:
+        return nearest_solution_search(setup, solver, step_of, targets, seed, timeout=timeout,
+                                       consistency_limits=consistency_limits, is_valid=is_valid)
+    started = time.perf_counter()
+    deadline = started + timeout
+    problem = setup.problem
+    joint = solver.locked
+    collect_all = method != DiscretizationMethod.NO_DISCRETIZATION
+    if collect_all:
+        values = joint_values(setup, step_of, seed, [joint], method)[0]
+    else:
+        values = np.array([min(max(seed[joint], problem.lower[joint]), problem.upper[joint])])
+    mode = setup.solver.params.solve_mode
+    first_wins = not collect_all and cost_function is None and mode == "speed"
+    target = np.ascontiguousarray(targets[0], dtype=np.float64)
+    outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+    last_rejection, tried, branches = None, 0, 0
+    same_turn_values = _SameTurnValues(values)
+    per_value: list[list[np.ndarray]] = []
+    for index, found in _solutions_per_value(setup, solver, target, targets, seed, values, deadline):
+        if index and is_valid is not None and time.perf_counter() >= deadline:
+            break  # the validity checks took the time
+        tried = index + 1
+        found, _ = verified_branches(setup.solver, targets, seed, found, np.zeros(len(found), np.int64),
+                                     consistency_limits)
+        branches += len(found)
+        earlier = [other for u in same_turn_values.earlier(index) for other in per_value[u]]
+        per_value.append([])
+        if is_valid is None and not earlier and not first_wins:  # the common case, without a loop
+            per_value[-1] = list(found)
+            outcome.solutions += per_value[-1]
+            outcome.reached += len(found)
+            continue
+        for candidate in found:
+            if any(same_solution(candidate, other, problem.is_revolute) for other in earlier):
+                continue
+            per_value[-1].append(candidate)
+            outcome.reached += 1
+            verdict = None if is_valid is None else verdict_of(is_valid(candidate))
+            if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
+                outcome.rejected += 1
+                last_rejection = verdict
+                continue
+            outcome.solutions.append(candidate)
+            if first_wins:
+                break
+        if outcome.solutions and first_wins:
+            break
+    outcome.elapsed = time.perf_counter() - started
+    name = f"closed form, {solver.name}"
+    swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
+    if outcome.solutions:
+        outcome.error_code = ErrorCode.SUCCESS
+        outcome.solution = _preferred(setup.solver, outcome.solutions, seed, cost_function)
+        outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: {len(outcome.solutions)} valid of "
+                           f"{branches} solution(s) within the limits over {swept})")
+    elif outcome.rejected:
+        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
+        outcome.error_code = last_rejection.error_code
+        outcome.message = (f"the validity check rejected every one of the {outcome.rejected} solution(s) reaching the "
+                           f"pose within the limits over {swept} ({name}: there are no others at these values; "
+                           f"last verdict: {last_rejection.error_code.name}{reason})")
+    elif options.return_approximate_solution:
+        return None
+    else:
+        outcome.message = f"no solution within the limits reaches the pose over {swept} ({name})"
+    return outcome
+
+
+def _preferred(solver: SolverSetup, solutions: list[np.ndarray], seed: np.ndarray,
+               cost_function: Callable[[np.ndarray], float] | None) -> np.ndarray:
+    """The solution the solve mode (or the cost function) prefers (``search.preference_cost``), then the nearest
+    the seed (wrapped distance); the usual modes at once over all solutions."""
+    is_revolute = solver.problem.is_revolute
+    mode = solver.params.solve_mode
+    if cost_function is None and mode in ("speed", "distance", "posture"):
+        stacked = np.array(solutions)
+        if mode == "distance":
+            costs = np.sum(solver.joint_weights * (stacked - seed) ** 2, axis=1)
+        elif mode == "posture":
+            reference = posture_reference(solver, seed)
+            costs = np.sum(solver.joint_weights * wrapped_difference(stacked, reference, is_revolute) ** 2, axis=1)
+        else:
+            costs = np.sum(wrapped_difference(stacked, seed, is_revolute) ** 2, axis=1)
+        return solutions[int(np.argmin(costs))]
+    return min(solutions, key=lambda s: (preference_cost(solver, s, seed, cost_function),
+                                         float(np.sum(wrapped_difference(s, seed, is_revolute) ** 2))))
+
+
+def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_of: Callable[[int], float],
+                            targets: np.ndarray, seed: np.ndarray, *, timeout: float,
+                            consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None
+                            ) -> SearchOutcome | None:
+    """Distance mode: the valid solution nearest the seed (the joint-weighted distance) among every branch at the
+    seed's value of the redundant joint and every value of its ALL_DISCRETIZED grid, then at values refined around
+    those of the REFINED_BASINS nearest solutions (REFINEMENT_ROUNDS rounds of REFINEMENT_VALUES values each, a
+    round two steps of the previous one wide), and the solution of one numerical local search from the seed.
+    Solutions are called back nearest first. Certain over those values; a nearer solution can only lie in a basin
+    narrower than a step that no grid value falls in, away from the seed's. None when nothing reaches the pose."""
+    started = time.perf_counter()
+    deadline = started + timeout
+    problem = setup.problem
+    joint = solver.locked
+    weights = setup.solver.joint_weights
+    target = np.ascontiguousarray(targets[0], dtype=np.float64)
+    grid = joint_values(setup, step_of, seed, [joint], DiscretizationMethod.ALL_DISCRETIZED)[0]
+    values = np.append(min(max(seed[joint], problem.lower[joint]), problem.upper[joint]), grid)
+    solutions, tried = _solutions_at(setup, solver, target, targets, seed, values, deadline)
+    step = step_of(joint)
+    for _ in range(REFINEMENT_ROUNDS if len(solutions) and tried == len(values) else 0):
+        if time.perf_counter() >= deadline:
+            break
+        centres = _nearest_values(solutions[:, joint], np.sum(weights * (solutions - seed) ** 2, axis=1), step)
+        around = np.unique(np.clip((centres[:, None] + step * np.linspace(-1.0, 1.0, REFINEMENT_VALUES)).ravel(),
+                                   problem.lower[joint], problem.upper[joint]))  # clipped values repeat
+        solutions = np.vstack([solutions, _solutions_at(setup, solver, target, targets, seed, around, deadline)[0]])
+        step *= 2.0 / (REFINEMENT_VALUES - 1)
+    local = IkSearch(setup.solver, targets, seed, timeout=0.0, local_only=True).run().solution
+    if local is not None:  # the solution a local search from the seed reaches: often in a basin between values
+        solutions = np.vstack([solutions, local])
+    solutions, _ = verified_branches(setup.solver, targets, seed, solutions, np.zeros(len(solutions), np.int64),
+                                     consistency_limits)
+    if not len(solutions):
+        return None
+    outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
+    last_rejection = None
+    for candidate in solutions[np.argsort(np.sum(weights * (solutions - seed) ** 2, axis=1), kind="stable")]:
+        if outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
+            break
+        outcome.reached += 1
+        verdict = None if is_valid is None else verdict_of(is_valid(candidate))
+        if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
+            outcome.solution = candidate
+            outcome.solutions.append(candidate)
+            break
+        outcome.rejected += 1
+        last_rejection = verdict
+    outcome.elapsed = time.perf_counter() - started
+    name = f"closed form, {solver.name}"
+    swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
+    if outcome.solution is not None:
+        outcome.error_code = ErrorCode.SUCCESS
+        outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: the nearest of {len(solutions)} "
+                           f"solution(s) within the limits over {swept}, refined around the nearest, and a local "
+                           f"search from the seed)")
+    else:
+        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
+        outcome.error_code = last_rejection.error_code
+        outcome.message = (f"the validity check rejected {outcome.rejected} of the {len(solutions)} solution(s) "
+                           f"reaching the pose within the limits over {swept}, nearest first, "
+                           f"{'all' if outcome.rejected == len(solutions) else 'until the time ran out'} ({name}; "
+                           f"last verdict: {last_rejection.error_code.name}{reason})")
+    return outcome
+
+
+def _nearest_values(values: np.ndarray, costs: np.ndarray, step: float) -> np.ndarray:
+    """The values of the redundant joint of the REFINED_BASINS cheapest solutions, each more than a step from the
+    others."""
+    centres: list[float] = []
+    for index in np.argsort(costs, kind="stable"):
+        if all(abs(values[index] - centre) > step for centre in centres):
+            centres.append(float(values[index]))
+            if len(centres) == REFINED_BASINS:
+                break
+    return np.array(centres)
+
+
+def _solutions_at(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
+                  seed: np.ndarray, values: np.ndarray, deadline: float) -> tuple[np.ndarray, int]:
+    """(every in-limit solution (k, 7) at ``values`` of the redundant joint, near misses polished until ``deadline``,
+    how many values were solved before it): ``_solutions_per_value`` gathered a compiled call at a time."""
+    found, tried = [], 0
+    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or stop_requested())):
+        chunk = values[tried:tried + VALUES_PER_CALL]
+        tried += len(chunk)
+        q, _, counts, failed = solver.solve_values(target, seed, chunk)
+        found.append(q[np.arange(MAX_BRANCHES) < counts[:, None]])
+        for v in np.flatnonzero(failed) if time.perf_counter() < deadline else ():
+            polished = _polished(setup.solver, solver.locked, targets, seed, q[v, :counts[v]],
+                                 q[v, MAX_BRANCHES - failed[v]:])
+            found.append(polished[counts[v]:])
+    return (np.concatenate(found) if found else np.empty((0, setup.problem.dof))), tried
+
+
+def _solutions_per_value(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
+                         seed: np.ndarray, values: np.ndarray, deadline: float) -> Iterator[tuple[int, np.ndarray]]:
+    """(index of the value, every in-limit solution there (k, 7), nearest the seed first, near misses polished), value
+    by value, VALUES_PER_CALL per compiled call, until ``deadline`` or the caller's stop hook (one call at least)."""
+    tried = 0
+    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or stop_requested())):
+        chunk = values[tried:tried + VALUES_PER_CALL]
+        q, _, counts, failed = solver.solve_values(target, seed, chunk)
+        for v in range(len(chunk)):
+            at_value = q[v, :counts[v]]
+            if failed[v]:
+                at_value = _polished(setup.solver, solver.locked, targets, seed, at_value,
+                                     q[v, MAX_BRANCHES - failed[v]:])
+            yield tried + v, at_value
+        tried += len(chunk)
+
+
+class _SameTurnValues:
+    """Which earlier values of the redundant joint equal a value modulo whole turns. Solutions at values that differ
+    modulo a turn are distinct: only a grid over a turn or more (a continuous joint's reaches the same solution at
+    both ends) needs comparing solutions, with those of these values."""
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+        self.order = np.argsort(values, kind="stable")
+        self.sorted = values[self.order]
+        span = float(self.sorted[-1] - self.sorted[0]) if len(values) else 0.0
+        turns = int(np.floor((span + DISTINCT_SOLUTION_TOLERANCE) / kernels.TWO_PI))
+        self.shifts = kernels.TWO_PI * np.array([k for k in range(-turns, turns + 1) if k])
+
+    def earlier(self, index: int) -> list[int]:
+        found = []
+        for shift in self.shifts:
+            low, high = np.searchsorted(self.sorted, self.values[index] + shift + np.array(
+                [-DISTINCT_SOLUTION_TOLERANCE, DISTINCT_SOLUTION_TOLERANCE]))
+            found += [int(u) for u in self.order[low:high] if u < index]
+        return found
+
+
+def _polished(solver: SolverSetup, joint: int, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray,
+              missed: np.ndarray) -> np.ndarray:
+    """The solutions plus the candidates that missed the pose (near singularities), each after one numerical local
+    search from it with the redundant joint locked (where it converges to a solution not found yet)."""
+    problem = solver.problem
+    locked = np.zeros(problem.dof, dtype=bool)
+    locked[joint] = True
+    found = list(solutions)
+    for candidate in missed:
+        q = IkSearch(solver, targets, candidate, timeout=0.0, local_only=True, locked=locked).run().solution
+        if q is None:
+            continue
+        kernels.wrap_near(q, seed, problem.is_revolute, problem.lower, problem.upper)
+        if not any(same_solution(q, other, problem.is_revolute) for other in found):
+            found.append(q)
+    return np.array(found).reshape(-1, problem.dof)
+
