@@ -4,8 +4,8 @@ A plain request (solve mode "speed", no callbacks, consistency limits, options, 
 timeout) to a closed-form arm whose own FK check is as strict as the solver's thresholds is answered by
 ``ClosedFormSolver.nearest``: the pose and seed checked, every branch solved, the nearest in-limit one verified by
 the chain's FK, all in one compiled call; the result is the one ``solve`` gives. Whatever that call does not answer
-(a pose that is not a float64 (4, 4) array, a seed it cannot take, bad values, no branch reaching the pose, a nearer
-branch just missing it near a singularity) goes to ``solve``, which answers or reports it.
+(a pose that is neither a ``Pose`` nor a float64 (4, 4) array, a seed it cannot take, bad values, no branch reaching
+the pose, a nearer branch just missing it near a singularity) goes to ``solve``, which answers or reports it.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ErrorCode
+from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from .analytic import closed_form_applies, closed_form_check_suffices, closed_form_message_suffix
 from .results import IKResult
 
@@ -37,7 +38,12 @@ class ClosedFormFastPath:
         self._message_suffix = closed_form_message_suffix(setup)
 
     def __call__(self, T_base_tip, seed) -> IKResult | None:
-        if type(T_base_tip) is not _NDARRAY:
+        if type(T_base_tip) is Pose:
+            try:
+                T_base_tip = transform_from_any_pose(T_base_tip)
+            except PoseError:
+                return None
+        elif type(T_base_tip) is not _NDARRAY:
             return None
         if type(seed) is not _NDARRAY:
             try:

@@ -75,6 +75,16 @@ def test_every_form_of_pose_and_seed_gets_the_same_answer_without_compiling_a_va
     assert len(kernels.nearest_solution.signatures) == 1
 
 
+def test_a_pose_value_takes_the_lean_path_too():
+    plugin = plugin_on("ur5")
+    _, Ts, seeds = queries(plugin, 3)
+    fast_path = plugin._state.setup.fast_path
+    for T, seed in zip(Ts, seeds):
+        result = fast_path(Pose.from_transform(T), seed)
+        assert result is not None and np.allclose(result.solution, fast_path(T, seed).solution, atol=1e-9)
+    assert fast_path(Pose((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)), seeds[0]) is None  # refused by the general path
+
+
 def test_bad_input_is_still_reported():
     plugin = plugin_on("kr16")
     _, Ts, seeds = queries(plugin, 1)
