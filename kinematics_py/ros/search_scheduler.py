@@ -150,13 +150,14 @@ class SearchScheduler:
                     self._grant()
 
     def admit(self, ticket: SearchTicket) -> Admission:
-        """Wait until ``ticket`` holds a slot, its deadline passes or the scheduler closes."""
+        """Wait until ``ticket`` holds a slot, its stop time passes (EXPIRED: its answer is then due, less the
+        answer reserve) or the scheduler closes."""
         with self._lock:
             if ticket.holding:
                 return Admission.GRANTED
             if ticket.cancelled:
                 return Admission.CANCELLED
-            return self._wait_for_slot(ticket, ticket.deadline)
+            return self._wait_for_slot(ticket, ticket.stop_at)
 
     def checkpoint(self, ticket: SearchTicket) -> bool:
         """Between two compiled calls of ``ticket``'s search: True ends the search (stop time passed or

@@ -108,6 +108,18 @@ def test_a_ticket_whose_deadline_passes_while_waiting_expires_at_its_deadline():
         assert scheduler.checkpoint(holder) is False
 
 
+def test_a_waiting_ticket_expires_at_its_stop_time_so_that_its_answer_is_not_late():
+    scheduler = SearchScheduler(1)
+    with scheduler.ticket(time.monotonic() + 60, transit=0.04):  # a reserve of 40 ms learned
+        pass
+    with scheduler.ticket(time.monotonic() + 60) as holder:
+        scheduler.admit(holder)
+        with scheduler.ticket(time.monotonic() + 0.2) as late:
+            assert late.deadline - late.stop_at == pytest.approx(0.04)
+            assert scheduler.admit(late) == Admission.EXPIRED
+            assert late.stop_at <= time.monotonic() < late.deadline + NOTICE_S
+
+
 def test_a_checkpoint_ends_the_search_at_its_deadline():
     scheduler = SearchScheduler(2)
     with scheduler.ticket(time.monotonic() + 0.05) as ticket:
