@@ -8,6 +8,9 @@ lost to round-off) go on to the numerical search.
 """
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 import time
 from typing import TYPE_CHECKING
 
@@ -26,6 +29,8 @@ if TYPE_CHECKING:
 
     from .search import ValidityCallback
     from .state import GroupSetup
+
+TWO_PI = 2.0 * math.pi
 
 
 #: How much farther [m] than the thresholds allow a wrist point must lie beyond the reach to prove a pose out of it
@@ -91,17 +96,8 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
     nearest_wins = cost_function is None and (mode in ("speed", "posture") or (
         mode == "distance" and bool(np.all(solver.joint_weights == solver.joint_weights[0]))))
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
-    last_rejection = None
-    for q in solutions:  # nearest the seed first
-        outcome.reached += 1
-        verdict = None if is_valid is None else verdict_of(is_valid(q))
-        if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
-            outcome.rejected += 1
-            last_rejection = verdict
-            continue
-        outcome.solutions.append(q)
-        if nearest_wins and not collect_all:
-            break
+    last_rejection = _call_back(outcome, solver, solutions, seed, is_valid, consistency_limits,
+                                stop_at_first=nearest_wins and not collect_all)
     outcome.elapsed = time.perf_counter() - started
     family = f"closed form, {closed_form.name}"
     if outcome.solutions:
@@ -113,15 +109,67 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
     elif outcome.rejected:
         reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
-        outcome.message = (f"the validity check rejected every one of the {outcome.rejected} branch(es) reaching the "
-                           f"pose within the limits ({family}: there are no others; last verdict: "
-                           f"{last_rejection.error_code.name}{reason})")
+        outcome.message = (f"the validity check rejected every one of the {outcome.rejected} solution(s) reaching the "
+                           f"pose within the limits ({len(codes)} branch(es), those rejected for other reasons than "
+                           f"a collision also in their other whole turns; {family}: there are no others; last "
+                           f"verdict: {last_rejection.error_code.name}{reason})")
     else:
         reference = "preferred_posture" if len(solver.params.preferred_posture) else "the seed"
         posture = "an undefined posture" if in_posture is None else closed_form.posture(in_posture)
         outcome.message = (f"the pose is not reachable in the posture of {reference} ({posture}): "
                            f"{len(codes)} branch(es) of other postures reach it within the limits ({family})")
     return outcome
+
+
+def _call_back(outcome: SearchOutcome, solver: SolverSetup, solutions: np.ndarray, seed: np.ndarray,
+               is_valid: ValidityCallback | None, consistency_limits: np.ndarray | None, *, stop_at_first: bool):
+    """Each branch's first valid solution into ``outcome.solutions``, nearest the seed first over every branch;
+    the last rejection (or None). A branch whose representative is rejected for anything but a collision is
+    tried again in its other whole-turn equivalents within the limits (joint constraints may allow another
+    turn of a +-2 pi joint; a collision is the same in every turn)."""
+    candidates = [(float(np.linalg.norm(q - seed)), branch, 0, q) for branch, q in enumerate(solutions)]
+    heapq.heapify(candidates)
+    valid_branches, last_rejection, order = set(), None, itertools.count(1)
+    while candidates:
+        _, branch, turned, q = heapq.heappop(candidates)
+        if branch in valid_branches:
+            continue
+        outcome.reached += 1
+        verdict = None if is_valid is None else verdict_of(is_valid(q))
+        if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
+            outcome.rejected += 1
+            last_rejection = verdict
+            if verdict.error_code != ErrorCode.GOAL_IN_COLLISION and not turned:
+                for other in whole_turn_alternatives(solver.problem, q, seed, consistency_limits):
+                    heapq.heappush(candidates, (float(np.linalg.norm(other - seed)), branch, next(order), other))
+            continue
+        valid_branches.add(branch)
+        outcome.solutions.append(q)
+        if stop_at_first:
+            break
+    return last_rejection
+
+
+def whole_turn_alternatives(problem, q: np.ndarray, seed: np.ndarray,
+                            consistency_limits: np.ndarray | None = None) -> list[np.ndarray]:
+    """The configurations equal to ``q`` but for whole turns (2 pi) of its bounded revolute joints, within the
+    limits (and the consistency limits around ``seed``), ``q`` itself left out."""
+    turns = []
+    for j, value in enumerate(q):
+        lower, upper = problem.lower[j], problem.upper[j]
+        if problem.is_revolute[j] and np.isfinite(lower) and np.isfinite(upper):
+            first = math.ceil((lower - LIMIT_SLACK - value) / TWO_PI)
+            last = math.floor((upper + LIMIT_SLACK - value) / TWO_PI)
+            turns.append(range(first, last + 1))
+        else:
+            turns.append((0,))
+    alternatives = []
+    for shift in itertools.product(*turns):
+        if any(shift):
+            other = q + TWO_PI * np.asarray(shift, dtype=float)
+            if consistency_limits is None or np.all(np.abs(other - seed) <= consistency_limits + LIMIT_SLACK):
+                alternatives.append(other)
+    return alternatives
 
 
 def out_of_reach_message(setup: GroupSetup, T_base_tip: np.ndarray) -> str | None:

@@ -198,6 +198,47 @@ def test_multi_turn_joints_take_the_equivalent_nearest_the_seed():
         assert np.abs(np.array(result.solution) - (seed - 0.01)).max() < 1e-6
 
 
+def test_a_branch_rejected_by_a_joint_constraint_is_offered_in_its_other_turns():
+    """A callback allowing wrist 3 only in [4, 2 pi] (a joint constraint) rejects every branch's representative
+    nearest the seed (wrist 3 at -0.6, or 2.54 with the wrist flipped); the seed's branch a turn up (5.68) is valid
+    and is the answer, not a definite "none valid"."""
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])
+    chain = chain_of(plugin)
+    q = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
+    seen = []
+
+    def wrist_3_positive(pose, solution):
+        seen.append(solution)
+        return bool(solution[5] >= 4.0)
+
+    result = plugin.searchPositionIK(chain.forward_kinematics(q), (q + 0.01).tolist(), 1.0,
+                                     solution_callback=wrist_3_positive)
+    assert result.success, result.message
+    assert np.allclose(result.solution, q + np.array([0, 0, 0, 0, 0, 2 * np.pi]), atol=1e-6)
+    distances = [np.linalg.norm(np.array(each) - (q + 0.01)) for each in seen]
+    assert distances == sorted(distances), "nearest the seed first, over every branch and turn"
+    in_collision = plugin.searchPositionIK(chain.forward_kinematics(q), (q + 0.01).tolist(), 1.0,
+                                           solution_callback=lambda pose, solution: ErrorCode.GOAL_IN_COLLISION)
+    assert in_collision.error_code == ErrorCode.GOAL_IN_COLLISION and "there are no others" in in_collision.message
+
+
+def test_whole_turn_alternatives_stay_within_the_limits_and_the_consistency_limits():
+    from kinematics_py.ik.analytic import whole_turn_alternatives
+
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])
+    problem = plugin._state.setup.problem
+    q = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
+    alternatives = whole_turn_alternatives(problem, q, q)
+    assert len(alternatives) == 2 ** 6 - 1  # every joint of the UR5 spans +-2 pi: one other turn each
+    for other in alternatives:
+        assert np.all(other >= problem.lower) and np.all(other <= problem.upper) and not np.allclose(other, q)
+        assert np.allclose(np.mod(other - q + np.pi, 2 * np.pi) - np.pi, 0.0, atol=1e-12)
+    near = whole_turn_alternatives(problem, q, q, consistency_limits=np.array([7.0, 0, 0, 0, 0, 7.0]))
+    assert len(near) == 3
+
+
 def test_consistency_limits_filter_the_branches():
     plugin = plugin_on("kr16")
     chain = chain_of(plugin)
