@@ -41,6 +41,14 @@ def in_thread(target):
     return thread, result
 
 
+def waiting_in_thread(scheduler: SearchScheduler, target):
+    """``in_thread(target)``, returned once ``target``'s ticket waits behind the one computing."""
+    thread, result = in_thread(target)
+    while scheduler.load() != (1, 1):
+        time.sleep(0.001)
+    return thread, result
+
+
 def test_slots_go_to_the_earliest_deadline():
     scheduler = SearchScheduler(1)
     now = time.monotonic()
@@ -74,9 +82,7 @@ def test_a_checkpoint_lends_the_slot_to_an_earlier_deadline_and_gets_it_back():
                 assert scheduler.admit(ticket) == Admission.GRANTED
                 served.set()
 
-        thread, _ = in_thread(urgent)
-        while scheduler.load() != (1, 1):
-            time.sleep(0.01)
+        thread, _ = waiting_in_thread(scheduler, urgent)
         assert scheduler.checkpoint(long_search) is False  # lent, then given back once the urgent one ended
         assert served.is_set() and long_search.holding
         thread.join(NOTICE_S)
@@ -87,9 +93,7 @@ def test_a_long_search_lends_its_slot_to_a_fresh_one_even_with_a_later_deadline(
     scheduler = SearchScheduler(1)
     with scheduler.ticket(time.monotonic() + 30) as long_search:
         scheduler.admit(long_search)
-        thread, result = in_thread(lambda: _admitted(scheduler, 60))
-        while scheduler.load() != (1, 1):
-            time.sleep(0.01)
+        thread, result = waiting_in_thread(scheduler, lambda: _admitted(scheduler, 60))
         assert scheduler.checkpoint(long_search) is False and thread.is_alive()  # still short: keeps the slot
         time.sleep(LONG_SEARCH_S)
         assert scheduler.checkpoint(long_search) is False  # lent to the fresh one, given back when it ended
@@ -186,9 +190,7 @@ def test_a_search_that_lent_its_slot_ends_at_its_stop_time_if_it_does_not_get_it
 
     with scheduler.ticket(time.monotonic() + 0.3) as computing:
         scheduler.admit(computing)
-        thread, _ = in_thread(urgent_and_slow)
-        while scheduler.load() != (1, 1):
-            time.sleep(0.001)
+        thread, _ = waiting_in_thread(scheduler, urgent_and_slow)
         assert scheduler.checkpoint(computing) is True
         assert computing.stopped and computing.stop_at <= time.monotonic() < computing.stop_at + NOTICE_S
     thread.join(NOTICE_S)
@@ -205,9 +207,7 @@ def test_close_cancels_waiting_and_computing_tickets_and_later_ones():
     scheduler = SearchScheduler(1)
     with scheduler.ticket(time.monotonic() + 60) as computing:
         scheduler.admit(computing)
-        thread, result = in_thread(lambda: _admitted(scheduler, 60))
-        while scheduler.load() != (1, 1):
-            time.sleep(0.01)
+        thread, result = waiting_in_thread(scheduler, lambda: _admitted(scheduler, 60))
         scheduler.close()
         thread.join(NOTICE_S)
         assert result["value"] == Admission.CANCELLED
