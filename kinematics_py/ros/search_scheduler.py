@@ -157,7 +157,7 @@ class SearchScheduler:
                 return Admission.GRANTED
             if ticket.cancelled:
                 return Admission.CANCELLED
-            return self._wait_for_slot(ticket, ticket.stop_at)
+            return self._wait_for_slot(ticket)
 
     def checkpoint(self, ticket: SearchTicket) -> bool:
         """Between two compiled calls of ``ticket``'s search: True ends the search (stop time passed or
@@ -176,7 +176,7 @@ class SearchScheduler:
             ticket.holding = False
             self._free += 1
             self._grant()
-            if self._wait_for_slot(ticket, ticket.stop_at) == Admission.GRANTED:
+            if self._wait_for_slot(ticket) == Admission.GRANTED:
                 return False
             ticket.stopped = not ticket.cancelled
             return True
@@ -190,8 +190,8 @@ class SearchScheduler:
                 ticket.wake.notify()
 
     # ------------------------------------------------------------------ under the lock
-    def _wait_for_slot(self, ticket: SearchTicket, until: float) -> Admission:
-        """Wait for a slot until ``until`` (``time.monotonic()`` [s]) at most: EXPIRED after it."""
+    def _wait_for_slot(self, ticket: SearchTicket) -> Admission:
+        """Wait for a slot until the ticket's stop time at most: EXPIRED after it."""
         ticket.waiting = True
         heapq.heappush(self._waiting, (ticket.priority(time.monotonic()), next(self._order), ticket))
         self._grant()
@@ -199,7 +199,7 @@ class SearchScheduler:
             if ticket.cancelled:
                 ticket.waiting = False
                 return Admission.CANCELLED
-            remaining = until - time.monotonic()
+            remaining = ticket.stop_at - time.monotonic()
             if remaining <= 0:
                 ticket.waiting = False
                 return Admission.EXPIRED
