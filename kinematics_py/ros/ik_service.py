@@ -39,7 +39,9 @@ def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext)
     timeout = _ik_timeout(ik.timeout, context.state.settings.max_ik_timeout)
     budget = plugin.getDefaultTimeout() if timeout is None else timeout
     scheduler = context.tools.scheduler
-    with scheduler.ticket(context.sent + budget, transit=context.transit) as ticket:
+    # a collision-aware search's failure is explained by follow-up searches: its answers take longer to build
+    kind = "avoid_collisions" if ik.avoid_collisions else ""
+    with scheduler.ticket(context.sent + budget, transit=context.transit, kind=kind) as ticket:
         admission = scheduler.admit(ticket)
         if admission == Admission.EXPIRED or ticket.remaining() <= 0:
             return ErrorCode.TIMED_OUT, (f"the timeout ({budget * 1e3:.3g} ms, counted from when the request was sent) "

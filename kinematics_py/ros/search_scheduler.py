@@ -13,8 +13,12 @@ and a ticket whose deadline passes while it waits is told so at once.
 A search stops before its deadline by the answer reserve: how long the answers of searches stopped by their
 stop time took to be ready after it (the failure diagnosis, the answer's message) plus how long requests took
 to reach the node (``request_transit``: the answer takes about as long back to the client), a high quantile of
-the last ones of each, at most a share of the budget. So an answer reaches its client by the deadline, not
-that much after it.
+the last ones of each (answer times apart for each kind of request: collision-aware ones take longer). A
+search may run into its reserve, so that short budgets keep searching on a quiet machine (where the reserve is
+about a millisecond), while the reserve left is at least a share of its budget, and by
+``LATENESS_ALLOWANCE_S`` at most: so an answer reaches its client by the deadline, or that little after it.
+When the reserve is longer than the time left (a saturated machine), the search ends at once: TIMED_OUT, on
+time, rather than a late answer (measured under the soak's mixed load: docs/benchmarks.md).
 
 ``close`` cancels every ticket (the node is stopping): waiting ones are told at once, computing ones end at
 their next checkpoint. ROS-free except for being used by ``ros/``.
@@ -37,8 +41,10 @@ LONG_SEARCH_S = 0.1
 #: Answer and transit times remembered, and the quantile of each the answer reserve covers.
 ANSWER_TIMES_KEPT = 64
 ANSWER_RESERVE_QUANTILE = 0.95
-#: The largest share of a request's budget (deadline - arrival at the scheduler) kept as its answer reserve.
+#: A search may run into its answer reserve while the reserve left is at least this share of its budget
+#: (deadline - arrival at the scheduler), and by LATENESS_ALLOWANCE_S [s] at most.
 MAX_ANSWER_RESERVE_SHARE = 0.25
+LATENESS_ALLOWANCE_S = 0.001
 
 
 class RecentQuantile:
@@ -105,18 +111,18 @@ class SearchScheduler:
         self._order = itertools.count()
         self._tickets: set[SearchTicket] = set()
         self._closed = False
-        self._answer_times = RecentQuantile()
+        self._answer_times: dict[str, RecentQuantile] = {}  # by kind of answer
         self._transit_times = RecentQuantile()
 
     @property
     def closed(self) -> bool:
         return self._closed
 
-    @property
-    def answer_reserve(self) -> float:
-        """Time [s] a search stops before its deadline, to build its answer and send it (see the module
-        docstring)."""
-        return self._answer_times.value + self._transit_times.value
+    def answer_reserve(self, kind: str = "") -> float:
+        """Time [s] a search whose answer is of ``kind`` stops before its deadline, to build its answer and
+        send it (see the module docstring)."""
+        answer_times = self._answer_times.get(kind)
+        return (0.0 if answer_times is None else answer_times.value) + self._transit_times.value
 
     def load(self) -> tuple[int, int]:
         """(computing, waiting) tickets."""
@@ -124,15 +130,18 @@ class SearchScheduler:
             return self.slots - self._free, sum(1 for *_, ticket in self._waiting if ticket.waiting)
 
     @contextmanager
-    def ticket(self, deadline: float, transit: float = 0.0) -> Iterator[SearchTicket]:
+    def ticket(self, deadline: float, transit: float = 0.0, kind: str = "") -> Iterator[SearchTicket]:
         """A ticket for one request, released (its slot given on) when the block ends. ``transit`` [s]: how long
-        the request took to reach the node, when known (0: unknown)."""
+        the request took to reach the node, when known (0: unknown). ``kind``: answers whose building takes
+        times of their own (e.g. collision-aware searches, which explain a failure), reserved for apart."""
         ticket = SearchTicket(deadline, wake=threading.Condition(self._lock))
         with self._lock:
             if transit > 0.0:
                 self._transit_times.record(transit)
             budget = max(deadline - time.monotonic(), 0.0)
-            ticket.stop_at = deadline - min(self.answer_reserve, MAX_ANSWER_RESERVE_SHARE * budget)
+            reserve = self.answer_reserve(kind)
+            kept = min(reserve, max(MAX_ANSWER_RESERVE_SHARE * budget, reserve - LATENESS_ALLOWANCE_S))
+            ticket.stop_at = deadline - kept
             ticket.ahead = len(self._tickets)
             ticket.cancelled = self._closed
             self._tickets.add(ticket)
@@ -141,7 +150,7 @@ class SearchScheduler:
         finally:
             with self._lock:
                 if ticket.stopped:
-                    self._answer_times.record(time.monotonic() - ticket.stop_at)
+                    self._answer_times.setdefault(kind, RecentQuantile()).record(time.monotonic() - ticket.stop_at)
                 self._tickets.discard(ticket)
                 ticket.waiting = False
                 if ticket.holding:

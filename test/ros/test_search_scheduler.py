@@ -23,6 +23,7 @@ from kinematics_py.ros.ik_service import compute_ik
 from kinematics_py.ros.request_context import RequestContext, ServiceTools
 from kinematics_py.ros.request_transit import TRUSTED_TRANSIT_S, current_transit, request_transit, transit_of
 from kinematics_py.ros.search_scheduler import (
+    LATENESS_ALLOWANCE_S,
     LONG_SEARCH_S,
     MAX_ANSWER_RESERVE_SHARE,
     Admission,
@@ -141,18 +142,18 @@ def test_searches_stop_before_their_deadline_by_the_time_answers_took_to_build()
         time.sleep(0.03)
         assert scheduler.checkpoint(ticket) is True
         time.sleep(0.05)  # building the answer after the search stopped
-    assert 0.05 <= scheduler.answer_reserve < 0.05 + NOTICE_S
+    assert 0.05 <= scheduler.answer_reserve() < 0.05 + NOTICE_S
     with scheduler.ticket(time.monotonic() + 60) as ticket:
-        assert ticket.deadline - ticket.stop_at == scheduler.answer_reserve
+        assert ticket.deadline - ticket.stop_at == scheduler.answer_reserve()
         scheduler.admit(ticket)
         assert scheduler.checkpoint(ticket) is False
-    with scheduler.ticket(time.monotonic() + 0.1) as short:  # the reserve takes a share of the budget at most
-        assert 0 < short.deadline - short.stop_at <= MAX_ANSWER_RESERVE_SHARE * 0.1
-    reserve = scheduler.answer_reserve
+    with scheduler.ticket(time.monotonic() + 0.1) as short:  # a search takes LATENESS_ALLOWANCE_S of it at most
+        assert short.deadline - short.stop_at == pytest.approx(scheduler.answer_reserve() - LATENESS_ALLOWANCE_S)
+    reserve = scheduler.answer_reserve()
     with scheduler.ticket(time.monotonic() + 60) as ticket:  # a search ending within its time is no measure
         scheduler.admit(ticket)
         time.sleep(0.01)
-    assert scheduler.answer_reserve == reserve
+    assert scheduler.answer_reserve() == reserve
 
 
 def test_searches_also_keep_the_time_requests_took_to_arrive_for_their_answer_to_go_back():
@@ -160,7 +161,7 @@ def test_searches_also_keep_the_time_requests_took_to_arrive_for_their_answer_to
     for transit in (0.001, 0.002, 0.004):
         with scheduler.ticket(time.monotonic() + 60, transit=transit):
             pass
-    assert scheduler.answer_reserve == pytest.approx(0.002)  # the 95 % quantile of three, by rank
+    assert scheduler.answer_reserve() == pytest.approx(0.002)  # the 95 % quantile of three, by rank
     with scheduler.ticket(time.monotonic() + 60) as ticket:  # unknown transit: none recorded
         assert ticket.deadline - ticket.stop_at == pytest.approx(0.002)
 
@@ -295,3 +296,30 @@ def test_compute_ik_taken_after_its_deadline_is_timed_out_without_searching(ur5_
     code = _compute_ik(ur5_serving, scheduler, 0.2, arrived=started - 1.0)
     assert code.val == MoveItErrorCodes.TIMED_OUT, code.message
     assert time.monotonic() - started < NOTICE_S
+
+
+def test_answers_of_each_kind_are_reserved_for_apart():
+    scheduler = SearchScheduler(1)
+    with scheduler.ticket(time.monotonic() + 0.01, kind="avoid_collisions") as ticket:
+        scheduler.admit(ticket)
+        time.sleep(0.02)
+        assert scheduler.checkpoint(ticket) is True
+        time.sleep(0.03)  # a collision-aware answer explaining its failure
+    assert 0.03 <= scheduler.answer_reserve("avoid_collisions") < 0.03 + NOTICE_S
+    assert scheduler.answer_reserve() == 0.0  # plain requests' answers: nothing measured
+    with scheduler.ticket(time.monotonic() + 60) as plain:
+        assert plain.stop_at == plain.deadline
+    with scheduler.ticket(time.monotonic() + 60, kind="avoid_collisions") as avoiding:
+        assert avoiding.deadline - avoiding.stop_at == scheduler.answer_reserve("avoid_collisions")
+
+
+def test_a_short_budget_keeps_searching_for_a_share_of_its_reserve():
+    scheduler = SearchScheduler(1)
+    reserve = LATENESS_ALLOWANCE_S + 0.001
+    with scheduler.ticket(time.monotonic() + 60, transit=reserve):  # a reserve learned
+        pass
+    budget = (reserve - LATENESS_ALLOWANCE_S / 2) / MAX_ANSWER_RESERVE_SHARE  # its share: more than the allowance
+    with scheduler.ticket(time.monotonic() + budget) as ticket:
+        assert ticket.deadline - ticket.stop_at == pytest.approx(MAX_ANSWER_RESERVE_SHARE * budget, rel=0.01)
+    with scheduler.ticket(time.monotonic() + 0.001) as tiny:  # the search may make its answer that much late
+        assert tiny.deadline - tiny.stop_at == pytest.approx(reserve - LATENESS_ALLOWANCE_S)
