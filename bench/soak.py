@@ -190,6 +190,9 @@ def worker(namespace: str, duration: float, seed: int) -> dict:
     chain = _chain()
     client = _client(namespace, f"soak_worker_{seed}")
     validity = client.client(GetStateValidity, f"{client.prefix}check_state_validity")
+    # a request sent before the service's answers can reach this client goes unanswered (KinematicsClient)
+    if not client.wait_until_answering(validity, GetStateValidity.Request(), 120.0):
+        raise SystemExit(f"soak_worker_{seed}: check_state_validity not answering")
     scene = client.node.create_publisher(CollisionObject, f"{client.prefix}collision_object", SCENE_QOS)
     latencies = {"ik": [], "fk": [], "validity": []}
     late, wrong, codes = {False: [], True: []}, [], []  # lateness by avoid_collisions
