@@ -22,7 +22,16 @@ from .closed_form import ClosedFormSolver, classification_report
 from .closed_form.kernels import POSITION_TOLERANCE, ROTATION_TOLERANCE
 from .kernels import LIMIT_SLACK
 from .problem import SolverSetup
-from .search import IkSearch, SearchOutcome, posture_reference, preference_cost, same_solution, verdict_of
+from .search import (
+    IkSearch,
+    SearchOutcome,
+    posture_reference,
+    preference_cost,
+    same_solution,
+    stop_requested,
+    verdict_of,
+    whole_turn_alternatives,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,7 +39,6 @@ if TYPE_CHECKING:
     from .search import ValidityCallback
     from .state import GroupSetup
 
-TWO_PI = 2.0 * math.pi
 
 
 #: How much farther [m] than the thresholds allow a wrist point must lie beyond the reach to prove a pose out of it
@@ -96,8 +104,8 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
     nearest_wins = cost_function is None and (mode in ("speed", "posture") or (
         mode == "distance" and bool(np.all(solver.joint_weights == solver.joint_weights[0]))))
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
-    last_rejection = _call_back(outcome, solver, solutions, seed, is_valid, consistency_limits,
-                                stop_at_first=nearest_wins and not collect_all)
+    last_rejection = call_back_branches(outcome, solver, solutions, seed, is_valid, consistency_limits,
+                                        stop_at_first=nearest_wins and not collect_all)
     outcome.elapsed = time.perf_counter() - started
     family = f"closed form, {closed_form.name}"
     if outcome.solutions:
@@ -121,16 +129,25 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
     return outcome
 
 
-def _call_back(outcome: SearchOutcome, solver: SolverSetup, solutions: np.ndarray, seed: np.ndarray,
-               is_valid: ValidityCallback | None, consistency_limits: np.ndarray | None, *, stop_at_first: bool):
-    """Each branch's first valid solution into ``outcome.solutions``, nearest the seed first over every branch;
-    the last rejection (or None). A branch whose representative is rejected for anything but a collision is
-    tried again in its other whole-turn equivalents within the limits (joint constraints may allow another
-    turn of a +-2 pi joint; a collision is the same in every turn)."""
-    candidates = [(float(np.linalg.norm(q - seed)), branch, 0, q) for branch, q in enumerate(solutions)]
+def call_back_branches(outcome: SearchOutcome, solver: SolverSetup, solutions: np.ndarray, seed: np.ndarray,
+                       is_valid: ValidityCallback | None, consistency_limits: np.ndarray | None, *,
+                       stop_at_first: bool, distance: Callable[[np.ndarray], float] | None = None,
+                       deadline: float = math.inf):
+    """Each branch's first valid solution into ``outcome.solutions``, nearest the seed first over every branch
+    (``distance(q)``, the Euclidean one by default); the last rejection (or None). A branch whose representative
+    is rejected for anything but a collision is tried again in its other whole-turn equivalents within the
+    limits (joint constraints may allow another turn of a +-2 pi joint; a collision is the same in every turn).
+    Once one solution is called back, the calls end at ``deadline`` (``time.perf_counter()``) or the caller's
+    stop hook."""
+    if distance is None:
+        def distance(q):
+            return float(np.linalg.norm(q - seed))
+    candidates = [(distance(q), branch, 0, q) for branch, q in enumerate(solutions)]
     heapq.heapify(candidates)
     valid_branches, last_rejection, order = set(), None, itertools.count(1)
     while candidates:
+        if outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
+            break
         _, branch, turned, q = heapq.heappop(candidates)
         if branch in valid_branches:
             continue
@@ -141,35 +158,13 @@ def _call_back(outcome: SearchOutcome, solver: SolverSetup, solutions: np.ndarra
             last_rejection = verdict
             if verdict.error_code != ErrorCode.GOAL_IN_COLLISION and not turned:
                 for other in whole_turn_alternatives(solver.problem, q, seed, consistency_limits):
-                    heapq.heappush(candidates, (float(np.linalg.norm(other - seed)), branch, next(order), other))
+                    heapq.heappush(candidates, (distance(other), branch, next(order), other))
             continue
         valid_branches.add(branch)
         outcome.solutions.append(q)
         if stop_at_first:
             break
     return last_rejection
-
-
-def whole_turn_alternatives(problem, q: np.ndarray, seed: np.ndarray,
-                            consistency_limits: np.ndarray | None = None) -> list[np.ndarray]:
-    """The configurations equal to ``q`` but for whole turns (2 pi) of its bounded revolute joints, within the
-    limits (and the consistency limits around ``seed``), ``q`` itself left out."""
-    turns = []
-    for j, value in enumerate(q):
-        lower, upper = problem.lower[j], problem.upper[j]
-        if problem.is_revolute[j] and np.isfinite(lower) and np.isfinite(upper):
-            first = math.ceil((lower - LIMIT_SLACK - value) / TWO_PI)
-            last = math.floor((upper + LIMIT_SLACK - value) / TWO_PI)
-            turns.append(range(first, last + 1))
-        else:
-            turns.append((0,))
-    alternatives = []
-    for shift in itertools.product(*turns):
-        if any(shift):
-            other = q + TWO_PI * np.asarray(shift, dtype=float)
-            if consistency_limits is None or np.all(np.abs(other - seed) <= consistency_limits + LIMIT_SLACK):
-                alternatives.append(other)
-    return alternatives
 
 
 def out_of_reach_message(setup: GroupSetup, T_base_tip: np.ndarray) -> str | None:

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import ErrorCode
 from . import kernels
 from .analytic import _verified as verified_branches
+from .analytic import call_back_branches
 from .closed_form.families import MAX_BRANCHES
 from .closed_form.redundant import LockedJointSolver, RedundantChain, redundant_chain
 from .discretization import joint_values
@@ -34,7 +35,6 @@ from .search import (
     preference_cost,
     same_solution,
     stop_requested,
-    verdict_of,
     wrapped_difference,
 )
 
@@ -129,19 +129,11 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
             outcome.solutions += per_value[-1]
             outcome.reached += len(found)
             continue
-        for candidate in found:
-            if any(same_solution(candidate, other, problem.is_revolute) for other in earlier):
-                continue
-            per_value[-1].append(candidate)
-            outcome.reached += 1
-            verdict = None if is_valid is None else verdict_of(is_valid(candidate))
-            if verdict is not None and verdict.error_code != ErrorCode.SUCCESS:
-                outcome.rejected += 1
-                last_rejection = verdict
-                continue
-            outcome.solutions.append(candidate)
-            if first_wins:
-                break
+        per_value[-1] = [candidate for candidate in found
+                         if not any(same_solution(candidate, other, problem.is_revolute) for other in earlier)]
+        if per_value[-1]:
+            last_rejection = call_back_branches(outcome, setup.solver, np.array(per_value[-1]), seed, is_valid,
+                                                consistency_limits, stop_at_first=first_wins) or last_rejection
         if outcome.solutions and first_wins:
             break
     outcome.elapsed = time.perf_counter() - started
@@ -221,18 +213,10 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     if not len(solutions):
         return None
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
-    last_rejection = None
-    for candidate in solutions[np.argsort(np.sum(weights * (solutions - seed) ** 2, axis=1), kind="stable")]:
-        if outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
-            break
-        outcome.reached += 1
-        verdict = None if is_valid is None else verdict_of(is_valid(candidate))
-        if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
-            outcome.solution = candidate
-            outcome.solutions.append(candidate)
-            break
-        outcome.rejected += 1
-        last_rejection = verdict
+    last_rejection = call_back_branches(outcome, setup.solver, solutions, seed, is_valid, consistency_limits,
+                                        stop_at_first=True, distance=lambda q: float(np.sum(weights * (q - seed) ** 2)),
+                                        deadline=deadline)
+    outcome.solution = outcome.solutions[0] if outcome.solutions else None
     outcome.elapsed = time.perf_counter() - started
     name = f"closed form, {solver.name}"
     swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
@@ -244,9 +228,10 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     else:
         reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
-        outcome.message = (f"the validity check rejected {outcome.rejected} of the {len(solutions)} solution(s) "
-                           f"reaching the pose within the limits over {swept}, nearest first, "
-                           f"{'all' if outcome.rejected == len(solutions) else 'until the time ran out'} ({name}; "
+        outcome.message = (f"the validity check rejected {outcome.rejected} solution(s) reaching the pose within the "
+                           f"limits over {swept} ({len(solutions)} and those rejected for other reasons than a "
+                           f"collision in their other whole turns), nearest first, "
+                           f"{'all' if outcome.rejected >= len(solutions) else 'until the time ran out'} ({name}; "
                            f"last verdict: {last_rejection.error_code.name}{reason})")
     return outcome
 

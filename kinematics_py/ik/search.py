@@ -3,6 +3,7 @@ validity callbacks and solution preferences. ROS-free; poses are 4x4 ``T_base_ti
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -180,6 +181,7 @@ class IkSearch:
         #: time [s] it took out of ``timeout``.
         self.resume_after = resume_after
         self.already_spent = already_spent
+        self.consistency_limits = consistency_limits
         lower, upper = problem.lower, problem.upper
         if consistency_limits is not None:
             lower = np.maximum(lower, self.seed - consistency_limits)
@@ -226,6 +228,8 @@ class IkSearch:
             if found:
                 outcome.reached += 1
                 verdict = self._validity(q) if self.is_valid is not None else None
+                if verdict is not None and verdict.error_code not in (ErrorCode.SUCCESS, ErrorCode.GOAL_IN_COLLISION):
+                    verdict = self._other_turn(q, verdict)
                 if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
                     if not any(same_solution(q, s, problem.is_revolute) for s in outcome.solutions):
                         outcome.solutions.append(q.copy())
@@ -274,6 +278,20 @@ class IkSearch:
                      and np.all(errors[:, 1] <= self.params.approximate_solution_orientation_threshold))
                 and self._validity(q).error_code == ErrorCode.SUCCESS)
 
+    def _other_turn(self, q: np.ndarray, verdict: Verdict) -> Verdict:
+        """``q`` rejected for anything but a collision: its whole-turn equivalents within the bounds, nearest the
+        seed first, until one is valid (then ``q`` is set to it; a joint constraint may allow another turn of a
+        +-2 pi joint, and the local searches end near the seed's turn). The last verdict."""
+        alternatives = [other for other in whole_turn_alternatives(self.problem, q, self.seed, self.consistency_limits)
+                        if np.all(other >= self.lower - kernels.LIMIT_SLACK)
+                        and np.all(other <= self.upper + kernels.LIMIT_SLACK)]  # locked joints stay
+        for other in sorted(alternatives, key=lambda other: float(np.linalg.norm(other - self.seed))):
+            verdict = self._validity(other)
+            if verdict.error_code == ErrorCode.SUCCESS:
+                q[:] = other
+                break
+        return verdict
+
     def _validity(self, q: np.ndarray) -> Verdict:
         return Verdict(ErrorCode.SUCCESS) if self.is_valid is None else verdict_of(self.is_valid(q))
 
@@ -290,3 +308,25 @@ class IkSearch:
             detail = f"; closest approach: position error {errors[0]:.3g} m, rotation error {errors[1]:.3g} rad"
         return ErrorCode.NO_IK_SOLUTION, (f"no solution within {budget} ({outcome.searches} local "
                                           f"search(es)){detail}")
+
+
+def whole_turn_alternatives(problem, q: np.ndarray, seed: np.ndarray,
+                            consistency_limits: np.ndarray | None = None) -> list[np.ndarray]:
+    """The configurations equal to ``q`` but for whole turns (2 pi) of its bounded revolute joints, within the
+    limits (and the consistency limits around ``seed``), ``q`` itself left out."""
+    turns = []
+    for j, value in enumerate(q):
+        lower, upper = problem.lower[j], problem.upper[j]
+        if problem.is_revolute[j] and np.isfinite(lower) and np.isfinite(upper):
+            first = math.ceil((lower - kernels.LIMIT_SLACK - value) / kernels.TWO_PI)
+            last = math.floor((upper + kernels.LIMIT_SLACK - value) / kernels.TWO_PI)
+            turns.append(range(first, last + 1))
+        else:
+            turns.append((0,))
+    alternatives = []
+    for shift in itertools.product(*turns):
+        if any(shift):
+            other = q + kernels.TWO_PI * np.asarray(shift, dtype=float)
+            if consistency_limits is None or np.all(np.abs(other - seed) <= consistency_limits + kernels.LIMIT_SLACK):
+                alternatives.append(other)
+    return alternatives

@@ -224,7 +224,7 @@ def test_a_branch_rejected_by_a_joint_constraint_is_offered_in_its_other_turns()
 
 
 def test_whole_turn_alternatives_stay_within_the_limits_and_the_consistency_limits():
-    from kinematics_py.ik.analytic import whole_turn_alternatives
+    from kinematics_py.ik.search import whole_turn_alternatives
 
     plugin = KinematicsPlugin()
     assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])

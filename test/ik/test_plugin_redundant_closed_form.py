@@ -219,3 +219,30 @@ def test_goal_in_collision_comes_after_every_solution_at_every_value_was_checked
     assert result.diagnostics.reached == result.diagnostics.in_collision == len(every)
     assert ("panda_hand", "table") in result.diagnostics.colliding_pairs or any(
         "table" in pair for pair in result.diagnostics.colliding_pairs)
+
+
+def test_a_solution_rejected_by_a_joint_constraint_is_offered_in_its_other_turns():
+    """The iiwa with its flange joint given +-2 pi: a callback allowing that joint only in [4, 2 pi] (a joint
+    constraint) rejects the representative nearest the seed (-0.6); its turn up (5.68) is valid and is found, in
+    every mode (the closed form's ALL_DISCRETIZED and distance mode, the numerical search of speed mode, with and
+    without lock_redundant_joints), not a definite "none valid"."""
+    path, base, tip, _, _ = REDUNDANT_ROBOTS["iiwa"]
+    urdf = Path(path()).read_text()
+    joint_7 = urdf.index('<joint name="iiwa_joint_7"')
+    limit = urdf.index("<limit ", joint_7)
+    urdf = urdf[:limit] + f'<limit lower="{-2 * np.pi}" upper="{2 * np.pi}" effort="40" velocity="2.4"/>' + \
+        urdf[urdf.index("/>", limit) + 2:]
+    q = np.array([0.3, 0.8, 0.2, -1.2, 0.4, 0.9, -0.6])
+    modes = [(ALL, None, "closed form"), (None, {"solve_mode": "distance"}, "closed form"),
+             (LOCKED, None, "local search"), (None, None, "local search")]
+    for options, parameters, search in modes:
+        plugin = KinematicsPlugin()
+        assert plugin.initialize(urdf, "arm", base, [tip], parameters=parameters), plugin.last_error
+        assert plugin._state.setup.redundant_closed_form is not None
+        chain = plugin._state.setup.problem.chains[0]
+        T = chain.forward_kinematics(q)
+        result = plugin.searchPositionIK(T, (q + 0.01).tolist(), TIMEOUT, options=options,
+                                         solution_callback=lambda pose, solution: bool(solution[6] >= 4.0))
+        assert result.success, (options, parameters, result.message)
+        assert result.solution[6] >= 4.0 and search in result.message, result.message
+        assert np.allclose(chain.forward_kinematics(np.array(result.solution)), T, atol=1e-6)
