@@ -137,8 +137,9 @@ def call_back_branches(outcome: SearchOutcome, solver: SolverSetup, solutions: n
     (``distance(q)``, the Euclidean one by default); the last rejection (or None). A branch whose representative
     is rejected for anything but a collision is tried again in its other whole-turn equivalents within the
     limits (joint constraints may allow another turn of a +-2 pi joint; a collision is the same in every turn).
-    Once one solution is called back, the calls end at ``deadline`` (``time.perf_counter()``) or the caller's
-    stop hook."""
+    With a ``deadline`` (``time.perf_counter()``), the calls end there or at the caller's stop hook once one
+    solution was called back (the caller then says the time ran out); without, every branch is called back (a
+    verdict over all of them is final: "there are no others")."""
     if distance is None:
         def distance(q):
             return float(np.linalg.norm(q - seed))
@@ -146,7 +147,7 @@ def call_back_branches(outcome: SearchOutcome, solver: SolverSetup, solutions: n
     heapq.heapify(candidates)
     valid_branches, last_rejection, order = set(), None, itertools.count(1)
     while candidates:
-        if outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
+        if deadline < math.inf and outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
             break
         _, branch, turned, q = heapq.heappop(candidates)
         if branch in valid_branches:

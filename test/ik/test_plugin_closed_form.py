@@ -223,6 +223,28 @@ def test_a_branch_rejected_by_a_joint_constraint_is_offered_in_its_other_turns()
     assert in_collision.error_code == ErrorCode.GOAL_IN_COLLISION and "there are no others" in in_collision.message
 
 
+def test_every_branch_is_checked_before_a_final_goal_in_collision_even_past_the_callers_stop_time():
+    """A verdict over every branch says "there are no others": the checks may not end at the caller's stop time
+    (a node's request past its answer reserve) after the first branch, as a time-limited search would."""
+    from kinematics_py.ik.search import stop_hook
+
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])
+    q = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
+    T = chain_of(plugin).forward_kinematics(q)
+    def checked(stopped: bool) -> int:
+        seen = []
+
+        def in_collision(pose, solution):
+            seen.append(solution)
+            return ErrorCode.GOAL_IN_COLLISION
+        with stop_hook(lambda: stopped):
+            result = plugin.searchPositionIK(T, q.tolist(), 1.0, solution_callback=in_collision)
+        assert result.error_code == ErrorCode.GOAL_IN_COLLISION and "there are no others" in result.message
+        return len(seen)
+    assert checked(stopped=True) == checked(stopped=False) > 1
+
+
 def test_whole_turn_alternatives_stay_within_the_limits_and_the_consistency_limits():
     from kinematics_py.ik.search import whole_turn_alternatives
 
