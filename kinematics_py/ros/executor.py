@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Collection
 
 from rclpy.exceptions import InvalidHandle
@@ -134,12 +135,12 @@ class NodeExecutor(Executor):
         taken = _take_request(srv)
         if taken is None:
             return None
+        answer = _answering(srv, *taken)
         while self.search_pool.has_room:  # the handler of ``taken`` is outstanding already
             waiting = _take_request(srv)
             if waiting is None:
                 break
             self.search_pool.submit(_answering(srv, *waiting))
-        answer = _answering(srv, *taken)
 
         async def answer_coroutine() -> None:
             answer()
@@ -173,11 +174,12 @@ def _take_request(srv) -> tuple | None:
 
 
 def _answering(srv, request, header) -> Callable[[], None]:
-    """Answers ``request`` through ``srv``'s callback, which sees the request's transit (``request_transit``)."""
-    transit = transit_of(header)
+    """Answers ``request``, taken now, through ``srv``'s callback, which sees the request's transit and take time
+    (``request_transit``)."""
+    transit, taken_at = transit_of(header), time.monotonic()
 
     def answer() -> None:
-        with request_transit(transit):
+        with request_transit(transit, taken_at):
             response = srv.callback(request, srv.srv_type.Response())
         srv.send_response(response, header)
     return answer

@@ -78,7 +78,7 @@ from .node_parameters import (
 )
 from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
-from .request_transit import current_transit
+from .request_transit import current_take_time, current_transit
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
 from .search_scheduler import SearchScheduler
@@ -167,8 +167,10 @@ class KinematicsNode(Node):
     def _serving(self, handler):
         """A service callback answering each request from one RequestContext (the state read once)."""
         def callback(request, response):
-            return handler(request, response, RequestContext(self._store.current, self._positions.current,
-                                                              self._tools, transit=current_transit()))
+            taken_at = current_take_time()
+            return handler(request, response, RequestContext(
+                self._store.current, self._positions.current, self._tools, transit=current_transit(),
+                arrived=time.monotonic() if taken_at is None else taken_at))
         return callback
 
     def _startup_count(self, name: str, default: int) -> int:

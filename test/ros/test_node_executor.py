@@ -12,6 +12,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
 from kinematics_py.ros.executor import NodeExecutor, search_entities
+from kinematics_py.ros.request_transit import current_take_time
 
 #: Time given to requests sent on this machine to reach the server's DDS reader [s].
 DELIVERY_S = 1.0
@@ -96,10 +97,11 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
     client_executor = SingleThreadedExecutor(context=client_context)
     client_executor.add_node(client_node)
     spinning = threading.Thread(target=client_executor.spin, daemon=True)
-    gate, started = threading.Event(), []
+    gate, started, times = threading.Event(), [], []
 
     def callback(request, response):
         started.append(request.fk_link_names[0])
+        times.append((current_take_time(), time.monotonic()))
         gate.wait(10.0)
         response.fk_link_names = request.fk_link_names
         return response
@@ -118,6 +120,8 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
             time.sleep(0.01)
         time.sleep(0.2)
         assert len(started) == 2  # both search threads busy; the third request waits unread in DDS
+        takes, starts = zip(*times)
+        assert max(takes) <= min(starts)  # taken together; their budgets count from then, not from their threads
         gate.set()
         assert _spin_until(executor, lambda: all(future.done() for future in futures), timeout=10.0)
         assert sorted(future.result().fk_link_names[0] for future in futures) == ["link_0", "link_1", "link_2"]

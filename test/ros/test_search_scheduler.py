@@ -21,7 +21,13 @@ from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.ik_service import compute_ik
 from kinematics_py.ros.request_context import RequestContext, ServiceTools
-from kinematics_py.ros.request_transit import TRUSTED_TRANSIT_S, current_transit, request_transit, transit_of
+from kinematics_py.ros.request_transit import (
+    TRUSTED_TRANSIT_S,
+    current_take_time,
+    current_transit,
+    request_transit,
+    transit_of,
+)
 from kinematics_py.ros.search_scheduler import (
     LATENESS_ALLOWANCE_S,
     LONG_SEARCH_S,
@@ -177,8 +183,10 @@ def test_a_transit_counts_only_from_a_plausible_source_timestamp():
     assert transit_of(Header(5.0)) == 0.0  # behind by more than a delivery takes: a clock skew
     assert transit_of(object()) == 0.0
     with request_transit(0.003):
-        assert current_transit() == 0.003
-    assert current_transit() == 0.0
+        assert current_transit() == 0.003 and current_take_time() is None
+    with request_transit(0.003, 12.5):
+        assert current_transit() == 0.003 and current_take_time() == 12.5
+    assert current_transit() == 0.0 and current_take_time() is None
 
 
 def test_a_search_that_lent_its_slot_ends_at_its_stop_time_if_it_does_not_get_it_back():
