@@ -229,7 +229,7 @@ class IkSearch:
                 outcome.reached += 1
                 verdict = self._validity(q) if self.is_valid is not None else None
                 if verdict is not None and verdict.error_code not in (ErrorCode.SUCCESS, ErrorCode.GOAL_IN_COLLISION):
-                    verdict = self._other_turn(q, verdict)
+                    verdict = self._other_turn(q, verdict, deadline)
                 if verdict is None or verdict.error_code == ErrorCode.SUCCESS:
                     if not any(same_solution(q, s, problem.is_revolute) for s in outcome.solutions):
                         outcome.solutions.append(q.copy())
@@ -278,14 +278,17 @@ class IkSearch:
                      and np.all(errors[:, 1] <= self.params.approximate_solution_orientation_threshold))
                 and self._validity(q).error_code == ErrorCode.SUCCESS)
 
-    def _other_turn(self, q: np.ndarray, verdict: Verdict) -> Verdict:
+    def _other_turn(self, q: np.ndarray, verdict: Verdict, deadline: float) -> Verdict:
         """``q`` rejected for anything but a collision: its whole-turn equivalents within the bounds, nearest the
         seed first, until one is valid (then ``q`` is set to it; a joint constraint may allow another turn of a
-        +-2 pi joint, and the local searches end near the seed's turn). The last verdict."""
+        +-2 pi joint, and the local searches end near the seed's turn) or the search's time is up (a chain of six
+        +-2 pi joints has 63 of them). The last verdict."""
         alternatives = [other for other in whole_turn_alternatives(self.problem, q, self.seed, self.consistency_limits)
                         if np.all(other >= self.lower - kernels.LIMIT_SLACK)
                         and np.all(other <= self.upper + kernels.LIMIT_SLACK)]  # locked joints stay
         for other in sorted(alternatives, key=lambda other: float(np.linalg.norm(other - self.seed))):
+            if self._time_left(deadline) <= 0.0:
+                break
             verdict = self._validity(other)
             if verdict.error_code == ErrorCode.SUCCESS:
                 q[:] = other
