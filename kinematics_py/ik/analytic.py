@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ErrorCode
+from ..errors import ErrorCode, Verdict
 from . import kernels
 from .closed_form import ClosedFormSolver, classification_report
 from .closed_form.kernels import POSITION_TOLERANCE, ROTATION_TOLERANCE
@@ -25,6 +25,7 @@ from .problem import SolverSetup
 from .search import (
     IkSearch,
     SearchOutcome,
+    caller_time_left,
     posture_reference,
     preference_cost,
     same_solution,
@@ -81,11 +82,11 @@ def closed_form_message_suffix(setup: GroupSetup) -> str:
 def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, *,
                        consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None,
                        cost_function: Callable[[np.ndarray], float] | None, collect_all: bool,
-                       prove_out_of_reach: bool = True) -> SearchOutcome | None:
-    """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says.
-    When no branch reaches the pose within the limits: NO_IK_SOLUTION if the pose is provably out of reach (and
-    ``prove_out_of_reach``: not when an approximate solution is wanted), else None (the caller searches
-    numerically)."""
+                       prove_out_of_reach: bool = True, timeout: float = math.inf) -> SearchOutcome | None:
+    """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says
+    (the other whole turns of rejected ones within ``timeout`` [s]). When no branch reaches the pose within the
+    limits: NO_IK_SOLUTION if the pose is provably out of reach (and ``prove_out_of_reach``: not when an
+    approximate solution is wanted), else None (the caller searches numerically)."""
     started = time.perf_counter()
     solver, closed_form = setup.solver, setup.closed_form
     solutions, codes, missed, missed_codes = closed_form.solve_unverified(targets[0], seed)
@@ -104,8 +105,9 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
     nearest_wins = cost_function is None and (mode in ("speed", "posture") or (
         mode == "distance" and bool(np.all(solver.joint_weights == solver.joint_weights[0]))))
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
-    last_rejection = call_back_branches(outcome, solver, solutions, seed, is_valid, consistency_limits,
-                                        stop_at_first=nearest_wins and not collect_all)
+    last_rejection, skipped = call_back_branches(outcome, solver, solutions, seed, is_valid, consistency_limits,
+                                                 stop_at_first=nearest_wins and not collect_all,
+                                                 turns_until=started + timeout)
     outcome.elapsed = time.perf_counter() - started
     family = f"closed form, {closed_form.name}"
     if outcome.solutions:
@@ -114,6 +116,9 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
             min(outcome.solutions, key=lambda q: preference_cost(solver, q, seed, cost_function))
         outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({family}: {len(outcome.solutions)} valid of "
                            f"{len(codes)} branch(es) within the limits)")
+    elif skipped:
+        outcome.error_code, outcome.message = turns_ran_out(outcome, skipped, last_rejection,
+                                                            f"{len(codes)} branch(es); {family}")
     elif outcome.rejected:
         reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
@@ -132,25 +137,30 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
 def call_back_branches(outcome: SearchOutcome, solver: SolverSetup, solutions: np.ndarray, seed: np.ndarray,
                        is_valid: ValidityCallback | None, consistency_limits: np.ndarray | None, *,
                        stop_at_first: bool, distance: Callable[[np.ndarray], float] | None = None,
-                       deadline: float = math.inf):
+                       deadline: float = math.inf, turns_until: float = math.inf) -> tuple[Verdict | None, int]:
     """Each branch's first valid solution into ``outcome.solutions``, nearest the seed first over every branch
     (``distance(q)``, the Euclidean one by default); the last rejection (or None). A branch whose representative
     is rejected for anything but a collision is tried again in its other whole-turn equivalents within the
     limits (joint constraints may allow another turn of a +-2 pi joint; a collision is the same in every turn).
     With a ``deadline`` (``time.perf_counter()``), the calls end there or at the caller's stop hook once one
     solution was called back (the caller then says the time ran out); without, every branch is called back (a
-    verdict over all of them is final: "there are no others")."""
+    verdict over all of them is final: "there are no others"). Other whole turns are tried until ``turns_until``
+    or the caller's deadline only (a chain of six +-2 pi joints has 63 per branch); (last rejection or None,
+    how many were not tried for want of time)."""
     if distance is None:
         def distance(q):
             return float(np.linalg.norm(q - seed))
     candidates = [(distance(q), branch, 0, q) for branch, q in enumerate(solutions)]
     heapq.heapify(candidates)
-    valid_branches, last_rejection, order = set(), None, itertools.count(1)
+    valid_branches, last_rejection, order, skipped = set(), None, itertools.count(1), 0
     while candidates:
         if deadline < math.inf and outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
             break
         _, branch, turned, q = heapq.heappop(candidates)
         if branch in valid_branches:
+            continue
+        if turned and (time.perf_counter() >= turns_until or caller_time_left() <= 0.0):
+            skipped += 1
             continue
         outcome.reached += 1
         verdict = None if is_valid is None else verdict_of(is_valid(q))
@@ -165,7 +175,18 @@ def call_back_branches(outcome: SearchOutcome, solver: SolverSetup, solutions: n
         outcome.solutions.append(q)
         if stop_at_first:
             break
-    return last_rejection
+    return last_rejection, skipped
+
+
+def turns_ran_out(outcome: SearchOutcome, skipped: int, last_rejection: Verdict | None, searched: str
+                  ) -> tuple[ErrorCode, str]:
+    """TIMED_OUT and why, when every solution tried was rejected but ``skipped`` other whole turns of rejected
+    ones were not tried for want of time (a longer timeout may find a valid one)."""
+    verdict = "" if last_rejection is None else f"; last verdict: {last_rejection.error_code.name}" + (
+        f": {last_rejection.reason}" if last_rejection.reason else "")
+    return ErrorCode.TIMED_OUT, (f"the validity check rejected the {outcome.rejected} solution(s) tried, and the time "
+                                 f"ran out before {skipped} other whole turn(s) of them were tried ({searched}"
+                                 f"{verdict}): a longer timeout may find a valid one")
 
 
 def out_of_reach_message(setup: GroupSetup, T_base_tip: np.ndarray) -> str | None:

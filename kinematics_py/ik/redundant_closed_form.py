@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import ErrorCode
 from . import kernels
 from .analytic import _verified as verified_branches
-from .analytic import call_back_branches
+from .analytic import call_back_branches, turns_ran_out
 from .closed_form.families import MAX_BRANCHES
 from .closed_form.redundant import LockedJointSolver, RedundantChain, redundant_chain
 from .discretization import joint_values
@@ -112,7 +112,7 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     first_wins = not collect_all and cost_function is None and mode == "speed"
     target = np.ascontiguousarray(targets[0], dtype=np.float64)
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
-    last_rejection, tried, branches = None, 0, 0
+    last_rejection, tried, branches, skipped = None, 0, 0, 0
     same_turn_values = _SameTurnValues(values)
     per_value: list[list[np.ndarray]] = []
     for index, found in _solutions_per_value(setup, solver, target, targets, seed, values, deadline):
@@ -132,8 +132,10 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
         per_value[-1] = [candidate for candidate in found
                          if not any(same_solution(candidate, other, problem.is_revolute) for other in earlier)]
         if per_value[-1]:
-            last_rejection = call_back_branches(outcome, setup.solver, np.array(per_value[-1]), seed, is_valid,
-                                                consistency_limits, stop_at_first=first_wins) or last_rejection
+            rejection, not_tried = call_back_branches(outcome, setup.solver, np.array(per_value[-1]), seed, is_valid,
+                                                      consistency_limits, stop_at_first=first_wins,
+                                                      turns_until=deadline)
+            last_rejection, skipped = rejection or last_rejection, skipped + not_tried
         if outcome.solutions and first_wins:
             break
     outcome.elapsed = time.perf_counter() - started
@@ -144,6 +146,8 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
         outcome.solution = _preferred(setup.solver, outcome.solutions, seed, cost_function)
         outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: {len(outcome.solutions)} valid of "
                            f"{branches} solution(s) within the limits over {swept})")
+    elif skipped:
+        outcome.error_code, outcome.message = turns_ran_out(outcome, skipped, last_rejection, f"{swept}; {name}")
     elif outcome.rejected:
         reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
@@ -213,9 +217,9 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     if not len(solutions):
         return None
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
-    last_rejection = call_back_branches(outcome, setup.solver, solutions, seed, is_valid, consistency_limits,
-                                        stop_at_first=True, distance=lambda q: float(np.sum(weights * (q - seed) ** 2)),
-                                        deadline=deadline)
+    last_rejection, skipped = call_back_branches(
+        outcome, setup.solver, solutions, seed, is_valid, consistency_limits, stop_at_first=True,
+        distance=lambda q: float(np.sum(weights * (q - seed) ** 2)), deadline=deadline, turns_until=deadline)
     outcome.solution = outcome.solutions[0] if outcome.solutions else None
     outcome.elapsed = time.perf_counter() - started
     name = f"closed form, {solver.name}"
@@ -225,6 +229,8 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
         outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: the nearest of {len(solutions)} "
                            f"solution(s) within the limits over {swept}, refined around the nearest, and a local "
                            f"search from the seed)")
+    elif skipped:
+        outcome.error_code, outcome.message = turns_ran_out(outcome, skipped, last_rejection, f"{swept}; {name}")
     else:
         reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code

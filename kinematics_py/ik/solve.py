@@ -65,7 +65,8 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
     callbacks = dict(is_valid=_validity_callback(request), cost_function=_cost_callback(request))
     if closed_form:
         outcome = closed_form_search(setup, targets, q_seed, consistency_limits=limits, collect_all=all_solutions,
-                                     prove_out_of_reach=not options.return_approximate_solution, **callbacks)
+                                     prove_out_of_reach=not options.return_approximate_solution, timeout=timeout,
+                                     **callbacks)
         if outcome is not None:
             return result_from_outcome(outcome)
     redundant_closed_form = locked_solver(setup, options, cost_function)

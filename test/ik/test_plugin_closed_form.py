@@ -245,6 +245,32 @@ def test_every_branch_is_checked_before_a_final_goal_in_collision_even_past_the_
     assert checked(stopped=True) == checked(stopped=False) > 1
 
 
+def test_other_whole_turns_are_tried_within_the_timeout_only():
+    """A joint constraint no turn satisfies, 1 ms a check: each of the 8 branches has 63 other turns on the UR5
+    (+-2 pi joints); within a 5 ms timeout only a few are tried and the answer says the time ran out (TIMED_OUT,
+    not a definite 'no others'); with time for all of them the answer is final."""
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])
+    q = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
+    T = chain_of(plugin).forward_kinematics(q)
+
+    def checked(timeout: float, check_s: float):
+        calls = []
+
+        def shoulder_far_away(pose, solution):
+            calls.append(solution)
+            time.sleep(check_s)
+            return bool(3.0 <= solution[0] <= 3.1)
+        return plugin.searchPositionIK(T, q.tolist(), timeout, solution_callback=shoulder_far_away), len(calls)
+
+    result, calls = checked(0.005, 0.001)
+    assert result.error_code == ErrorCode.TIMED_OUT and "time ran out" in result.message, result.message
+    assert 8 <= calls < 8 * 64 // 4
+    result, calls = checked(60.0, 0.0)
+    assert result.error_code == ErrorCode.NO_IK_SOLUTION and "there are no others" in result.message
+    assert calls == 8 * 64
+
+
 def test_whole_turn_alternatives_stay_within_the_limits_and_the_consistency_limits():
     from kinematics_py.ik.search import whole_turn_alternatives
 
