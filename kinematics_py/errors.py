@@ -123,6 +123,10 @@ class Verdict(NamedTuple):
     error_code: ErrorCode
     reason: str = ""
 
+    def described(self) -> str:
+        """The code's name and the reason, as the answers' messages quote a verdict: "GOAL_IN_COLLISION: ..."."""
+        return f"{self.error_code.name}: {self.reason}" if self.reason else self.error_code.name
+
 
 class RequestError(KinematicsError):
     """A request that cannot be answered as asked; ``code`` is the MoveItErrorCodes value to answer with."""

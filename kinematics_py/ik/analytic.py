@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from .state import GroupSetup
 
 
-
 #: How much farther [m] than the thresholds allow a wrist point must lie beyond the reach to prove a pose out of it
 #: (far above round-off: poses nearer the boundary go on to the numerical search).
 REACH_MARGIN = 1e-5
@@ -120,12 +119,11 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
         outcome.error_code, outcome.message = turns_ran_out(outcome, skipped, last_rejection,
                                                             f"{len(codes)} branch(es); {family}")
     elif outcome.rejected:
-        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
         outcome.message = (f"the validity check rejected every one of the {outcome.rejected} solution(s) reaching the "
                            f"pose within the limits ({len(codes)} branch(es), those rejected for other reasons than "
                            f"a collision also in their other whole turns; {family}: there are no others; last "
-                           f"verdict: {last_rejection.error_code.name}{reason})")
+                           f"verdict: {last_rejection.described()})")
     else:
         reference = "preferred_posture" if len(solver.params.preferred_posture) else "the seed"
         posture = "an undefined posture" if in_posture is None else closed_form.posture(in_posture)
@@ -182,8 +180,7 @@ def turns_ran_out(outcome: SearchOutcome, skipped: int, last_rejection: Verdict 
                   ) -> tuple[ErrorCode, str]:
     """TIMED_OUT and why, when every solution tried was rejected but ``skipped`` other whole turns of rejected
     ones were not tried for want of time (a longer timeout may find a valid one)."""
-    verdict = "" if last_rejection is None else f"; last verdict: {last_rejection.error_code.name}" + (
-        f": {last_rejection.reason}" if last_rejection.reason else "")
+    verdict = "" if last_rejection is None else f"; last verdict: {last_rejection.described()}"
     return ErrorCode.TIMED_OUT, (f"the validity check rejected the {outcome.rejected} solution(s) tried, and the time "
                                  f"ran out before {skipped} other whole turn(s) of them were tried ({searched}"
                                  f"{verdict}): a longer timeout may find a valid one")

@@ -149,11 +149,10 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     elif skipped:
         outcome.error_code, outcome.message = turns_ran_out(outcome, skipped, last_rejection, f"{swept}; {name}")
     elif outcome.rejected:
-        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
         outcome.message = (f"the validity check rejected every one of the {outcome.rejected} solution(s) reaching the "
                            f"pose within the limits over {swept} ({name}: there are no others at these values; "
-                           f"last verdict: {last_rejection.error_code.name}{reason})")
+                           f"last verdict: {last_rejection.described()})")
     elif options.return_approximate_solution:
         return None
     else:
@@ -232,13 +231,12 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     elif skipped:
         outcome.error_code, outcome.message = turns_ran_out(outcome, skipped, last_rejection, f"{swept}; {name}")
     else:
-        reason = f": {last_rejection.reason}" if last_rejection.reason else ""
         outcome.error_code = last_rejection.error_code
         outcome.message = (f"the validity check rejected {outcome.rejected} solution(s) reaching the pose within the "
                            f"limits over {swept} ({len(solutions)} and those rejected for other reasons than a "
                            f"collision in their other whole turns), nearest first, "
                            f"{'all' if outcome.rejected >= len(solutions) else 'until the time ran out'} ({name}; "
-                           f"last verdict: {last_rejection.error_code.name}{reason})")
+                           f"last verdict: {last_rejection.described()})")
     return outcome
 
 

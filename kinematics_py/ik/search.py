@@ -301,10 +301,9 @@ class IkSearch:
     def _failure(self, outcome: SearchOutcome, best_candidate, last_rejection) -> tuple[ErrorCode, str]:
         budget = "one local search from the seed" if self.local_only else f"{self.timeout * 1e3:.1f} ms"
         if outcome.rejected:
-            code = last_rejection.error_code
-            reason = f": {last_rejection.reason}" if last_rejection.reason else ""
-            return code, (f"{outcome.reached} solution(s) reached the pose within {budget} but the validity "
-                          f"check rejected all of them (last verdict: {code.name}{reason})")
+            return last_rejection.error_code, (f"{outcome.reached} solution(s) reached the pose within {budget} but "
+                                               f"the validity check rejected all of them (last verdict: "
+                                               f"{last_rejection.described()})")
         detail = ""
         if best_candidate is not None:
             errors = self.problem.task_errors(best_candidate, self.targets).max(axis=0)
