@@ -21,6 +21,14 @@ nearest the seed); ALL_DISCRETIZED: the share of poses whose ``result.solutions`
 branch set; batch: ``searchPositionIKBatch`` of the --poses poses (the branch nearest each seed) against
 ``calculate_IK_batched(poses, 2)``. Targets (issue 12): per call <= 2x EAIK, distance median <= 0.1 ms and
 >= 99.5 % nearest, >= 99 % exact branch sets, batch at least as fast as EAIK.
+
+Calibrated arms (issue 18; ``--calibrated-poses``, 0 skips): the UR5 and UR10 from their published DH parameters,
+nominal and calibrated (DH deltas of 0.1-1 mm and 0.1-1 mrad, ``test/calibrated_arms.py``), and the KR 16 with its
+joint origins moved by up to 1 mm / 1 mrad: per call, ``searchPositionIK`` (speed mode) and ``all_solutions`` on the
+nominal and the calibrated arm, alternating block by block, with Robotics Toolbox's C++ ``ik_LM`` on the calibrated
+arm; ratios calibrated / nominal (target <= 2) and calibrated / C++ LM (target < 1). Completeness: the share of
+poses whose ``all_solutions`` equals a brute-force enumeration (numerical searches from --enumeration-seeds random
+seeds, deduplicated; target >= 99 %).
 """
 from __future__ import annotations
 
@@ -36,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "test"), str(ROOT / "test" / "ik" / "closed_form")]
 
+from calibrated_arms import calibration_deltas, moved_joint_origins, ur_urdf  # noqa: E402
 from closed_form_cases import (  # noqa: E402  (test helpers: robots, EAIK built from the same geometry)
     CLOSED_FORM_ROBOTS,
     eaik_branches,
@@ -46,7 +55,7 @@ from closed_form_cases import (  # noqa: E402  (test helpers: robots, EAIK built
     solver,
 )
 
-from kinematics_py import DiscretizationMethod, KinematicsPlugin, KinematicsQueryOptions  # noqa: E402
+from kinematics_py import DiscretizationMethod, KinematicsPlugin, KinematicsQueryOptions, RobotModel  # noqa: E402
 
 ALL = KinematicsQueryOptions(discretization_method=DiscretizationMethod.ALL_DISCRETIZED)
 
@@ -148,6 +157,114 @@ def plugin_batched(plugin, robot, T, seeds, rounds: int, threads: int) -> tuple[
     return statistics.median(ours), statistics.median(theirs)
 
 
+def calibrated_arms(seed: int) -> dict[str, tuple[str, str, str, str]]:
+    """name -> (nominal URDF, calibrated URDF, base link, tip link)."""
+    rng = np.random.default_rng(seed)
+    arms = {name: (ur_urdf(name), ur_urdf(name, calibration_deltas(rng, 1e-3, 1e-3)), "base_link", "tool0")
+            for name in ("ur5", "ur10")}
+    path, base, tip, _ = CLOSED_FORM_ROBOTS["kr16"]
+    text = Path(path()).read_text()
+    arms["kr16"] = (text, moved_joint_origins(text, rng, 1e-3, 1e-3), base, tip)
+    return arms
+
+
+def initialized(urdf: str, base: str, tip: str, **parameters) -> KinematicsPlugin:
+    plugin = KinematicsPlugin()
+    if not plugin.initialize(urdf, "arm", base, [tip], parameters=parameters):
+        raise RuntimeError(plugin.last_error)
+    return plugin
+
+
+def cpp_lm(urdf: str, base: str, tip: str, chain):
+    """Robotics Toolbox's C++ ik_LM on the URDF as a function (T_base_tip, seed) -> None, or None if not installed."""
+    import contextlib
+    import io
+    import tempfile
+    import warnings
+    try:
+        import roboticstoolbox as rtb
+        from roboticstoolbox.models.URDF.URDFRobot import URDF_read
+    except ImportError:
+        return None
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings(), \
+            contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        path = Path(folder) / "arm.urdf"
+        path.write_text(urdf)
+        links, name, _ = URDF_read(str(path))
+        ets = rtb.Robot(links, name=name).ets(start=base, end=tip)
+    zero = np.zeros(chain.dof)
+    T_rtb_base = ets.fkine(zero).A @ np.linalg.inv(chain.forward_kinematics(zero))
+
+    def solve(T, seed):
+        return ets.ik_LM(T_rtb_base @ T, q0=seed, tol=0.5 * 1e-5 ** 2, joint_limits=True)
+
+    return solve
+
+
+def alternating_per_call(calls: list, T, seeds, rounds: int, block: int) -> list[float]:
+    """Median microseconds per call of each of ``calls`` (f(T[i], seeds[i])), alternating block by block."""
+    samples = [[] for _ in calls]
+    n = len(T)
+    for r in range(rounds):
+        start = (r * block) % max(1, n - block)
+        order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
+        for which in order:
+            call = calls[which]
+            t0 = time.perf_counter()
+            for i in range(start, min(n, start + block)):
+                call(T[i], seeds[i])
+            samples[which].append((time.perf_counter() - t0) / min(block, n) * 1e6)
+    return [statistics.median(s) for s in samples]
+
+
+def enumeration_agrees(plugin, numerical, chain, T, rng, seeds: int) -> bool:
+    """Whether ``plugin.all_solutions(T)`` equals the distinct solutions of numerical searches from ``seeds`` random
+    seeds (whole turns aside)."""
+    def same(a, b):
+        return float(np.max(np.abs((np.asarray(a) - b + np.pi) % (2 * np.pi) - np.pi))) < 1e-5
+
+    ours = plugin.all_solutions(T)
+    found = []
+    for seed in random_configurations(chain, rng, seeds):
+        result = numerical.searchPositionIK(T, seed, timeout=0.05)
+        if result.success and not any(same(result.solution, other) for other in found):
+            found.append(np.asarray(result.solution))
+    return all(any(same(q, s) for s in ours) for q in found) and all(any(same(s, q) for q in found) for s in ours)
+
+
+def calibrated_report(args) -> None:
+    print()
+    print("Calibrated arms (issue 18): per call [us], nominal vs calibrated, and the C++ LM on the calibrated arm")
+    print(f"{'robot':<6} {'search nom':>10} {'search cal':>10} {'ratio':>6} {'all nom':>8} {'all cal':>8} {'ratio':>6} "
+          f"{'C++ LM':>8} {'cal/LM':>7} {'complete':>9}")
+    for name, (nominal_urdf, calibrated_urdf, base, tip) in calibrated_arms(args.seed).items():
+        nominal, calibrated = initialized(nominal_urdf, base, tip), initialized(calibrated_urdf, base, tip)
+        numerical = initialized(calibrated_urdf, base, tip, closed_form_angle_tolerance=0.0,
+                                closed_form_distance_tolerance=0.0)
+        chain = RobotModel.from_urdf_string(calibrated_urdf).chain(base, tip)
+        nominal_chain = RobotModel.from_urdf_string(nominal_urdf).chain(base, tip)
+        rng = np.random.default_rng(args.seed)
+        q = random_configurations(chain, rng, args.calibrated_poses)
+        T_cal, T_nom = chain.forward_kinematics(q), nominal_chain.forward_kinematics(q)
+        seeds = random_configurations(chain, rng, args.calibrated_poses)
+        lm = cpp_lm(calibrated_urdf, base, tip, chain)
+        calls = [lambda i, s, p=nominal, T=T_nom: p.searchPositionIK(T[i], s),
+                 lambda i, s, p=calibrated, T=T_cal: p.searchPositionIK(T[i], s),
+                 lambda i, s, p=nominal, T=T_nom: p.all_solutions(T[i], s),
+                 lambda i, s, p=calibrated, T=T_cal: p.all_solutions(T[i], s)]
+        if lm:
+            calls.append(lambda i, s, solve=lm, T=T_cal: solve(T[i], s))
+        timings = alternating_per_call(calls, list(range(len(q))), seeds, args.rounds, args.block)
+        search_nom, search_cal, all_nom, all_cal = timings[:4]
+        lm_us = timings[4] if lm else float("nan")
+        complete = sum(enumeration_agrees(calibrated, numerical, chain, T, rng, args.enumeration_seeds)
+                       for T in T_cal[:args.enumeration_poses]) / min(args.enumeration_poses, len(T_cal))
+        print(f"{name:<6} {search_nom:>10.2f} {search_cal:>10.2f} {search_cal / search_nom:>6.2f} {all_nom:>8.2f} "
+              f"{all_cal:>8.2f} {all_cal / all_nom:>6.2f} {lm_us:>8.1f} {search_cal / lm_us:>7.3f} {complete:>9.1%}")
+    print("complete: share of poses whose all_solutions equals the brute-force enumeration")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--poses", type=int, default=1000)
@@ -156,7 +273,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="EAIK's worker threads in the batch")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--robots", nargs="*", default=list(ROBOTS))
+    parser.add_argument("--calibrated-poses", type=int, default=1000, help="poses per calibrated arm (0: skip)")
+    parser.add_argument("--enumeration-poses", type=int, default=200, help="poses checked against the brute force")
+    parser.add_argument("--enumeration-seeds", type=int, default=100, help="numerical searches per brute-force pose")
+    parser.add_argument("--only-calibrated", action="store_true", help="the calibrated arms' section alone")
     args = parser.parse_args()
+    if args.only_calibrated:
+        calibrated_report(args)
+        return
     print(f"{os.cpu_count()} CPUs; {args.poses} poses; per call: {args.rounds} x {args.block}; "
           f"batch: {args.rounds} rounds, EAIK {args.threads} threads")
     print(f"{'robot':<9} {'family':<60} {'branches':>8} {'ours us':>8} {'EAIK us':>8} {'ratio':>6} "
@@ -199,6 +323,8 @@ def main() -> None:
     print("nearest: distance mode returned the globally nearest in-limit solution; all exact: ALL_DISCRETIZED "
           "returned exactly the in-limit branch set; success: verified and within the limits (poses with an "
           "in-limit branch)")
+    if args.calibrated_poses:
+        calibrated_report(args)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,13 @@ SPECS: tuple[ParameterSpec, ...] = (
                   "Largest position error [m] of an approximate solution (when one is asked for).", 0.0, 10.0),
     ParameterSpec("approximate_solution_orientation_threshold", 0.1,
                   "Largest rotation error [rad] of an approximate solution (when one is asked for).", 0.0, math.pi),
+    ParameterSpec("closed_form_distance_tolerance", 5e-3, "How far [m] a 6-joint chain's joint axes (or a 7-joint "
+                  "chain's, one joint locked) may miss the points where a closed-form family has them meet: within it "
+                  "and closed_form_angle_tolerance, the family's nearest ideal arm is solved in closed form and each "
+                  "of its branches polished onto the chain (calibrated arms, small offsets); 0 with an angle of 0: "
+                  "exact families only.", 0.0, 0.1),
+    ParameterSpec("closed_form_angle_tolerance", 5e-3, "How far [rad] the joint axes a closed-form family has "
+                  "parallel may be turned from it (see closed_form_distance_tolerance).", 0.0, 0.1),
     ParameterSpec("random_seed", 42, "Seed of the restart sampler (fixed, so runs are reproducible).", 0, 2**63 - 1),
 )
 SPECS_BY_NAME = {spec.name: spec for spec in SPECS}

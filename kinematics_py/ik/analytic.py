@@ -20,6 +20,7 @@ from ..errors import ErrorCode, Verdict
 from . import kernels
 from .closed_form import ClosedFormSolver, classification_report
 from .closed_form.kernels import POSITION_TOLERANCE, ROTATION_TOLERANCE
+from .closed_form.near_ideal import FamilyTolerance
 from .kernels import LIMIT_SLACK
 from .problem import SolverSetup
 from .search import (
@@ -57,7 +58,7 @@ def closed_form_of(solver: SolverSetup) -> tuple[ClosedFormSolver | None, str]:
         return None, "numerical search: the chain's joints are not the group's variables"
     if not np.all(solver.weights > 0.0):
         return None, "numerical search: the closed forms solve full poses (position_only_ik or a zero axis weight)"
-    classification, report = classification_report(chain)
+    classification, report = classification_report(chain, tolerance=FamilyTolerance.of_parameters(solver.params))
     if classification is None:
         return None, f"numerical search: {report}"
     return ClosedFormSolver(chain, classification), report
@@ -192,7 +193,10 @@ def out_of_reach_message(setup: GroupSetup, T_base_tip: np.ndarray) -> str | Non
     plus REACH_MARGIN); None otherwise (near the boundary, or inside it: the numerical search decides)."""
     closed_form, params = setup.closed_form, setup.solver.params
     reach = closed_form.reach
-    allowed = params.position_threshold + params.orientation_threshold * reach.wrist_offset + REACH_MARGIN
+    # A near-ideal arm's reach is its ideal arm's: the two tips differ by at most the deviation's bounds.
+    deviation = closed_form.classification.deviation
+    allowed = (params.position_threshold + deviation.position + (params.orientation_threshold + deviation.rotation)
+               * reach.wrist_offset + REACH_MARGIN)
     beyond = closed_form.beyond_reach(T_base_tip)
     if not beyond > allowed:
         return None

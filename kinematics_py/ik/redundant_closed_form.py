@@ -23,6 +23,7 @@ from . import kernels
 from .analytic import _verified as verified_branches
 from .analytic import call_back_branches, turns_ran_out
 from .closed_form.families import MAX_BRANCHES
+from .closed_form.near_ideal import FamilyTolerance
 from .closed_form.redundant import LockedJointSolver, RedundantChain, redundant_chain
 from .discretization import joint_values
 from .options import DiscretizationMethod, KinematicsQueryOptions
@@ -63,7 +64,7 @@ def redundant_closed_form_of(solver: SolverSetup) -> tuple[RedundantChain | None
     chain = problem.chains[0]
     if chain.joint_names != problem.variable_names or not np.all(solver.weights > 0.0):
         return None, "no closed form with a joint locked: the group is not one chain solved for full poses"
-    found = redundant_chain(chain)
+    found = redundant_chain(chain, FamilyTolerance.of_parameters(solver.params))
     if not found.solvers:
         return None, f"numerical search: {found.report}"
     return found, (f"{found.report}, for the discretization methods, lock_redundant_joints and distance mode; speed "

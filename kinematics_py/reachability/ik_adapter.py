@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ChainError, ErrorCode, KinematicsError
-from ..ik.closed_form import ClosedFormSolver
+from ..ik.closed_form import ClosedFormSolver, FamilyTolerance
 from ..ik.plugin import KinematicsPlugin
 from ..model.chain import Chain
 
@@ -36,7 +36,8 @@ class ReachIK:
         self.closed_form: ClosedFormSolver | None = None
         if solver != "numerical":
             try:
-                self.closed_form = ClosedFormSolver.for_chain(self.chain)
+                self.closed_form = ClosedFormSolver.for_chain(self.chain,
+                                                              FamilyTolerance.of_parameters(plugin.parameters))
             except ChainError as error:
                 if solver == "closed_form":
                     raise KinematicsError(f"solver 'closed_form' asked for, but {error}") from None

@@ -2,7 +2,8 @@
 seed inside the joint limits, checked by the chain's own forward kinematics, distinct, nearest first.
 
 ``solve_pose`` takes the target ``T_base_tip`` (4, 4), the seed (6,), the packed ``geometry`` (see
-``families``), ``config`` (int64: family, arrangement of axes 1-3, 1 if the chain is solved reversed),
+``families``), ``config`` (int64: family, arrangement of axes 1-3, 1 if the chain is solved reversed, 1 if the
+geometry is the nearest ideal arm of the chain, whose branches are polished onto it: see ``near_ideal``),
 the chain's compiled ``segments`` and ``joint_info`` (see ``model.chain_kernels``), its limits and how many
 solutions are ``wanted`` (nearest the seed; MAX_BRANCHES for all); it writes up to that many solutions to
 ``out_q`` (MAX_BRANCHES, 6) and their branch codes to ``out_codes``, and returns how many (and how many
@@ -18,7 +19,7 @@ import numpy as np
 from numba import prange
 
 from ...compiled import compiled_kernel
-from ...model.chain_kernels import SEGMENT_WIDTH, chain_pose
+from ...model.chain_kernels import SEGMENT_WIDTH, chain_jacobian_from_pose, chain_pose
 from ..kernels import TWO_PI, nearest_in_limits
 from .families import (
     GEOMETRY_ROWS,
@@ -28,6 +29,7 @@ from .families import (
     solve_spherical_wrist,
     solve_three_parallel,
 )
+from .near_ideal import POLISH_LIMIT_SLACK, polish
 from .subproblems import dot
 
 SPHERICAL_WRIST = 1
@@ -40,6 +42,11 @@ ROTATION_TOLERANCE = 1e-5
 NEAR_MISS = 1e-2
 #: Two solutions closer than this in every joint, modulo 2 pi [rad], are the same one.
 DUPLICATE_TOLERANCE = 1e-6
+#: Near a singular branch of a nearest ideal arm (``polished_branches``): a polish that moves a joint farther than
+#: SINGULAR_DISTANCE [rad] also tries the mirror image; one that stalls starts again SINGULAR_STEP [rad] to either
+#: side. The real arm's pair lies about sqrt(2 d / L) apart for a deviation d on a link L (0.5 mm on 0.4 m: 0.05 rad).
+SINGULAR_DISTANCE = 5e-3
+SINGULAR_STEP = 0.05
 
 
 @compiled_kernel(inline="always")
@@ -98,6 +105,103 @@ def raw_branches(T, seed, geometry, config, raw, codes):
     return n
 
 
+@compiled_kernel(inline="always")
+def _repeats(found, count, q):
+    """Whether ``q`` is one of the first ``count`` rows of ``found`` (within DUPLICATE_TOLERANCE modulo 2 pi)."""
+    for a in range(count):
+        largest = 0.0
+        for j in range(6):
+            largest = max(largest, abs(_wrapped(found[a, j] - q[j])))
+        if largest < DUPLICATE_TOLERANCE:
+            return True
+    return False
+
+
+@compiled_kernel(inline="always")
+def _polished_in_limits(q, T, seed, segments, joint_info, lower, upper, R, p, axes_world, origins_world):
+    """``near_ideal.polish`` of q (in place) onto the chain reaches T, and each joint has a representative within
+    the limits (taken nearest the seed; R, p: the FK of q)."""
+    if not polish(q, T, segments, joint_info, R, p, axes_world, origins_world) or \
+            not _reaches(T, R, p, POSITION_TOLERANCE, ROTATION_TOLERANCE):
+        return False
+    for j in range(6):
+        q[j] = nearest_in_limits(q[j], seed[j], lower[j], upper[j])
+        if math.isnan(q[j]):
+            return False
+    return True
+
+
+#: ``polished_branches``'s answer when no polish reached the pose.
+NOT_POLISHED = -1
+
+
+@compiled_kernel(inline="always")
+def _kept_if_new(q, found, count):
+    """Store ``q`` in ``found[count]`` unless it is one of the rows before; 1 if stored, else 0."""
+    if _repeats(found, count, q):
+        return 0
+    found[count] = q
+    return 1
+
+
+@compiled_kernel
+def polished_branches(q, T, seed, segments, joint_info, lower, upper, found, count, room, R, p, axes_world,
+                      origins_world):
+    """A branch of a chain's nearest ideal arm (q (6,)) polished onto the chain: the solutions not among the first
+    ``count`` rows of ``found`` written after them (at most ``room``) -> how many (0: found already), or NOT_POLISHED
+    (none reaches the pose; R, p: the FK of q, unchanged).
+
+    Near a singularity two branches of the ideal arm merge (the arm stretched, the wrist straight) while the real
+    arm's pair stays apart by about the square root of the deviation: a polish then moves far from the branch (more
+    than SINGULAR_DISTANCE), and its mirror image across the branch is polished too; a polish that stalls at the
+    merged point starts again SINGULAR_STEP to either side along the Jacobian's least singular direction, where the
+    pair lies."""
+    start = q.copy()
+    trial = q.copy()
+    added = 0
+    reached = False
+    if _polished_in_limits(trial, T, seed, segments, joint_info, lower, upper, R, p, axes_world, origins_world):
+        reached = True
+        added += _kept_if_new(trial, found, count)
+        moved = 0.0
+        for j in range(6):
+            moved = max(moved, abs(_wrapped(trial[j] - start[j])))
+        if moved > SINGULAR_DISTANCE and added < room:
+            for j in range(6):
+                trial[j] = start[j] - _wrapped(trial[j] - start[j])
+            if _polished_in_limits(trial, T, seed, segments, joint_info, lower, upper, R, p, axes_world,
+                                   origins_world):
+                added += _kept_if_new(trial, found, count + added)
+    else:
+        chain_pose(start, segments, joint_info, R, p, axes_world, origins_world)
+        J = np.empty((6, 6))
+        chain_jacobian_from_pose(p, joint_info, segments[:joint_info.shape[0], 15].copy(), axes_world,
+                                 origins_world, J)
+        least = np.linalg.svd(J)[2][5]
+        for side in (1.0, -1.0):
+            if added >= room:
+                break
+            for j in range(6):
+                trial[j] = start[j] + side * SINGULAR_STEP * least[j]
+            if _polished_in_limits(trial, T, seed, segments, joint_info, lower, upper, R, p, axes_world,
+                                   origins_world):
+                reached = True
+                added += _kept_if_new(trial, found, count + added)
+    if added == 2:  # nearest the seed first
+        first = 0.0
+        second = 0.0
+        for j in range(6):
+            first += (found[count, j] - seed[j]) ** 2
+            second += (found[count + 1, j] - seed[j]) ** 2
+        if second < first:
+            for j in range(6):
+                found[count, j], found[count + 1, j] = found[count + 1, j], found[count, j]
+    if not reached:
+        chain_pose(start, segments, joint_info, R, p, axes_world, origins_world)
+        return NOT_POLISHED
+    return added
+
+
 @compiled_kernel
 def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wanted, out_q, out_codes):
     """The ``wanted`` distinct in-limit branches reaching ``T`` nearest the seed (all: MAX_BRANCHES), nearest
@@ -111,11 +215,13 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
     # the branches' order by distance to the seed (insertion sort, stable).
     order = np.empty(MAX_BRANCHES, dtype=np.int64)
     distances = np.empty(MAX_BRANCHES)
+    polishing = config[3] == 1
+    slack = POLISH_LIMIT_SLACK if polishing else 0.0
     n = 0
     for b in range(n_raw):
         distance = 0.0
         for j in range(6):
-            raw[b, j] = nearest_in_limits(raw[b, j], seed[j], lower[j], upper[j])
+            raw[b, j] = nearest_in_limits(raw[b, j], seed[j], lower[j] - slack, upper[j] + slack)
             distance += (raw[b, j] - seed[j]) ** 2
         if math.isnan(distance):
             continue
@@ -142,6 +248,14 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
         candidate = raw[order[c]]
         if not chain_pose(candidate, segments, joint_info, R_fk, p_fk, axes_world, origins_world):
             continue
+        if polishing and _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS):
+            added = polished_branches(candidate, T, seed, segments, joint_info, lower, upper, out_q, count,
+                                      MAX_BRANCHES - failed - count, R_fk, p_fk, axes_world, origins_world)
+            if added != NOT_POLISHED:
+                for k in range(added):
+                    out_codes[count + k] = raw_codes[order[c]]
+                count += added
+                continue
         if not _reaches(T, R_fk, p_fk, POSITION_TOLERANCE, ROTATION_TOLERANCE):
             if _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS):
                 # Kept, from the last row up, for a numerical polish: near a singularity the fallback angle of
@@ -150,13 +264,7 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
                 out_q[MAX_BRANCHES - failed] = candidate
                 out_codes[MAX_BRANCHES - failed] = raw_codes[order[c]]
             continue
-        duplicate = False
-        for a in range(count):
-            largest = 0.0
-            for j in range(6):
-                largest = max(largest, abs(_wrapped(out_q[a, j] - candidate[j])))
-            duplicate = duplicate or largest < DUPLICATE_TOLERANCE
-        if not duplicate:
+        if not _repeats(out_q, count, candidate):
             out_q[count] = candidate
             out_codes[count] = raw_codes[order[c]]
             count += 1
@@ -176,14 +284,14 @@ def pack_model(geometry: np.ndarray, config: np.ndarray, segments: np.ndarray, l
                upper: np.ndarray) -> np.ndarray:
     """``nearest_solution``'s ``model`` (float64, (m + 1 + GEOMETRY_ROWS + 1, SEGMENT_WIDTH)) for a chain of m
     joints: the chain's ``segments`` (rows 0..m), the family ``geometry`` (next GEOMETRY_ROWS rows, columns 0-2),
-    then one row: lower limits (columns 0-5), upper limits (6-11), ``config`` (12-14)."""
+    then one row: lower limits (columns 0-5), upper limits (6-11), ``config`` (12-15)."""
     m = segments.shape[0] - 1
     model = np.zeros((m + 1 + GEOMETRY_ROWS + 1, SEGMENT_WIDTH))
     model[:m + 1] = segments
     model[m + 1:m + 1 + GEOMETRY_ROWS, :3] = geometry
     model[-1, 0:6] = lower
     model[-1, 6:12] = upper
-    model[-1, 12:15] = config
+    model[-1, 12:16] = config
     return model
 
 
@@ -205,7 +313,7 @@ def nearest_solution(T, seed, model, joint_info):
             return unusable
     m = joint_info.shape[0]
     last = model.shape[0] - 1
-    config = (int(model[last, 12]), int(model[last, 13]), int(model[last, 14]))
+    config = (int(model[last, 12]), int(model[last, 13]), int(model[last, 14]), int(model[last, 15]))
     q = np.empty((MAX_BRANCHES, 6))
     codes = np.empty(MAX_BRANCHES, dtype=np.int64)
     count, failed = solve_pose(T, seed, model[m + 1:last], config, model[:m + 1], joint_info, model[last, 0:6],

@@ -25,8 +25,9 @@ from ...errors import ChainError
 from ...model import chain_kernels as ck
 from ...model.chain import Chain
 from . import families as fam
-from .classification import ChainGeometry, Classification, ClosedFormFamily, classify_geometry
+from .classification import ChainGeometry, Classification, classify_geometry
 from .kernels import solve_pose
+from .near_ideal import DEFAULT_TOLERANCE, FamilyTolerance, idealize, meeting_point
 
 #: Chain descriptions whose ``RedundantChain`` is kept.
 KEPT_CHAINS = 32
@@ -44,28 +45,6 @@ SAMPLE_SHIFT = 0.381966
 
 
 @compiled_kernel(inline="always")
-def _meeting_point(axes, points, first, count, out):
-    """out <- the least-squares point nearest the lines of joints first .. first + count - 1 (as
-    ``ChainGeometry.meeting_point``)."""
-    A = np.zeros((3, 3))
-    b = np.zeros(3)
-    for k in range(first, first + count):
-        for i in range(3):
-            for j in range(3):
-                projector = (1.0 if i == j else 0.0) - axes[k, i] * axes[k, j]
-                A[i, j] += projector
-                b[i] += projector * points[k, j]
-    # Cramer's rule (A is symmetric, invertible: the axes are not all parallel, checked at initialize).
-    determinant = (A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]) - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
-                   + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]))
-    for c in range(3):
-        M = A.copy()
-        M[:, c] = b
-        out[c] = (M[0, 0] * (M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1]) - M[0, 1] * (M[1, 0] * M[2, 2] - M[1, 2] * M[2, 0])
-                  + M[0, 2] * (M[1, 0] * M[2, 1] - M[1, 1] * M[2, 0])) / determinant
-
-
-@compiled_kernel(inline="always")
 def _unit_normal(axis, out):
     """out <- a unit vector perpendicular to ``axis`` (as ``classification._unit_normal``)."""
     other = np.zeros(3)
@@ -77,10 +56,12 @@ def _unit_normal(axis, out):
 
 
 @compiled_kernel
-def locked_geometry(segments, joint_info, locked, sign, value, config, meeting, geometry):
+def locked_geometry(segments, joint_info, locked, sign, value, config, ideal_sets, geometry):
     """The packed 6R geometry (``families``) of the six free joints with joint ``locked`` at ``value`` [rad] ->
-    ``geometry``; writes the value into ``segments`` (the locked table). ``meeting`` (int64, 4): the first joint
-    and count of the axes meeting at the wrist point, then at the shoulder point (count 0: the wrist point)."""
+    ``geometry`` (of their nearest ideal arm when config[3] is 1: ``near_ideal``); writes the value into ``segments``
+    (the locked table). ``ideal_sets`` (int64, 6): the first joint and count of the axes meeting at the wrist
+    point, then at the shoulder point (count 0: the wrist point), then of the parallel ones (``near_ideal``). False
+    when the axes meant to meet are parallel at this value (no geometry)."""
     segments[locked, 16] = sign * value
     m = joint_info.shape[0]
     R = np.empty((3, 3))
@@ -110,30 +91,37 @@ def locked_geometry(segments, joint_info, locked, sign, value, config, meeting, 
                 points[k, i] = (R[0, i] * (forward_points[5 - k, 0] - p[0])
                                 + R[1, i] * (forward_points[5 - k, 1] - p[1])
                                 + R[2, i] * (forward_points[5 - k, 2] - p[2]))
+    if config[3] == 1 and not idealize(axes, points, ideal_sets, np.empty(6), np.empty(6)):
+        return False
     geometry[0:6] = axes
     geometry[6:12] = points
-    _meeting_point(axes, points, meeting[0], meeting[1], geometry[fam.WRIST_POINT_ROW])
-    if meeting[3] > 0:
-        _meeting_point(axes, points, meeting[2], meeting[3], geometry[fam.SHOULDER_POINT_ROW])
+    if not meeting_point(axes, points, ideal_sets[0], ideal_sets[1], geometry[fam.WRIST_POINT_ROW]):
+        return False
+    if ideal_sets[3] > 0:
+        if not meeting_point(axes, points, ideal_sets[2], ideal_sets[3], geometry[fam.SHOULDER_POINT_ROW]):
+            return False
     else:
         geometry[fam.SHOULDER_POINT_ROW] = geometry[fam.WRIST_POINT_ROW]
     _unit_normal(axes[5], geometry[fam.NORMAL_TO_H6_ROW])
     _unit_normal(axes[1], geometry[fam.NORMAL_TO_H2_ROW])
     geometry[fam.TIP_ROTATION_ROW:fam.TIP_ROTATION_ROW + 3] = R0
     geometry[fam.TIP_POSITION_ROW] = p0
+    return True
 
 
 @compiled_kernel
-def solve_locked_values(T, seed, values, segments, joint_info, locked, sign, config, meeting, lower, upper, wanted,
-                        out_q, out_codes, counts, failed):
+def solve_locked_values(T, seed, values, segments, joint_info, locked, sign, config, ideal_sets, lower, upper,
+                        wanted, out_q, out_codes, counts, failed):
     """For each of ``values`` of the locked joint, ``kernels.solve_pose`` of the six free joints (``seed``, limits:
-    theirs) -> out_q[v] (MAX_BRANCHES, 6), out_codes[v], counts[v] and failed[v] (its near misses)."""
+    theirs) -> out_q[v] (MAX_BRANCHES, 6), out_codes[v], counts[v] and failed[v] (its near misses; none where the
+    family's geometry does not exist at that value)."""
     table = segments.copy()
     geometry = np.empty((fam.GEOMETRY_ROWS, 3))
     for v in range(values.shape[0]):
-        locked_geometry(table, joint_info, locked, sign, values[v], config, meeting, geometry)
-        counts[v], failed[v] = solve_pose(T, seed, geometry, config, table, joint_info, lower, upper, wanted,
-                                          out_q[v], out_codes[v])
+        counts[v], failed[v] = 0, 0
+        if locked_geometry(table, joint_info, locked, sign, values[v], config, ideal_sets, geometry):
+            counts[v], failed[v] = solve_pose(T, seed, geometry, config, table, joint_info, lower, upper, wanted,
+                                              out_q[v], out_codes[v])
 
 
 class LockedJointSolver:
@@ -147,8 +135,8 @@ class LockedJointSolver:
         self.classification = classification
         self.free = np.array([k for k in range(chain.dof) if k != locked])
         self.tables = locked_tables(chain, locked)
-        meeting = _meeting_joints(classification)
-        self._arguments = (*self.tables, locked, float(chain.compiled[0][locked, 15]), classification.config, meeting,
+        self._arguments = (*self.tables, locked, float(chain.compiled[0][locked, 15]), classification.config,
+                           classification.ideal_sets,
                            np.ascontiguousarray(chain.lower[self.free]), np.ascontiguousarray(chain.upper[self.free]))
 
     @property
@@ -162,7 +150,8 @@ class LockedJointSolver:
         numbers = [int(k) + 1 for k in self.free]
         renumbered = re.sub(r"(\d)(-| and )(\d)", lambda m: f"{numbers[int(m[1]) - 1]}{m[2]}{numbers[int(m[3]) - 1]}",
                             self.classification.name)
-        return f"{self.joint_name} locked: {renumbered}"
+        deviation = "" if self.classification.exact else f", within {self.classification.deviation}"
+        return f"{self.joint_name} locked: {renumbered}{deviation}"
 
     def solve_values(self, T_base_tip: np.ndarray, seed: np.ndarray, values: np.ndarray, wanted: int = fam.MAX_BRANCHES
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -227,14 +216,16 @@ def sampled_values(chain: Chain, joint: int) -> np.ndarray:
     return np.append(spread, 0.0) if low <= 0.0 <= high else spread
 
 
-def locked_joint_report(chain: Chain, locked: int) -> tuple[LockedJointSolver | None, str]:
+def locked_joint_report(chain: Chain, locked: int, tolerance: FamilyTolerance = DEFAULT_TOLERANCE
+                        ) -> tuple[LockedJointSolver | None, str]:
     """(the solver with joint ``locked`` locked, or None; a sentence for the log saying which family or why not).
 
-    The family is classified at the first sampled value; at every sampled value, configurations are then solved
-    back from their poses (the closed form holds there only if each is found again)."""
+    The family is classified at the first sampled value (an exact one, or the nearest ideal arm of one within
+    ``tolerance``); at every sampled value, configurations are then solved back from their poses (the closed form
+    holds there only if each is found again)."""
     name = chain.joint_names[locked]
     values = sampled_values(chain, locked)
-    classification, reason = classify_geometry(locked_geometry_of(chain, locked, values[0]))
+    classification, reason = classify_geometry(locked_geometry_of(chain, locked, values[0]), tolerance)
     if classification is None:
         return None, f"{name} locked at {values[0]:.3g} rad: no closed form ({reason})"
     solver = LockedJointSolver(chain, locked, classification)
@@ -267,15 +258,16 @@ class RedundantChain:
         return self.solvers.get(redundant_joints[0]) if len(redundant_joints) == 1 else None
 
 
-def redundant_chain(chain: Chain) -> RedundantChain:
-    """The ``RedundantChain`` of a chain; kept per chain description (joints, tables, limits): initializing the same
-    arm again costs nothing."""
+def redundant_chain(chain: Chain, tolerance: FamilyTolerance = DEFAULT_TOLERANCE) -> RedundantChain:
+    """The ``RedundantChain`` of a chain (families within ``tolerance``); kept per chain description (joints, tables,
+    limits) and tolerance: initializing the same arm again costs nothing."""
     segments, joint_info = chain.compiled
-    key = (repr(chain), segments.tobytes(), joint_info.tobytes(), chain.lower.tobytes(), chain.upper.tobytes())
+    key = (repr(chain), segments.tobytes(), joint_info.tobytes(), chain.lower.tobytes(), chain.upper.tobytes(),
+           tolerance)
     with _KEPT_LOCK:
         found = _KEPT.get(key)
     if found is None:
-        found = _redundant_chain(chain)
+        found = _redundant_chain(chain, tolerance)
         with _KEPT_LOCK:
             if len(_KEPT) >= KEPT_CHAINS:
                 _KEPT.clear()
@@ -283,13 +275,13 @@ def redundant_chain(chain: Chain) -> RedundantChain:
     return found
 
 
-def _redundant_chain(chain: Chain) -> RedundantChain:
+def _redundant_chain(chain: Chain, tolerance: FamilyTolerance) -> RedundantChain:
     unsuitable = _unsuitable_joints(chain)
     if unsuitable:
         return RedundantChain({}, None, f"no closed form with a joint locked for {chain!r}: {unsuitable}")
     solvers, reasons = {}, []
     for joint in range(chain.dof):
-        solver, reason = locked_joint_report(chain, joint)
+        solver, reason = locked_joint_report(chain, joint, tolerance)
         if solver is None:
             reasons.append(reason)
         else:
@@ -318,10 +310,10 @@ def default_locked_joint(chain: Chain, solvers: Mapping[int, LockedJointSolver])
     return max(solvers, key=lambda joint: (moved[joint], -joint))
 
 
-def for_chain(chain: Chain, locked: int) -> LockedJointSolver:
+def for_chain(chain: Chain, locked: int, tolerance: FamilyTolerance = DEFAULT_TOLERANCE) -> LockedJointSolver:
     """The solver of ``chain`` with joint ``locked`` locked; raises ChainError saying why there is none."""
     unsuitable = _unsuitable_joints(chain)
-    solver, reason = (None, unsuitable) if unsuitable else locked_joint_report(chain, locked)
+    solver, reason = (None, unsuitable) if unsuitable else locked_joint_report(chain, locked, tolerance)
     if solver is None:
         raise ChainError(f"no closed form for {chain!r}: {reason}")
     return solver
@@ -337,11 +329,3 @@ def _unsuitable_joints(chain: Chain) -> str:
             and np.all(segments[:7, 16] == 0.0)):
         return "the closed forms do not handle mimic joints"
     return ""
-
-
-def _meeting_joints(classification: Classification) -> np.ndarray:
-    """The ``meeting`` argument of ``locked_geometry`` for the family and arrangement of ``classification``."""
-    if classification.family == ClosedFormFamily.THREE_PARALLEL:
-        return np.array([4, 2, 0, 0], dtype=np.int64)
-    shoulder = {fam.AXES_12_INTERSECT: (0, 2), fam.AXES_23_INTERSECT: (1, 2)}.get(int(classification.config[1]), (0, 0))
-    return np.array([3, 3, *shoulder], dtype=np.int64)

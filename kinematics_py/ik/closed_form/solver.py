@@ -13,6 +13,7 @@ from ...model.chain import Chain
 from . import kernels
 from .classification import Classification, ClosedFormFamily, classification_report
 from .families import AXES_12_INTERSECT, MAX_BRANCHES
+from .near_ideal import DEFAULT_TOLERANCE, FamilyTolerance
 from .reach import reach_sphere, wrist_point_distance
 
 
@@ -85,9 +86,10 @@ class ClosedFormSolver:
         self.reach = reach_sphere(classification)
 
     @classmethod
-    def for_chain(cls, chain: Chain) -> ClosedFormSolver:
-        """The solver of ``chain``; raises ChainError saying why when it has no closed form."""
-        classification, message = classification_report(chain)
+    def for_chain(cls, chain: Chain, tolerance: FamilyTolerance = DEFAULT_TOLERANCE) -> ClosedFormSolver:
+        """The solver of ``chain`` (an exact family, or the nearest ideal arm of one within ``tolerance``); raises
+        ChainError saying why when it has no closed form."""
+        classification, message = classification_report(chain, tolerance=tolerance)
         if classification is None:
             raise ChainError(message)
         return cls(chain, classification)
