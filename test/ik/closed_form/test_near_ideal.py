@@ -22,8 +22,11 @@ from kinematics_py.ik.closed_form.kernels import POSITION_TOLERANCE, ROTATION_TO
 SEED = 20261201
 #: The solutions of one pose are the same branches when they agree within this [rad] modulo 2 pi.
 SAME_BRANCH = 1e-6
-#: A brute-force enumeration: numerical searches from this many random seeds per pose.
+#: A brute-force enumeration: numerical searches to ENUMERATION_THRESHOLD [m, rad] from this many random seeds per
+#: pose; two of its solutions are one when this near [rad] (ill-conditioned near singularities).
 ENUMERATION_SEEDS = 120
+ENUMERATION_THRESHOLD = 1e-10
+SAME_NUMERICAL_SOLUTION = 1e-4
 IIWA_URDF = TEST_DIR.parent / "bench" / "robots" / "kuka_iiwa14.urdf"
 
 
@@ -47,10 +50,10 @@ def check_reaches(chain, solutions: np.ndarray, T: np.ndarray) -> None:
     assert np.all(chain.within_limits(solutions, 1e-9))
 
 
-def distinct(solutions) -> list[np.ndarray]:
+def distinct(solutions, tolerance: float = SAME_BRANCH) -> list[np.ndarray]:
     kept = []
     for q in solutions:
-        if not any(same_branch(q, other, SAME_BRANCH) for other in kept):
+        if not any(same_branch(q, other, tolerance) for other in kept):
             kept.append(np.asarray(q))
     return kept
 
@@ -123,20 +126,22 @@ def numerical_enumeration(plugin: KinematicsPlugin, chain, T: np.ndarray, rng) -
         result = plugin.searchPositionIK(T, seed, timeout=0.05)
         if result.success:
             found.append(np.asarray(result.solution))
-    return distinct(found)
+    return distinct(found, SAME_NUMERICAL_SOLUTION)
 
 
 def covers(solutions, others) -> bool:
-    return all(any(same_branch(q, s, 1e-5) for s in solutions) for q in others)
+    return all(any(same_branch(q, s, SAME_NUMERICAL_SOLUTION) for s in solutions) for q in others)
 
 
 @pytest.mark.parametrize("name", ["ur5", "ur10"])
 def test_all_solutions_of_a_calibrated_ur_equal_a_brute_force_enumeration(name):
-    """On at least 99 % of poses the closed form's branches are the enumeration's (and nothing else)."""
+    """On at least 99 % of poses the closed form's branches include every solution of the enumeration (which may
+    miss some: every one of the closed form's reaches the pose, within the limits, distinct)."""
     urdf = calibrated_ur(name, 1e-3, 1e-3)
     chain = ur_chain(urdf)
     closed_form = ur_plugin(urdf)
-    numerical = ur_plugin(urdf, closed_form_angle_tolerance=0.0, closed_form_distance_tolerance=0.0)
+    numerical = ur_plugin(urdf, closed_form_angle_tolerance=0.0, closed_form_distance_tolerance=0.0,
+                          position_threshold=ENUMERATION_THRESHOLD, orientation_threshold=ENUMERATION_THRESHOLD)
     rng = np.random.default_rng(SEED)
     poses = 40
     equal = 0
@@ -145,8 +150,9 @@ def test_all_solutions_of_a_calibrated_ur_equal_a_brute_force_enumeration(name):
         solutions = np.array(closed_form.all_solutions(T, q))
         check_reaches(chain, solutions, T)
         enumerated = numerical_enumeration(numerical, chain, T, rng)
-        # Whole turns aside (the enumeration's values are anywhere within +-2 pi), the same branches.
-        equal += covers(solutions, enumerated) and covers(enumerated, solutions)
+        assert len(distinct(solutions)) == len(solutions)
+        # Whole turns aside (the enumeration's values are anywhere within +-2 pi).
+        equal += covers(solutions, enumerated)
     assert equal >= math.ceil(0.99 * poses)  # 99 % of 40 poses: all of them
 
 
@@ -219,3 +225,19 @@ def test_the_iiwa_with_its_published_offsets_keeps_its_locked_joint_closed_forms
         check_reaches(chain, solutions, T)
         among += any(np.abs(s - q).max() < 1e-6 for s in solutions)
     assert among >= 0.99 * len(configurations)
+
+
+def test_reachability_maps_take_the_closed_form_of_a_calibrated_arm():
+    from kinematics_py.reachability.ik_adapter import ReachIK
+
+    urdf = calibrated_ur("ur5", 1e-3, 1e-3)
+    chain = ur_chain(urdf)
+    reach = ReachIK(ur_plugin(urdf))
+    assert reach.name.startswith("closed form: three parallel axes")
+    configurations = random_configurations(chain, np.random.default_rng(SEED), 50)
+    poses = chain.forward_kinematics(configurations)
+    solutions, counts = reach.solve(poses)
+    assert np.all(counts >= 1)
+    for T, found, count, q in zip(poses, solutions, counts, configurations):
+        check_reaches(chain, found[:count], T)
+        assert any(same_branch(q, s, 1e-6) for s in found[:count])
