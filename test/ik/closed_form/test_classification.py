@@ -9,6 +9,7 @@ from kinematics_py.ik.closed_form import (
     ChainGeometry,
     ClosedFormFamily,
     ClosedFormSolver,
+    FamilyTolerance,
     classification_report,
     classify_chain,
 )
@@ -60,13 +61,16 @@ def test_the_offset_wrist_lists_every_family_tried():
 @pytest.mark.parametrize(("wrist_offset", "spherical"), [("1e-8", True), ("2e-7", True), ("1e-4", False),
                                                          ("0.001", False)])
 def test_rounding_in_the_urdf_is_tolerated_but_real_offsets_are_not(wrist_offset, spherical):
-    """The KR 16's axis 6 moved off axis 4 by ``wrist_offset`` metres (its size is ~2.8 m: tolerance 2.8e-6 m)."""
+    """The KR 16's axis 6 moved off axis 4 by ``wrist_offset`` metres (its size is ~2.8 m: tolerance 2.8e-6 m): an
+    exact spherical wrist when rounding, else its nearest ideal arm (``test_near_ideal``), none with exact families
+    only."""
     text = small_urdf("kr16_spherical_wrist.urdf").read_text()
     moved = text.replace('<origin xyz="0 0 0" rpy="0 0 0"/>\n    <axis xyz="-1 0 0"/>',
                          f'<origin xyz="0 0 {wrist_offset}" rpy="0 0 0"/>\n    <axis xyz="-1 0 0"/>')
     assert moved != text
     chain = RobotModel.from_urdf_string(moved).chain("base_link", "tool0")
-    assert (classify_chain(chain) is not None) == spherical
+    assert (classify_chain(chain, tolerance=FamilyTolerance(0.0, 0.0)) is not None) == spherical
+    assert classify_chain(chain).exact == spherical
 
 
 def test_axis_directions_rounded_in_the_urdf_stay_parallel():

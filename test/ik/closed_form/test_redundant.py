@@ -101,12 +101,11 @@ def test_the_compiled_geometry_per_value_is_the_classifications(name):
     rng = np.random.default_rng(SEED)
     for joint, solver in solvers.items():
         segments, joint_info = redundant.locked_tables(chain, joint)
-        meeting = redundant._meeting_joints(solver.classification)
         for value in rng.uniform(chain.lower[joint], chain.upper[joint], 5):
             expected, _ = classify_geometry(redundant.locked_geometry_of(chain, joint, value))
             geometry = np.empty((families.GEOMETRY_ROWS, 3))
-            redundant.locked_geometry(segments, joint_info, joint, float(chain.compiled[0][joint, 15]), value,
-                                      solver.classification.config, meeting, geometry)
+            assert redundant.locked_geometry(segments, joint_info, joint, float(chain.compiled[0][joint, 15]), value,
+                                             solver.classification.config, solver.classification.ideal_sets, geometry)
             assert np.array_equal(expected.config, solver.classification.config)
             assert np.allclose(geometry, expected.packed, atol=1e-12)
 
