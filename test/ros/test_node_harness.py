@@ -1,7 +1,7 @@
 """Shared by the test_node_* modules (no tests here): start kinematics_node in its own process, build requests.
 
-Each node runs in a namespace of its own, so services and topics of one test module never reach
-another's node; the session's ROS isolation (loopback discovery, own domain id, log folder) comes
+Each node runs in a namespace of its own (named with the run's pid), so services and topics of one test module
+never reach another's node, nor those of a foreign program on the domain; the session's ROS isolation (loopback discovery, own domain id, log folder) comes
 from conftest.py.
 """
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -42,7 +43,7 @@ def kinematics_node_script() -> Path:
 
 def start_node(processes: PythonProcesses, directory: Path, parameters: Mapping, name: str) -> tuple[ChildProcess, str]:
     """Start kinematics_node with ``parameters`` in a fresh namespace; returns (process, namespace)."""
-    namespace = f"/kinematics_test_{next(_namespaces)}"
+    namespace = f"/kinematics_test_{os.getpid()}_{next(_namespaces)}"
     params_file = directory / f"{name}.params.yaml"
     params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": dict(parameters)}}), encoding="utf-8")
     process = processes.start(kinematics_node_script(), "--ros-args", "--params-file", str(params_file),
