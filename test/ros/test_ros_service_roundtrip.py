@@ -1,8 +1,11 @@
 """A GetPositionFK service in one process answers a client in another over DDS on loopback."""
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+from conftest import child_env
 from moveit_msgs.msg import MoveItErrorCodes
 
 PROCESSES = Path(__file__).parent / "processes"
@@ -15,6 +18,30 @@ def test_session_keeps_ros_traffic_local(ros_env):
     assert ros_env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
     assert 1 <= int(ros_env["ROS_DOMAIN_ID"]) <= 100
     assert Path(ros_env["ROS_LOG_DIR"]).is_absolute()
+
+
+#: A test session's set-up in a child: prints the domain id it reserved, holds it until its stdin closes.
+HOLD_A_DOMAIN = """
+import shutil, sys
+sys.path.insert(0, sys.argv[1])
+import conftest
+print(conftest.DOMAIN_ID, flush=True)
+sys.stdin.read()
+shutil.rmtree(conftest.RUN_DIR, ignore_errors=True)
+"""
+
+
+def test_concurrent_runs_get_distinct_domain_ids(ros_env):
+    """Runs started at once (here: this one and two more holding theirs) never share a ROS_DOMAIN_ID."""
+    runs = [subprocess.Popen([sys.executable, "-c", HOLD_A_DOMAIN, str(Path(__file__).parents[1])],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=child_env())
+            for _ in range(2)]
+    try:
+        domains = [int(run.stdout.readline()) for run in runs]
+    finally:
+        for run in runs:
+            run.communicate(timeout=60)
+    assert len({int(ros_env["ROS_DOMAIN_ID"]), *domains}) == 3, (ros_env["ROS_DOMAIN_ID"], domains)
 
 
 def test_fk_service_round_trip_between_processes(python_processes):
