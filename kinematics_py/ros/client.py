@@ -92,9 +92,12 @@ class KinematicsClient:
         deadline = time.monotonic() + timeout
         if not self.wait_for_services(timeout):
             return False
-        while time.monotonic() < deadline:
-            if self.call(self.fk_client, fk_request([link]), timeout).error_code.val == MoveItErrorCodes.SUCCESS:
-                return True
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                if self.call(self.fk_client, fk_request([link]), remaining).error_code.val == MoveItErrorCodes.SUCCESS:
+                    return True
+            except TimeoutError:  # a loaded machine, or the node busy building a robot set-up
+                return False
             time.sleep(0.05)
         return False
 

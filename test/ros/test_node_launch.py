@@ -216,9 +216,11 @@ def test_documented_parameter_tables_are_generated_from_the_specs():
 
 
 def test_make_run_demo_once(python_processes, tmp_path):
-    """What `make run ARGS=--once` runs: node, description publisher, demo client, then everything stops."""
+    """What `make run ARGS=--once` runs: node, description publisher, demo client, then everything stops. (In a
+    namespace of this run's: a make run of another program on the domain would serve the same root names.)"""
     demo = python_processes.run("-m", "kinematics_py.ros.demo", "--start-node", "--once", "--calls", "20",
-                                name="make_run", timeout=DEMO_TIMEOUT_S, env={"TMPDIR": str(tmp_path)})
+                                "--namespace", f"/make_run_{os.getpid()}", name="make_run", timeout=DEMO_TIMEOUT_S,
+                                env={"TMPDIR": str(tmp_path)})
     output = demo.stdout()
     assert demo.popen.returncode == 0, demo.output()
     assert "20/20 random reachable poses solved" in output, output

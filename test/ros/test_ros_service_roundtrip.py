@@ -10,7 +10,9 @@ from moveit_msgs.msg import MoveItErrorCodes
 
 PROCESSES = Path(__file__).parent / "processes"
 SERVICE = "/kinematics_py_test/fk_echo"
-CLIENT_TIMEOUT_S = 60.0
+#: How long the client waits for the server to be discovered [s] (a loaded machine starts the server slowly).
+DISCOVERY_WAIT_S = 60.0
+CLIENT_TIMEOUT_S = DISCOVERY_WAIT_S + 60.0
 SERVER_LIFETIME_S = 2 * CLIENT_TIMEOUT_S
 
 
@@ -49,7 +51,7 @@ def test_fk_service_round_trip_between_processes(python_processes):
         PROCESSES / "fk_echo_server.py", "--service", SERVICE,
         "--lifetime", str(SERVER_LIFETIME_S), name="server")
     client = python_processes.run(
-        PROCESSES / "fk_client.py", "--service", SERVICE, "--wait", "15",
+        PROCESSES / "fk_client.py", "--service", SERVICE, "--wait", str(DISCOVERY_WAIT_S),
         name="client", timeout=CLIENT_TIMEOUT_S)
 
     assert client.popen.returncode == 0, client.output() + server.output()
@@ -77,7 +79,7 @@ def test_ik_callbacks_learn_how_long_their_request_was_under_way(python_processe
     service = SERVICE + "_transit"
     server = python_processes.start(PROCESSES / "fk_echo_server.py", "--service", service, "--report-transit",
                                      "--lifetime", str(SERVER_LIFETIME_S), name="transit_server")
-    client = python_processes.run(PROCESSES / "fk_client.py", "--service", service, "--wait", "15",
+    client = python_processes.run(PROCESSES / "fk_client.py", "--service", service, "--wait", str(DISCOVERY_WAIT_S),
                                   name="transit_client", timeout=CLIENT_TIMEOUT_S)
     assert client.popen.returncode == 0, client.output() + server.output()
     answers = json.loads(client.stdout())
