@@ -182,6 +182,17 @@ def ros_env() -> dict[str, str]:
 
 
 @pytest.fixture
+def private_domain() -> int:
+    """Another ROS_DOMAIN_ID reserved for one test, for programs that use root names (``ros2 launch`` of the
+    package's launch file): a foreign program on the run's domain could serve or publish the same names."""
+    domain, lock = reserve_domain_id()
+    try:
+        yield domain
+    finally:
+        lock.close()
+
+
+@pytest.fixture
 def python_processes(tmp_path: Path):
     """A ``PythonProcesses`` whose children are all stopped when the test ends."""
     processes = PythonProcesses(tmp_path)

@@ -87,10 +87,10 @@ def wait_for(condition: Callable[[], object], timeout: float, what: str, process
 class NodeUnderTest:
     """A running node and a client of it in this process (its own rclpy context)."""
 
-    def __init__(self, process: ChildProcess, namespace: str):
+    def __init__(self, process: ChildProcess, namespace: str, domain_id: int | None = None):
         self.process = process
         self.namespace = namespace
-        self.client = KinematicsClient(namespace, node_name="pytest_client")
+        self.client = KinematicsClient(namespace, node_name="pytest_client", domain_id=domain_id)
         self.node = self.client.node
         self._solve_ik = None
         self._state_validity = None
