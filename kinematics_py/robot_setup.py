@@ -245,7 +245,8 @@ def _collision_world(model: RobotModel, semantic: SemanticModel | None, limits: 
         world = CollisionWorld(None, f"its collision geometry cannot be loaded: {error}")
     else:
         if checker.link_geometry:
-            checker.is_colliding(None)  # load the compiled kernels now rather than in the first request
+            checker.is_colliding(None)  # load the compiled kernels now rather than in the first request:
+            checker.shape_poses(None)  # the placement of every shape too (contacts)
             log.append(LogLine("info", f"collision checking: {len(checker.link_geometry)} links with collision "
                                        f"geometry, {len(checker.disabled_pairs)} link pairs never checked (adjacent "
                                        f"or SRDF)"))

@@ -2,11 +2,14 @@
 
     python -m kinematics_py.warm_up
 
-numba compiles a kernel on its first call and caches it on disk (``compiled.py``); the first start after an
-install or an edit would pay for all of them. This builds the robot set-up of each bundled robot (UR5 and
-Panda) as the node does and runs each kind of request once: FK and Jacobians, IK of every group (single and
-batch, with and without collision avoidance), and collision checks with contacts, also against a world
-object. ``scripts/setup_venv.sh`` runs it whenever the package's sources change.
+numba compiles a kernel on its first call, for the types of its arguments, and caches it on disk
+(``compiled.py``); the first start after an install or an edit would pay for all of them, and a service's first
+request for the kernels it alone reaches. This builds the robot set-up of each bundled robot (UR5 and Panda) as
+the node does and runs each kind of computation the node's services run once: FK and Jacobians, IK of every
+group (single and batch, with and without collision avoidance), collision checks with contacts (whole robot and
+a group's links, against a world object the robot touches, and an octree), and a collision-aware Cartesian
+path. ``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks
+that a node's first calls then compile nothing.
 """
 from __future__ import annotations
 
@@ -16,8 +19,10 @@ import time
 import numpy as np
 
 from .collision.geometry import Box
+from .collision.octree import Octree
 from .collision.scene import PlanningScene
-from .geometry.poses import Pose
+from .geometry.poses import Pose, transform_from_any_pose
+from .planning.cartesian_path import compute_cartesian_path
 from .robot_setup import SetupInputs, build_robot_setup
 from .robots import BUNDLED_ROBOTS, bundled_robot_path
 
@@ -35,11 +40,10 @@ def warm_up_robot(robot: str) -> list[str]:
     model.link_poses(state)
     checkers = []
     if checker is not None:
-        scene = PlanningScene(model)
-        scene.add_object("warm_up_box", [Box((0.2, 0.2, 0.2))], Pose((0.3, 0.0, 0.3), (0.0, 0.0, 0.0, 1.0)))
-        checkers = [checker, checker.for_scene(scene)]
+        checkers = [checker, checker.for_scene(_touching_scene(model, checker, state))]
         for each in checkers:
             each.check(state, contacts=True)
+            each.check(state, contacts=True, links=checker.link_geometry)
     rng = np.random.default_rng(0)
     lines = []
     for name, plugin in sorted(setup.groups.items()):
@@ -54,9 +58,24 @@ def warm_up_robot(robot: str) -> list[str]:
             results.append(plugin.searchPositionIK(targets, middle, timeout=TIMEOUT_S, avoid_collisions=True))
         if len(poses) == 1:
             results += plugin.searchPositionIKBatch([poses[0]] * 2, [middle] * 2, max_starts=8)
+            target = transform_from_any_pose(poses[0])
+            target[2, 3] += 0.02
+            for validity in [None] + [each.validity(joints, state) for each in checkers]:
+                compute_cartesian_path(plugin, middle, [target], 0.01, validity=validity)
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")
     return lines
+
+
+def _touching_scene(model, checker, state) -> PlanningScene:
+    """A scene with a box around the last link with collision geometry (contacts are found) and an octree."""
+    link = [name for name in model.link_names if name in checker.link_geometry][-1]
+    centre = tuple(model.link_poses(state)[link][:3, 3])
+    scene = PlanningScene(model)
+    scene.add_object("warm_up_box", [Box((0.2, 0.2, 0.2))], Pose(centre, (0.0, 0.0, 0.0, 1.0)))
+    voxels = Octree.from_points(np.array([[0.5, 0.5, 0.5], [0.6, 0.5, 0.5]]), 0.05)
+    scene.set_octomap(Octree.from_stream(voxels.binary_stream(), True, voxels.resolution))
+    return scene
 
 
 def main() -> int:

@@ -2,8 +2,10 @@
 
 At import, before any test module can import rclpy, the session's environment is set so that all
 DDS traffic stays on loopback (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``), the run uses its own
-``ROS_DOMAIN_ID`` (derived from the pid, 1..100) and ROS logs go to a folder of the run instead of
-``~/.ros``. Child processes inherit the same values (fixture ``ros_env``).
+``ROS_DOMAIN_ID`` and ROS logs go to a folder of the run instead of ``~/.ros``. Child processes inherit the
+same values (fixture ``ros_env``). The domain id (1..99, the first tried derived from the pid) is reserved for
+the whole run with a lock file, so two runs on one machine (two worktrees, a CI job beside a developer's
+run) never share a domain: their nodes would answer each other's clients.
 
 Notes:
     The ROS 2 wheels install a ``.pth`` hook (ros-wheels-bootstrapper) that re-executes the
@@ -14,6 +16,7 @@ Notes:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import itertools
 import os
 import shutil
@@ -32,10 +35,37 @@ BOOTSTRAP_GUARD = "_ROS_WHEELS_BOOTSTRAP_COMPLETE"
 STOP_GRACE_S = 5.0
 """Time a child gets to exit after SIGTERM before it is killed [s]."""
 
+#: Domain ids the test runs take (scripts/check_real_ros.sh's smoke test takes 100..199).
+TEST_DOMAIN_IDS = range(1, 100)
+DOMAIN_LOCK_DIR = Path(tempfile.gettempdir()) / "kinematics_py-ros-domains"
+
+
+def reserve_domain_id() -> tuple[int, object]:
+    """A ROS_DOMAIN_ID of ``TEST_DOMAIN_IDS`` that no other test run on this machine holds, and the open lock
+    file that holds it (an exclusive flock; the system releases it when this process ends, however it ends).
+    The search starts at an id derived from the pid, so concurrent runs rarely try the same ones."""
+    DOMAIN_LOCK_DIR.mkdir(exist_ok=True)
+    with contextlib.suppress(PermissionError):  # another user's runs share the folder
+        DOMAIN_LOCK_DIR.chmod(0o1777)
+    first = os.getpid() % len(TEST_DOMAIN_IDS)
+    for offset in range(len(TEST_DOMAIN_IDS)):
+        domain = TEST_DOMAIN_IDS[(first + offset) % len(TEST_DOMAIN_IDS)]
+        lock = open(DOMAIN_LOCK_DIR / f"{domain}.lock", "a")  # noqa: SIM115 (held for the whole run)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held by another run (or not ours to open)
+            lock.close()
+            continue
+        return domain, lock
+    raise RuntimeError(f"every ROS_DOMAIN_ID in {TEST_DOMAIN_IDS} is held by another test run "
+                       f"(lock files in {DOMAIN_LOCK_DIR})")
+
+
 RUN_DIR = Path(tempfile.mkdtemp(prefix="kinematics_py-tests-"))
+DOMAIN_ID, _DOMAIN_LOCK = reserve_domain_id()
 ROS_ENV = {
     "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
-    "ROS_DOMAIN_ID": str(1 + os.getpid() % 100),
+    "ROS_DOMAIN_ID": str(DOMAIN_ID),
     "ROS_LOG_DIR": str(RUN_DIR / "ros_log"),
     "ROS_HOME": str(RUN_DIR / "ros_home"),
 }
@@ -149,6 +179,17 @@ def _wait_group_gone(leader: subprocess.Popen, timeout: float) -> bool:
 def ros_env() -> dict[str, str]:
     """The ROS isolation variables of this run (also set in ``os.environ``)."""
     return dict(ROS_ENV)
+
+
+@pytest.fixture
+def private_domain() -> int:
+    """Another ROS_DOMAIN_ID reserved for one test, for programs that use root names (``ros2 launch`` of the
+    package's launch file): a foreign program on the run's domain could serve or publish the same names."""
+    domain, lock = reserve_domain_id()
+    try:
+        yield domain
+    finally:
+        lock.close()
 
 
 @pytest.fixture

@@ -135,7 +135,7 @@ def invert_transform(T: np.ndarray) -> np.ndarray:
 def rotation_log(rotation: np.ndarray) -> np.ndarray:
     """Rotation vector (axis * angle [rad], angle in [0, pi]) of a 3x3 rotation matrix."""
     log = np.empty(3)
-    kernels.rotation_vector(np.asarray(rotation, dtype=float), log)
+    kernels.rotation_vector(np.ascontiguousarray(rotation, dtype=float), log)  # one compiled signature for any layout
     return log
 
 

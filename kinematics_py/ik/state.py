@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ErrorCode, KinematicsError, RequestError
+from ..geometry.transforms import rotation_log
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from ..parameters import SolverParameters
@@ -149,8 +150,9 @@ def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | 
 
 
 def warm_up(setup: GroupSetup) -> None:
-    """Load the compiled search, its failure diagnosis and the closed form (numba's on-disk cache) now, so the
-    first request does not pay (nor the first one that fails)."""
+    """Load the compiled search, its failure diagnosis, the closed form and the rotation distance of two poses
+    (``rotation_log``: Cartesian path steps, orientation constraints) from numba's on-disk cache now, so the first
+    request does not pay (nor the first one that fails)."""
     problem = setup.problem
     q = problem.middle
     targets = np.array([chain.forward_kinematics(q[columns]) for chain, columns in zip(problem.chains,
@@ -158,6 +160,7 @@ def warm_up(setup: GroupSetup) -> None:
     IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
     problem.task_errors(q, targets)
     kernels.wrap_near(q.copy(), q, problem.is_revolute, problem.lower, problem.upper)
+    rotation_log(targets[0][:3, :3])
     if setup.closed_form is not None:
         setup.closed_form.solve(targets[0], q)
         setup.closed_form.posture_code(q)

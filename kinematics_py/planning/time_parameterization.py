@@ -43,6 +43,12 @@ def load_toppra():
     return toppra
 
 
+def warm_up_time_parameterization() -> None:
+    """Import toppra and time a short path once: the first timing pays for scipy's and toppra's first use (twice a
+    later one's), which a service's first request should not."""
+    time_parameterize(np.linspace(0.0, 0.1, 3)[:, None], JointLimits(np.ones(1), np.ones(1)))
+
+
 class TimeParameterizationError(KinematicsError):
     """A path that cannot be timed within the limits (bad limits, or toppra found no parameterization)."""
 

@@ -35,8 +35,8 @@ from ..planning.cartesian_path import CartesianPathError, JumpThresholds, comput
 from ..planning.time_parameterization import (
     TimeParameterizationError,
     joint_limits,
-    load_toppra,
     time_parameterize,
+    warm_up_time_parameterization,
 )
 from .constraints import request_constraints
 from .conversions import robot_state_msg, transform_from_pose_msg
@@ -61,8 +61,9 @@ class CartesianPathService:
 
     def __init__(self, node: Node, display: DisplayPublishers):
         self._node, self._display = node, display
-        # toppra (with matplotlib) takes a second or more to import: in the background, not in the first request.
-        threading.Thread(target=load_toppra, name="load_toppra", daemon=True).start()
+        # toppra (with matplotlib) takes a second or more to import, and its first use as long again: in the
+        # background, not in the first request.
+        threading.Thread(target=warm_up_time_parameterization, name="load_toppra", daemon=True).start()
         prefix = JOINT_LIMITS_NAMESPACE + "."
         for name, parameter in node._parameter_overrides.items():  # rclpy keeps undeclared overrides only here
             if name.startswith(prefix) and not node.has_parameter(name):

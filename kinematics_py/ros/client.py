@@ -33,12 +33,14 @@ PING_TIMEOUT_S = 1.0
 class KinematicsClient:
     """Blocking calls to the node's services from a node of its own (its own rclpy context).
 
-    ``namespace`` is where the services live ("" for /compute_ik, /compute_fk).
+    ``namespace`` is where the services live ("" for /compute_ik, /compute_fk); ``domain_id`` the ROS domain (default:
+    ROS_DOMAIN_ID).
     """
 
-    def __init__(self, namespace: str = "", node_name: str = "kinematics_client", args: list[str] | None = None):
+    def __init__(self, namespace: str = "", node_name: str = "kinematics_client", args: list[str] | None = None,
+                 domain_id: int | None = None):
         self._context = rclpy.Context()
-        rclpy.init(args=args, context=self._context)
+        rclpy.init(args=args, context=self._context, domain_id=domain_id)
         self.node = rclpy.create_node(node_name, context=self._context)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self.node)
@@ -92,9 +94,12 @@ class KinematicsClient:
         deadline = time.monotonic() + timeout
         if not self.wait_for_services(timeout):
             return False
-        while time.monotonic() < deadline:
-            if self.call(self.fk_client, fk_request([link]), timeout).error_code.val == MoveItErrorCodes.SUCCESS:
-                return True
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                if self.call(self.fk_client, fk_request([link]), remaining).error_code.val == MoveItErrorCodes.SUCCESS:
+                    return True
+            except TimeoutError:  # a loaded machine, or the node busy building a robot set-up
+                return False
             time.sleep(0.05)
         return False
 

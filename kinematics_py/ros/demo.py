@@ -5,6 +5,7 @@ for the collision-aware calls.
     python -m kinematics_py.ros.demo --start-node          # start the node, demo, keep it running
     python -m kinematics_py.ros.demo --start-node --once   # ... and stop everything afterwards
     python -m kinematics_py.ros.demo                       # only the client, against a running node
+    python -m kinematics_py.ros.demo --start-node --namespace /demo   # the node's services and topics under /demo
 
 With ``--start-node`` it starts ``kinematics_node`` with ``config/kinematics.yaml`` and a description
 publisher: robot_state_publisher if installed (plus ``description_publisher --semantic-only`` for the
@@ -40,6 +41,7 @@ from .client import KinematicsClient, box_object, fk_request, ik_request, state_
 from .demo_cartesian import cartesian_demo
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
+SERVICES_SHOWN = ("compute_ik", "solve_ik", "compute_fk", "compute_cartesian_path")
 STOP_GRACE_S = 5.0
 #: As the node subscribes to collision_object (and move_group publishes it): reliable, not latched.
 SCENE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
@@ -49,7 +51,7 @@ OBSTACLE_SCENES = {"ur5": ((0.3, -1.2, 1.5, -1.9, -1.57, 0.0), "forearm_link"),
 OBSTACLE_ID = "obstacle"
 OBSTACLE_SIZE = 0.15
 #: How long the demo waits for the node to take the obstacle [s], and how often it publishes it meanwhile.
-SCENE_WAIT_S = 10.0
+SCENE_WAIT_S = 30.0
 SCENE_REPUBLISH_S = 0.5
 #: Timeouts of the collision-aware IK calls [s]: a search for a pose reachable only in collision uses all of it.
 COLLISION_IK_TIMEOUT_S = 0.5
@@ -99,8 +101,9 @@ def _robot_state_publisher() -> Path | None:
     return executable if executable.exists() else None
 
 
-def start_stack(robot: str, log_dir: Path) -> dict[str, subprocess.Popen]:
-    """Start the description publisher(s) and kinematics_node; their output goes to ``log_dir``."""
+def start_stack(robot: str, log_dir: Path, namespace: str = "") -> dict[str, subprocess.Popen]:
+    """Start the description publisher(s) and kinematics_node (in ``namespace``, default the root); their output goes
+    to ``log_dir``."""
     kinematics_yaml = config_file("kinematics.yaml") if robot == "ur5" else None
     commands = []
     rsp = _robot_state_publisher()
@@ -118,6 +121,9 @@ def start_stack(robot: str, log_dir: Path) -> dict[str, subprocess.Popen]:
     params = kinematics_parameters_file(kinematics_yaml, log_dir)
     commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.ros.node", "--ros-args",
                                          "--params-file", str(params)]))
+    if namespace:
+        commands = [(name, command + ([] if "--ros-args" in command else ["--ros-args"]) + ["-r", f"__ns:={namespace}"])
+                    for name, command in commands]
     children = {}
     for name, command in commands:
         with open(log_dir / f"{name}.log", "wb") as log:
@@ -340,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--once", action="store_true", help="with --start-node: stop everything after the demo "
                         "instead of leaving the node running until Ctrl-C")
     parser.add_argument("--robot", default="ur5", choices=BUNDLED_ROBOTS)
+    parser.add_argument("--namespace", default="", help="the node's namespace (with --start-node: where it is "
+                        "started; default the root: /compute_ik, ...)")
     parser.add_argument("--calls", type=int, default=200, help="calls per service for the latency figures")
     parser.add_argument("--wait", type=float, default=120.0, help="how long to wait for the node [s] (its first "
                         "start compiles the solver, about a minute)")
@@ -351,11 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if options.start_node:
             log_dir = Path(tempfile.mkdtemp(prefix="kinematics_py-run-"))
-            children = start_stack(options.robot, log_dir)
+            children = start_stack(options.robot, log_dir, options.namespace)
             print(f"started kinematics_node and the description publisher for {options.robot} "
                   f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, discovery "
                   f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}; logs in {log_dir})")
-        client = KinematicsClient(node_name="kinematics_demo_client")
+        client = KinematicsClient(options.namespace, node_name="kinematics_demo_client")
         try:
             group_tip = SemanticModel.from_srdf_file(
                 bundled_robot_path(options.robot, "srdf"),
@@ -376,8 +384,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             client.close()
         if children and not options.once:
-            print("kinematics_node keeps running (services /compute_ik, /solve_ik, /compute_fk, "
-                  "/compute_cartesian_path); Ctrl-C stops it")
+            services = ", ".join(f"{client.prefix or '/'}{name}" for name in SERVICES_SHOWN)
+            print(f"kinematics_node keeps running (services {services}); Ctrl-C stops it")
             try:
                 while all(child.poll() is None for child in children.values()):
                     time.sleep(0.5)

@@ -26,7 +26,7 @@ WALL_SIZE = 0.1
 #: Where the wall stands along the line (fraction of it).
 WALL_AT = 2 / 3
 SCENE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
-SCENE_WAIT_S = 10.0
+SCENE_WAIT_S = 30.0
 CALL_TIMEOUT_S = 30.0
 
 

@@ -22,9 +22,11 @@ from kinematics_py.geometry.transforms import make_transform
 
 CLIENTS = 8
 REQUESTS_PER_CLIENT = 100
-SLOW_IK_S = 2.0
-#: An FK answer slower than this while IK searches would mean the IK call blocks the node.
-FK_WHILE_IK_LIMIT_S = 0.5
+#: Budget of the searches FK is called beside [s]: time for many FK answers however loaded the machine.
+SLOW_IK_S = 6.0
+#: FK answers that must come while the searches run (the node answers hundreds a second; bench/soak.py measures
+#: FK latency under IK load).
+FK_DURING_IK = 10
 CLIENT_RUN_TIMEOUT_S = 180.0
 
 
@@ -36,20 +38,18 @@ def ur5(module_processes, tmp_path_factory):  # noqa: F811
 
 
 def test_slow_ik_searches_do_not_block_fk(ur5):
+    """FK is answered while two IK searches run (a node serving one request at a time would answer it after them)."""
     unreachable = ik_request("ur_manipulator", make_transform(None, UR5_UNREACHABLE_POSITION), timeout=SLOW_IK_S)
-    started = time.monotonic()
     slow = [ur5.client.ik_client.call_async(unreachable) for _ in range(2)]
-    fk_times = []
-    while not all(future.done() for future in slow):
-        start = time.monotonic()
+    fk_while_searching = 0
+    while fk_while_searching < FK_DURING_IK and not any(future.done() for future in slow):
         response = ur5.fk(fk_request(["tool0"]))
-        fk_times.append(time.monotonic() - start)
         assert response.error_code.val == MoveItErrorCodes.SUCCESS
-    elapsed = time.monotonic() - started
+        fk_while_searching += not any(future.done() for future in slow)
+    assert fk_while_searching == FK_DURING_IK, f"only {fk_while_searching} FK answers before an IK answer"
+    ur5.client.spin_until(slow[0], SLOW_IK_S + 30.0)
+    ur5.client.spin_until(slow[1], SLOW_IK_S + 30.0)
     assert all(future.result().error_code.val == MoveItErrorCodes.NO_IK_SOLUTION for future in slow)
-    assert elapsed >= SLOW_IK_S
-    assert len(fk_times) >= 20, f"only {len(fk_times)} FK answers during {elapsed:.1f} s of IK search"
-    assert max(fk_times) < FK_WHILE_IK_LIMIT_S, f"slowest FK answer {max(fk_times):.3f} s"
 
 
 def test_concurrent_clients_all_get_correct_answers(ur5, python_processes):

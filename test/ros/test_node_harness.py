@@ -1,14 +1,15 @@
 """Shared by the test_node_* modules (no tests here): start kinematics_node in its own process, build requests.
 
-Each node runs in a namespace of its own, so services and topics of one test module never reach
-another's node; the session's ROS isolation (loopback discovery, own domain id, log folder) comes
-from conftest.py.
+Each node runs in a namespace of its own (named with the run's pid), so services and topics of one test module
+never reach another's node, nor those of a foreign program on the domain; the session's ROS isolation (loopback
+discovery, own domain id, log folder) comes from conftest.py.
 """
 from __future__ import annotations
 
 import contextlib
 import itertools
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -40,22 +41,24 @@ def kinematics_node_script() -> Path:
     return script
 
 
-def start_node(processes: PythonProcesses, directory: Path, parameters: Mapping, name: str) -> tuple[ChildProcess, str]:
-    """Start kinematics_node with ``parameters`` in a fresh namespace; returns (process, namespace)."""
-    namespace = f"/kinematics_test_{next(_namespaces)}"
+def start_node(processes: PythonProcesses, directory: Path, parameters: Mapping, name: str,
+               script: Path | None = None) -> tuple[ChildProcess, str]:
+    """Start kinematics_node (or ``script``, which runs it) with ``parameters`` in a fresh namespace; returns
+    (process, namespace)."""
+    namespace = f"/kinematics_test_{os.getpid()}_{next(_namespaces)}"
     params_file = directory / f"{name}.params.yaml"
     params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": dict(parameters)}}), encoding="utf-8")
-    process = processes.start(kinematics_node_script(), "--ros-args", "--params-file", str(params_file),
+    process = processes.start(script or kinematics_node_script(), "--ros-args", "--params-file", str(params_file),
                               "-r", f"__ns:={namespace}", name=name)
     return process, namespace
 
 
 @contextlib.contextmanager
 def serving_node(processes: PythonProcesses, directory: Path, parameters: Mapping, name: str, tip: str = "tool0",
-                 client_class: type = None):
-    """A node started with ``parameters``, its client (``client_class``, default NodeUnderTest) once it serves
-    IK for ``tip``; on exit the node must still be alive, and is closed."""
-    process, namespace = start_node(processes, directory, parameters, name)
+                 client_class: type = None, script: Path | None = None):
+    """A node started with ``parameters`` (by ``script``, default kinematics_node), its client (``client_class``,
+    default NodeUnderTest) once it serves IK for ``tip``; on exit the node must still be alive, and is closed."""
+    process, namespace = start_node(processes, directory, parameters, name, script)
     node = (client_class or NodeUnderTest)(process, namespace)
     try:
         node.wait_serving(tip)
@@ -84,10 +87,10 @@ def wait_for(condition: Callable[[], object], timeout: float, what: str, process
 class NodeUnderTest:
     """A running node and a client of it in this process (its own rclpy context)."""
 
-    def __init__(self, process: ChildProcess, namespace: str):
+    def __init__(self, process: ChildProcess, namespace: str, domain_id: int | None = None):
         self.process = process
         self.namespace = namespace
-        self.client = KinematicsClient(namespace, node_name="pytest_client")
+        self.client = KinematicsClient(namespace, node_name="pytest_client", domain_id=domain_id)
         self.node = self.client.node
         self._solve_ik = None
         self._state_validity = None

@@ -216,9 +216,11 @@ def test_documented_parameter_tables_are_generated_from_the_specs():
 
 
 def test_make_run_demo_once(python_processes, tmp_path):
-    """What `make run ARGS=--once` runs: node, description publisher, demo client, then everything stops."""
+    """What `make run ARGS=--once` runs: node, description publisher, demo client, then everything stops. (In a
+    namespace of this run's: a make run of another program on the domain would serve the same root names.)"""
     demo = python_processes.run("-m", "kinematics_py.ros.demo", "--start-node", "--once", "--calls", "20",
-                                name="make_run", timeout=DEMO_TIMEOUT_S, env={"TMPDIR": str(tmp_path)})
+                                "--namespace", f"/make_run_{os.getpid()}", name="make_run", timeout=DEMO_TIMEOUT_S,
+                                env={"TMPDIR": str(tmp_path)})
     output = demo.stdout()
     assert demo.popen.returncode == 0, demo.output()
     assert "20/20 random reachable poses solved" in output, output
@@ -246,10 +248,10 @@ def documented_commands(document: Path, heading: str) -> list[list[str]]:
     return commands
 
 
-def serving_client(process, tip: str):
+def serving_client(process, tip: str, domain_id: int | None = None):
     from test_node_harness import NodeUnderTest
 
-    node = NodeUnderTest(process, "")
+    node = NodeUnderTest(process, "", domain_id)
     node.wait_serving(tip)
     return node
 
@@ -265,18 +267,18 @@ def assert_solves_ik(node, group: str, robot: str = "ur5", tip: str = "tool0") -
 
 
 def test_running_it_on_your_robot_works_for_a_urdf_with_colons_in_comments(python_processes, tmp_path,
-                                                                             monkeypatch):
+                                                                             monkeypatch, private_domain):
     """docs/node.md's first commands, on the bundled UR5's URDF (its comments hold ": ", which breaks
-    `-p robot_description:="$(cat robot.urdf)"`)."""
+    `-p robot_description:="$(cat robot.urdf)"`). They use root names: on a domain of the test's own."""
     urdf = bundled_robot_path("ur5").read_text()
     assert re.search(r"<!--[^>]*: ", urdf), "the test needs a URDF comment holding ': '"
     (tmp_path / "robot.urdf").write_text(urdf)
     monkeypatch.chdir(tmp_path)
     commands = documented_commands(NODE_DOC, "## Running it on your robot")
     assert [Path(command[0]).name for command in commands] == ["kinematics_description_publisher", "kinematics_node"]
-    processes = [python_processes.start(command[0], *command[1:], name=Path(command[0]).name)
-                 for command in commands]
-    node = serving_client(processes[-1], "tool0")
+    processes = [python_processes.start(command[0], *command[1:], name=Path(command[0]).name,
+                                        env={"ROS_DOMAIN_ID": str(private_domain)}) for command in commands]
+    node = serving_client(processes[-1], "tool0", private_domain)
     try:
         assert_solves_ik(node, "arm")
     finally:
@@ -322,14 +324,14 @@ def _stand_in_robot_state_publisher(prefix: Path) -> Path:
 
 @requires_real_ros
 @pytest.mark.parametrize("state_publisher", ["robot_state_publisher", "description_publisher"])
-def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, state_publisher):
+def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, state_publisher, private_domain):
     """`ros2 launch kinematics_py kinematics.launch.py` from the venv: the package is found, the state publisher
     is the one installed (robot_state_publisher, here a stand-in, else the description publisher), the node
-    serves, and SIGINT ends every process the launch started."""
+    serves, and SIGINT ends every process the launch started. (Root names: on a domain of the test's own.)"""
     prefixes = [str(Path(sys.prefix))]
     if state_publisher == "robot_state_publisher":
         prefixes.insert(0, str(_stand_in_robot_state_publisher(tmp_path / "rsp")))
-    environment = {"AMENT_PREFIX_PATH": os.pathsep.join(prefixes)}
+    environment = {"AMENT_PREFIX_PATH": os.pathsep.join(prefixes), "ROS_DOMAIN_ID": str(private_domain)}
     ros2 = Path(sys.prefix) / "bin" / "ros2"
     executables = python_processes.run(ros2, "pkg", "executables", "kinematics_py", name="ros2_pkg_executables",
                                        timeout=60.0, env=environment)
@@ -340,7 +342,7 @@ def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, stat
     assert tables.stdout().strip() == parameters_markdown(), tables.output()
     launch = python_processes.start(ros2, "launch", "kinematics_py", "kinematics.launch.py", name="ros2_launch",
                                     env=environment)
-    node = serving_client(launch, "tool0")
+    node = serving_client(launch, "tool0", private_domain)
     try:
         assert_solves_ik(node, "ur_manipulator")
     finally:
@@ -356,7 +358,7 @@ def test_ros2_launch_serves_and_stops_on_sigint(python_processes, tmp_path, stat
 
 
 @requires_real_ros
-def test_ros2_launch_from_a_colcon_workspace(python_processes, tmp_path):
+def test_ros2_launch_from_a_colcon_workspace(python_processes, tmp_path, private_domain):
     """The package built by colcon (ament_python) in a workspace: `ros2 launch` finds it there first, and
     the node serves."""
     import shutil
@@ -372,20 +374,22 @@ def test_ros2_launch_from_a_colcon_workspace(python_processes, tmp_path):
     install = tmp_path / "install" / "kinematics_py"
     (site_packages,) = install.glob("lib/python3*/site-packages")
     environment = {"AMENT_PREFIX_PATH": os.pathsep.join([str(install), sys.prefix]),
-                   "PYTHONPATH": os.pathsep.join([str(site_packages), os.environ.get("PYTHONPATH", "")])}
+                   "PYTHONPATH": os.pathsep.join([str(site_packages), os.environ.get("PYTHONPATH", "")]),
+                   "ROS_DOMAIN_ID": str(private_domain)}
     ros2 = Path(sys.prefix) / "bin" / "ros2"
     prefix = python_processes.run(ros2, "pkg", "prefix", "kinematics_py", name="ros2_pkg_prefix", timeout=60.0,
                                   env=environment)
     assert prefix.stdout().strip() == str(install), prefix.output()
-    # -P: not the current directory (this checkout) first on sys.path, so the installed copy is warmed up.
-    warm_up = python_processes.run("-P", "-m", "kinematics_py.warm_up", name="warm_up", timeout=900.0,
+    # -P: not the current directory (this checkout) first on sys.path, so the installed copy is warmed up. A wait,
+    # not a measure: the installed copy compiles every kernel (a few minutes; 27 min at a load average of 24).
+    warm_up = python_processes.run("-P", "-m", "kinematics_py.warm_up", name="warm_up", timeout=3600.0,
                                    env=environment)
     assert warm_up.popen.returncode == 0, warm_up.output()
     assert list((site_packages / "kinematics_py").rglob("*.nbi")), "warm-up fills the installed copy's numba cache"
     launch = python_processes.start(ros2, "launch", "kinematics_py", "kinematics.launch.py",
                                     "state_publisher:=description_publisher", name="ros2_launch_colcon",
                                     env=environment)
-    node = serving_client(launch, "tool0")
+    node = serving_client(launch, "tool0", private_domain)
     try:
         assert_solves_ik(node, "ur_manipulator")
     finally:

@@ -3,7 +3,9 @@ arrival, waiting included; FK, state validity and parameter sets never wait behi
 IK behind long ones; SIGINT and SIGTERM stop a node with searches running at once, answering them, with exit
 code 0 and nothing on stderr.
 
-Bounds here are generous (the machine may be loaded); the timing targets are measured by bench/soak.py.
+What is asserted holds however loaded the machine: answers come in the order the scheduling promises (a request
+that must not wait behind searches is answered while they still run), with generous budgets and waits; the timing
+targets themselves are measured by bench/soak.py.
 """
 from __future__ import annotations
 
@@ -35,14 +37,18 @@ GROUP = "ur_manipulator"
 UNREACHABLE = make_transform(None, UR5_UNREACHABLE_POSITION)
 #: Generous margin [s] on top of a timeout for the answer to arrive (DDS, a loaded machine).
 ANSWER_MARGIN_S = 1.0
-#: An answer slower than this behind saturated searches means it waited for them (they take 2 s).
-NOT_BEHIND_SEARCHES_S = 1.5
+#: Budget [s] of the searches that hold the slots (out of reach: each searches until its deadline), and of a
+#: request that must be answered while they run (an earlier deadline than theirs, and time to spare on a loaded
+#: machine).
+HOLDING_SEARCH_S = 6.0
+URGENT_TIMEOUT_S = 3.0
 #: SIGINT / SIGTERM with searches of 10 s running: the node must be gone well before they would end.
 EXIT_LIMIT_S = 5.0
 LONG_SEARCH_S = 10.0
 #: The demo's node compiles nothing new (the suite's nodes did); its calls take seconds.
 DEMO_READY_S = 240.0
-DEMO_STOP_S = 15.0
+#: A wait, not a measure: the demo and its node stop within seconds (the node's stop under load: bench/soak.py).
+DEMO_STOP_S = 60.0
 
 
 JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
@@ -104,24 +110,23 @@ def test_ten_searches_on_one_slot_are_each_answered_by_their_deadline(one_slot):
 
 
 def answered_behind_long_searches(node: NodeUnderTest, call):
-    """``call()``'s response and its time [s] while three 2 s searches hold the slot (returns once they are
-    answered too)."""
-    long_searches = [node.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=2.0))
+    """``call()``'s response while three HOLDING_SEARCH_S searches hold the slot, and whether it came while they
+    all still ran (returns once they are answered too)."""
+    long_searches = [node.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=HOLDING_SEARCH_S))
                      for _ in range(3)]
     time.sleep(0.3)
-    started = time.monotonic()
     response = call()
-    elapsed = time.monotonic() - started
-    wait_all(node, long_searches, 2.0 + ANSWER_MARGIN_S + 5.0)
-    return response, elapsed
+    before_them = not any(future.done() for future in long_searches)
+    wait_all(node, long_searches, HOLDING_SEARCH_S + ANSWER_MARGIN_S + 5.0)
+    return response, before_them
 
 
 def test_a_short_search_preempts_long_ones(one_slot, reachable):
-    """With the one slot taken by 2 s searches, a 50 ms request (earlier deadline) is answered in its time."""
-    response, elapsed = answered_behind_long_searches(one_slot,
-                                                      lambda: one_slot.ik(ik_request(GROUP, reachable, timeout=0.05)))
+    """With the one slot taken by long searches, a short one (an earlier deadline) is solved while they run."""
+    response, before_them = answered_behind_long_searches(one_slot, lambda: one_slot.ik(
+        ik_request(GROUP, reachable, timeout=URGENT_TIMEOUT_S)))
     assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
-    assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
+    assert before_them, "answered only once the long searches were"
 
 
 def test_a_cartesian_path_takes_the_slot_between_long_searches(one_slot, reachable):
@@ -135,45 +140,42 @@ def test_a_cartesian_path_takes_the_slot_between_long_searches(one_slot, reachab
     T_goal = reachable.copy()
     T_goal[2, 3] += 0.1
     request = cartesian_path_request(GROUP, [T_goal], 0.01, dict(zip(JOINTS, REACHABLE_JOINTS)))
-    response, elapsed = answered_behind_long_searches(one_slot, lambda: one_slot.client.call(path_client, request,
-                                                                                            30.0))
+    response, before_them = answered_behind_long_searches(one_slot, lambda: one_slot.client.call(path_client, request,
+                                                                                                30.0))
     assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
     assert response.fraction == 1.0, response.error_code.message
-    assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
+    assert before_them, "answered only once the long searches were"
 
 
 def test_a_long_search_does_not_hold_up_a_later_request(one_slot, reachable):
-    """A 5 s search (a pose out of reach) holds the one slot; a reachable pose asked with a 9 s timeout (a later
-    deadline) is still answered at once: long searches wait behind fresh ones."""
-    long_search = one_slot.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=5.0))
+    """A long search (a pose out of reach) holds the one slot; a reachable pose asked with a 9 s timeout (a later
+    deadline) is still solved while it runs: long searches wait behind fresh ones."""
+    long_search = one_slot.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=HOLDING_SEARCH_S))
     time.sleep(1.0)
-    started = time.monotonic()
     response = one_slot.ik(ik_request(GROUP, reachable, timeout=9.0))
-    elapsed = time.monotonic() - started
     assert response.error_code.val == MoveItErrorCodes.SUCCESS, response.error_code.message
-    assert elapsed < NOT_BEHIND_SEARCHES_S, f"{elapsed:.3f} s"
-    assert not long_search.done()
+    assert not long_search.done(), "answered only once the long search was"
     wait_all(one_slot, [long_search], LONG_SEARCH_S + ANSWER_MARGIN_S + 5.0)
 
 
 def test_fk_validity_parameters_and_short_ik_answered_while_searches_saturate(ur5, reachable):
-    searches = [ur5.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=2.0)) for _ in range(12)]
+    searches = [ur5.client.ik_client.call_async(ik_request(GROUP, UNREACHABLE, timeout=HOLDING_SEARCH_S))
+                for _ in range(12)]
     time.sleep(0.3)
-    timings = {}
+    answered_later = []
     for what, call in (("fk", lambda: ur5.fk(fk_request(["tool0"]))),
                        ("state validity", lambda: ur5.state_validity(state_validity_request({}))),
                        ("parameter set", lambda: ur5.set_parameters(max_ik_timeout=20.0)),
                        ("5 ms ik", lambda: ur5.ik(ik_request(GROUP, reachable, timeout=0.005)))):
-        started = time.monotonic()
         answer = call()
-        timings[what] = time.monotonic() - started
+        if any(future.done() for future in searches):
+            answered_later.append(what)
         if what == "fk":
             assert answer.error_code.val == MoveItErrorCodes.SUCCESS
         if what == "5 ms ik":
             assert answer.error_code.val in (MoveItErrorCodes.SUCCESS, MoveItErrorCodes.TIMED_OUT)
-    assert all(future.done() is False or future.result() is not None for future in searches)
-    assert max(timings.values()) < NOT_BEHIND_SEARCHES_S, timings
-    wait_all(ur5, searches, 2.0 + ANSWER_MARGIN_S + 5.0)
+    assert not answered_later, f"answered only once a search was: {answered_later}"
+    wait_all(ur5, searches, HOLDING_SEARCH_S + ANSWER_MARGIN_S + 5.0)
     assert {future.result().error_code.val for future in searches} <= {MoveItErrorCodes.NO_IK_SOLUTION,
                                                                        MoveItErrorCodes.TIMED_OUT}
 
@@ -208,8 +210,8 @@ def test_a_signal_stops_the_node_with_searches_running(python_processes, tmp_pat
 
 def test_sigterm_to_the_demo_stops_the_node_it_started(python_processes, tmp_path):
     """`make run` leaves the node serving until stopped; SIGTERM (not only Ctrl-C) stops the node with it."""
-    demo = python_processes.start("-m", "kinematics_py.ros.demo", "--start-node", "--calls", "5", name="demo",
-                                  env={"TMPDIR": str(tmp_path)})
+    demo = python_processes.start("-m", "kinematics_py.ros.demo", "--start-node", "--calls", "5", "--namespace",
+                                  f"/demo_{os.getpid()}", name="demo", env={"TMPDIR": str(tmp_path)})
     wait_for(lambda: "keeps running" in demo.stdout(), DEMO_READY_S, "the demo to finish its calls", demo)
     node_pids = [pid for pid in _children_running("kinematics_py.ros.node") if str(tmp_path) in _cmdline(pid)]
     assert node_pids, "the demo's kinematics_node is not running"

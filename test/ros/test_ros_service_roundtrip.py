@@ -1,13 +1,18 @@
 """A GetPositionFK service in one process answers a client in another over DDS on loopback."""
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+from conftest import child_env
 from moveit_msgs.msg import MoveItErrorCodes
 
 PROCESSES = Path(__file__).parent / "processes"
 SERVICE = "/kinematics_py_test/fk_echo"
-CLIENT_TIMEOUT_S = 60.0
+#: How long the client waits for the server to be discovered [s] (a loaded machine starts the server slowly).
+DISCOVERY_WAIT_S = 60.0
+CLIENT_TIMEOUT_S = DISCOVERY_WAIT_S + 60.0
 SERVER_LIFETIME_S = 2 * CLIENT_TIMEOUT_S
 
 
@@ -17,12 +22,36 @@ def test_session_keeps_ros_traffic_local(ros_env):
     assert Path(ros_env["ROS_LOG_DIR"]).is_absolute()
 
 
+#: A test session's set-up in a child: prints the domain id it reserved, holds it until its stdin closes.
+HOLD_A_DOMAIN = """
+import shutil, sys
+sys.path.insert(0, sys.argv[1])
+import conftest
+print(conftest.DOMAIN_ID, flush=True)
+sys.stdin.read()
+shutil.rmtree(conftest.RUN_DIR, ignore_errors=True)
+"""
+
+
+def test_concurrent_runs_get_distinct_domain_ids(ros_env):
+    """Runs started at once (here: this one and two more holding theirs) never share a ROS_DOMAIN_ID."""
+    runs = [subprocess.Popen([sys.executable, "-c", HOLD_A_DOMAIN, str(Path(__file__).parents[1])],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=child_env())
+            for _ in range(2)]
+    try:
+        domains = [int(run.stdout.readline()) for run in runs]
+    finally:
+        for run in runs:
+            run.communicate(timeout=60)
+    assert len({int(ros_env["ROS_DOMAIN_ID"]), *domains}) == 3, (ros_env["ROS_DOMAIN_ID"], domains)
+
+
 def test_fk_service_round_trip_between_processes(python_processes):
     server = python_processes.start(
         PROCESSES / "fk_echo_server.py", "--service", SERVICE,
         "--lifetime", str(SERVER_LIFETIME_S), name="server")
     client = python_processes.run(
-        PROCESSES / "fk_client.py", "--service", SERVICE, "--wait", "15",
+        PROCESSES / "fk_client.py", "--service", SERVICE, "--wait", str(DISCOVERY_WAIT_S),
         name="client", timeout=CLIENT_TIMEOUT_S)
 
     assert client.popen.returncode == 0, client.output() + server.output()
@@ -50,7 +79,7 @@ def test_ik_callbacks_learn_how_long_their_request_was_under_way(python_processe
     service = SERVICE + "_transit"
     server = python_processes.start(PROCESSES / "fk_echo_server.py", "--service", service, "--report-transit",
                                      "--lifetime", str(SERVER_LIFETIME_S), name="transit_server")
-    client = python_processes.run(PROCESSES / "fk_client.py", "--service", service, "--wait", "15",
+    client = python_processes.run(PROCESSES / "fk_client.py", "--service", service, "--wait", str(DISCOVERY_WAIT_S),
                                   name="transit_client", timeout=CLIENT_TIMEOUT_S)
     assert client.popen.returncode == 0, client.output() + server.output()
     answers = json.loads(client.stdout())
