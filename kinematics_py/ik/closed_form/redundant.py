@@ -25,7 +25,7 @@ from ...errors import ChainError
 from ...model import chain_kernels as ck
 from ...model.chain import Chain
 from . import families as fam
-from .classification import ChainGeometry, Classification, ClosedFormFamily, classify_geometry
+from .classification import ANGLE_TOLERANCE, ChainGeometry, Classification, ClosedFormFamily, classify_geometry
 from .kernels import solve_pose
 
 #: Chain descriptions whose ``RedundantChain`` is kept.
@@ -46,7 +46,8 @@ SAMPLE_SHIFT = 0.381966
 @compiled_kernel(inline="always")
 def _meeting_point(axes, points, first, count, out):
     """out <- the least-squares point nearest the lines of joints first .. first + count - 1 (as
-    ``ChainGeometry.meeting_point``)."""
+    ``ChainGeometry.meeting_point``); False (out untouched) when the lines are parallel within ANGLE_TOLERANCE
+    (no such point), as they can be at some values of the locked joint only."""
     A = np.zeros((3, 3))
     b = np.zeros(3)
     for k in range(first, first + count):
@@ -55,14 +56,20 @@ def _meeting_point(axes, points, first, count, out):
                 projector = (1.0 if i == j else 0.0) - axes[k, i] * axes[k, j]
                 A[i, j] += projector
                 b[i] += projector * points[k, j]
-    # Cramer's rule (A is symmetric, invertible: the axes are not all parallel, checked at initialize).
+    # Cramer's rule. A is symmetric positive semi-definite: determinant / (sum of its principal 2x2 minors) is
+    # within a factor 3 of its smallest eigenvalue, which the classification requires to be ANGLE_TOLERANCE or more.
     determinant = (A[0, 0] * (A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1]) - A[0, 1] * (A[1, 0] * A[2, 2] - A[1, 2] * A[2, 0])
                    + A[0, 2] * (A[1, 0] * A[2, 1] - A[1, 1] * A[2, 0]))
+    minors = (A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0] + A[0, 0] * A[2, 2] - A[0, 2] * A[2, 0]
+              + A[1, 1] * A[2, 2] - A[1, 2] * A[2, 1])
+    if not determinant > ANGLE_TOLERANCE * minors:
+        return False
     for c in range(3):
         M = A.copy()
         M[:, c] = b
         out[c] = (M[0, 0] * (M[1, 1] * M[2, 2] - M[1, 2] * M[2, 1]) - M[0, 1] * (M[1, 0] * M[2, 2] - M[1, 2] * M[2, 0])
                   + M[0, 2] * (M[1, 0] * M[2, 1] - M[1, 1] * M[2, 0])) / determinant
+    return True
 
 
 @compiled_kernel(inline="always")
@@ -80,7 +87,8 @@ def _unit_normal(axis, out):
 def locked_geometry(segments, joint_info, locked, sign, value, config, meeting, geometry):
     """The packed 6R geometry (``families``) of the six free joints with joint ``locked`` at ``value`` [rad] ->
     ``geometry``; writes the value into ``segments`` (the locked table). ``meeting`` (int64, 4): the first joint
-    and count of the axes meeting at the wrist point, then at the shoulder point (count 0: the wrist point)."""
+    and count of the axes meeting at the wrist point, then at the shoulder point (count 0: the wrist point).
+    False when the family does not hold at this value (axes that must meet are parallel there)."""
     segments[locked, 16] = sign * value
     m = joint_info.shape[0]
     R = np.empty((3, 3))
@@ -112,26 +120,32 @@ def locked_geometry(segments, joint_info, locked, sign, value, config, meeting, 
                                 + R[2, i] * (forward_points[5 - k, 2] - p[2]))
     geometry[0:6] = axes
     geometry[6:12] = points
-    _meeting_point(axes, points, meeting[0], meeting[1], geometry[fam.WRIST_POINT_ROW])
+    if not _meeting_point(axes, points, meeting[0], meeting[1], geometry[fam.WRIST_POINT_ROW]):
+        return False
     if meeting[3] > 0:
-        _meeting_point(axes, points, meeting[2], meeting[3], geometry[fam.SHOULDER_POINT_ROW])
+        if not _meeting_point(axes, points, meeting[2], meeting[3], geometry[fam.SHOULDER_POINT_ROW]):
+            return False
     else:
         geometry[fam.SHOULDER_POINT_ROW] = geometry[fam.WRIST_POINT_ROW]
     _unit_normal(axes[5], geometry[fam.NORMAL_TO_H6_ROW])
     _unit_normal(axes[1], geometry[fam.NORMAL_TO_H2_ROW])
     geometry[fam.TIP_ROTATION_ROW:fam.TIP_ROTATION_ROW + 3] = R0
     geometry[fam.TIP_POSITION_ROW] = p0
+    return True
 
 
 @compiled_kernel
 def solve_locked_values(T, seed, values, segments, joint_info, locked, sign, config, meeting, lower, upper, wanted,
                         out_q, out_codes, counts, failed):
     """For each of ``values`` of the locked joint, ``kernels.solve_pose`` of the six free joints (``seed``, limits:
-    theirs) -> out_q[v] (MAX_BRANCHES, 6), out_codes[v], counts[v] and failed[v] (its near misses)."""
+    theirs) -> out_q[v] (MAX_BRANCHES, 6), out_codes[v], counts[v] and failed[v] (its near misses); none at values
+    where the family does not hold."""
     table = segments.copy()
     geometry = np.empty((fam.GEOMETRY_ROWS, 3))
     for v in range(values.shape[0]):
-        locked_geometry(table, joint_info, locked, sign, values[v], config, meeting, geometry)
+        if not locked_geometry(table, joint_info, locked, sign, values[v], config, meeting, geometry):
+            counts[v], failed[v] = 0, 0
+            continue
         counts[v], failed[v] = solve_pose(T, seed, geometry, config, table, joint_info, lower, upper, wanted,
                                           out_q[v], out_codes[v])
 
@@ -246,8 +260,10 @@ def locked_joint_report(chain: Chain, locked: int) -> tuple[LockedJointSolver | 
             q[locked] = value
             solutions = solver.solve(chain.forward_kinematics(q), q, value)
             if not len(solutions) or np.abs(solutions - q).max(axis=1).min() > ROUND_TRIP_TOLERANCE:
+                there, reason = classify_geometry(locked_geometry_of(chain, locked, value))
                 return None, (f"{name} locked: the closed form found at {values[0]:.3g} rad "
-                              f"({classification.name}) does not hold at {value:.3g} rad")
+                              f"({classification.name}) does not hold at {value:.3g} rad (there: "
+                              f"{reason if there is None else there.name})")
     return solver, ""
 
 
