@@ -31,6 +31,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="case i is seeded by SEED + i")
     parser.add_argument("--arms", nargs="*", default=sorted(ARMS), choices=sorted(ARMS), metavar="ARM")
     parser.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS), metavar="KIND")
+    parser.add_argument("--no-robot-setup", action="store_true",
+                        help="check the plugin only, not the node's robot set-up of each URDF too")
     parser.add_argument("--verbose", action="store_true", help="print each case as it starts")
     args = parser.parse_args()
     logging.disable(logging.CRITICAL)  # refusals are counted here, not logged
@@ -42,7 +44,7 @@ def main() -> int:
         seed = args.seed + i
         if args.verbose:
             print(f"case {i}: check_perturbed_arm({arm!r}, {kind!r}, {seed})", flush=True)
-        _, outcome = check_perturbed_arm(arm, kind, seed)
+        _, outcome = check_perturbed_arm(arm, kind, seed, robot_setup=not args.no_robot_setup)
         initialized[kind, outcome.initialized] += 1
         if outcome.refusal:
             refusals[kind][_first_words(outcome.refusal)] += 1
@@ -58,7 +60,7 @@ def main() -> int:
             print(f"    refused {count:4d}x: {words}")
     print(f"\n{len(defects)} defect(s)")
     for arm, kind, seed, problem in defects:
-        print(f"  check_perturbed_arm({arm!r}, {kind!r}, {seed}): {problem[:3000]}")
+        print(f"  check_perturbed_arm({arm!r}, {kind!r}, {seed}, robot_setup=True): {problem[:3000]}")
     return 1 if defects else 0
 
 

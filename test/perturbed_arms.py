@@ -4,10 +4,10 @@ set up is right.
 ``check_perturbed_arm(arm, kind, seed)`` perturbs one arm of ``ARMS`` (``perturbed_urdfs.random_changes``, numpy
 seeded by ``seed``), initializes a plugin on it and checks, independently of kinematics_py (pinocchio FK, the limits
 as the perturbed XML writes them): getPositionFK; searchPositionIK from random seeds to poses of random
-configurations; all_solutions; a request with a NaN seed. The node's robot set-up of the same URDF must be built
-(serving the group exactly when initialize accepted it) or refused with a SetupError. It returns what it saw
-(``ArmOutcome``); a non-empty ``ArmOutcome.problems`` is a defect. Used by test/ik/test_plugin_perturbed_urdfs.py
-and bench/fuzz_urdf_perturbations.py.
+configurations; all_solutions; a request with a NaN seed. Optionally, the node's robot set-up of the same URDF (its
+primitive collision shapes kept, meshes left out) must be built, serving the group exactly when initialize accepted
+it, or be refused with a SetupError. It returns what it saw (``ArmOutcome``); a non-empty ``ArmOutcome.problems``
+is a defect. Used by test/ik/test_plugin_perturbed_urdfs.py and bench/fuzz_urdf_perturbations.py.
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ from kinematics_py.robot_setup import SetupError, SetupInputs, complete_robot_se
 ROUND_TRIPS = 3
 SEARCH_TIMEOUT = 0.05
 FK_CHECKS = 2
-#: Two double-precision FKs of the same arm agree to round-off of its size [m]: this many times (1 + size).
+#: Two double-precision FKs of the same arm agree to round-off of its size and reach [m]: this many times (1 + the
+#: lengths of its joint origins + the distance of the target).
 FK_ROUND_OFF = 1e-9
 #: Slack on joint limits when checking a returned solution [rad or m].
 LIMIT_TOLERANCE = 1e-9
@@ -91,15 +92,16 @@ def arm_text(name: str) -> str:
     return ARMS[name].urdf().read_text()
 
 
-def check_perturbed_arm(name: str, kind: str, seed: int) -> tuple[str, ArmOutcome]:
+def check_perturbed_arm(name: str, kind: str, seed: int, robot_setup: bool = False) -> tuple[str, ArmOutcome]:
     """(the perturbed URDF, what the plugin did with it) for arm ``name`` perturbed by ``kind`` with ``seed``."""
     rng = np.random.default_rng(seed)
     urdf = perturbed_urdf(arm_text(name), random_changes(arm_text(name), rng, kind))
-    return urdf, check_arm(urdf, ARMS[name].base, ARMS[name].tip, rng)
+    return urdf, check_arm(urdf, ARMS[name].base, ARMS[name].tip, rng, robot_setup)
 
 
-def check_arm(urdf: str, base: str, tip: str, rng: np.random.Generator) -> ArmOutcome:
-    """Initialize a plugin on ``urdf`` (never raising), then check every answer it gives (see module doc)."""
+def check_arm(urdf: str, base: str, tip: str, rng: np.random.Generator, robot_setup: bool = False) -> ArmOutcome:
+    """Initialize a plugin on ``urdf`` (never raising), then check every answer it gives (see module doc); with
+    ``robot_setup``, the node's robot set-up of it too."""
     started = time.perf_counter()
     outcome = ArmOutcome()
     plugin = KinematicsPlugin()
@@ -108,7 +110,8 @@ def check_arm(urdf: str, base: str, tip: str, rng: np.random.Generator) -> ArmOu
     except Exception as error:  # the property under test: initialize never raises
         outcome.problems.append(f"initialize raised {type(error).__name__}: {error}")
         return outcome
-    outcome.problems += _robot_setup_problems(urdf, base, tip, outcome.initialized)
+    if robot_setup:
+        outcome.problems += _robot_setup_problems(urdf, base, tip, outcome.initialized)
     if not outcome.initialized:
         outcome.refusal = plugin.last_error
         if not plugin.last_error:
@@ -129,7 +132,8 @@ def _robot_setup_problems(urdf: str, base: str, tip: str, initialized: bool) -> 
     """What is wrong with the node's robot set-up of ``urdf`` (group "arm" from base to tip): it must be built, or
     refused with a SetupError, and serve the group exactly when ``initialize`` accepted it (else say why not)."""
     try:
-        setup = complete_robot_setup(prepare_robot_setup(SetupInputs(urdf, base_frame=base, tip_frames=(tip,))))
+        setup = complete_robot_setup(prepare_robot_setup(SetupInputs(_without_meshes(urdf), base_frame=base,
+                                                                     tip_frames=(tip,))))
     except SetupError as error:
         return [] if not initialized and str(error) else [f"the robot set-up was refused: {error}"]
     except Exception as error:  # the property under test: the robot set-up refuses, never raises
@@ -140,14 +144,23 @@ def _robot_setup_problems(urdf: str, base: str, tip: str, initialized: bool) -> 
     return []
 
 
+def _without_meshes(urdf: str) -> str:
+    """The URDF without its mesh collision shapes (their hulls take seconds per arm), the primitives kept."""
+    root = ET.fromstring(urdf)
+    for link in root.iter("link"):
+        for collision in link.findall("collision"):
+            if collision.find("geometry/mesh") is not None:
+                link.remove(collision)
+    return ET.tostring(root, encoding="unicode")
+
+
 class _Reference:
     """Independent FK of the perturbed arm (pinocchio) and its limits as the XML writes them."""
 
     def __init__(self, urdf: str, base: str, tip: str, joint_names: list[str]):
         self.pinocchio = PinocchioReference(urdf)
         self.base, self.tip, self.joint_names = base, tip, joint_names
-        self.size = 1.0 + sum(float(np.linalg.norm(placement.translation))
-                              for placement in self.pinocchio.model.jointPlacements)
+        self.size = 1.0 + sum(math.hypot(*placement.translation) for placement in self.pinocchio.model.jointPlacements)
         self.limits = {}
         for joint in ET.fromstring(urdf).iter("joint"):
             limit = joint.find("limit")
@@ -175,11 +188,13 @@ class _Reference:
 
     def pose_problems(self, q, T_target: np.ndarray, position_tolerance: float, rotation_tolerance: float
                       ) -> list[str]:
-        """The FK error of ``q`` if over the tolerances plus round-off."""
+        """The FK error of ``q`` if over the tolerances plus round-off (of the arm's size and the target's distance:
+        prismatic joints may reach far)."""
         T = self.T_base_tip(q)
-        position = float(np.linalg.norm(T[:3, 3] - T_target[:3, 3]))
+        position = math.hypot(*(T[:3, 3] - T_target[:3, 3]))  # hypot: no overflow of the squares
         rotation = float(np.linalg.norm(pin.log3(T_target[:3, :3].T @ T[:3, :3])))
-        if position > position_tolerance + FK_ROUND_OFF * self.size or rotation > rotation_tolerance + FK_ROUND_OFF:
+        round_off = FK_ROUND_OFF * (self.size + math.hypot(*T_target[:3, 3]))
+        if position > position_tolerance + round_off or rotation > rotation_tolerance + FK_ROUND_OFF:
             return [f"FK error {position:.3g} m, {rotation:.3g} rad"]
         return []
 

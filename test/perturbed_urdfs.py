@@ -186,6 +186,7 @@ def random_changes(urdf: str, rng: np.random.Generator, kind: str, joints: int |
     """Changes of ``kind`` (a key of KINDS) for ``joints`` random movable joints of ``urdf`` (default: 1 to all,
     "calibration" all of them)."""
     names = movable_joints(urdf)
-    count = joints if joints is not None else len(names) if kind == "calibration" else int(rng.integers(1, len(names) + 1))
-    chosen = rng.choice(names, size=min(count, len(names)), replace=False)
+    if joints is None:
+        joints = len(names) if kind == "calibration" else int(rng.integers(1, len(names) + 1))
+    chosen = rng.choice(names, size=min(joints, len(names)), replace=False)
     return {str(name): KINDS[kind](urdf, str(name), rng) for name in chosen}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ErrorCode
+from ..model.ranges import spread
 from .options import DiscretizationMethod
 from .search import IkSearch, SearchOutcome, same_solution, wrapped_difference
 
@@ -83,10 +84,5 @@ def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.
             grids.append(low + step * np.arange(count) if discretized else rng.uniform(low, high, count))
         else:
             fractions = np.linspace(0.0, 1.0, MAX_JOINT_VALUES) if discretized else rng.random(MAX_JOINT_VALUES)
-            grids.append(_spread(low, high, fractions))
+            grids.append(spread(low, high, fractions))
     return grids
-
-
-def _spread(low: float, high: float, fractions: np.ndarray) -> np.ndarray:
-    """low + fractions * (high - low), without overflow for any finite low and high."""
-    return low * (1.0 - fractions) + high * fractions

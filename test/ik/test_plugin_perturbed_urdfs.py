@@ -19,11 +19,13 @@ from perturbed_arms import ARMS, check_arm, check_perturbed_arm
 from perturbed_urdfs import KINDS, JointChange, movable_joints, perturbed_urdf
 from robots import small_urdf
 
-from kinematics_py import KinematicsPlugin, Pose
+from kinematics_py import DiscretizationMethod, ErrorCode, KinematicsPlugin, KinematicsQueryOptions, Pose
+from kinematics_py.ik.closed_form import redundant
 from kinematics_py.robots import bundled_robot_path
 
-#: Cases per kind of perturbation (7 kinds).
-CASES_PER_KIND = 40
+#: Cases per kind of perturbation (7 kinds), and of the node's robot set-up (over every kind).
+CASES_PER_KIND = 30
+ROBOT_SETUP_CASES = 40
 
 
 def _settings(examples: int):
@@ -36,6 +38,13 @@ def _settings(examples: int):
 @given(arm=st.sampled_from(sorted(ARMS)), seed=st.integers(0, 2**32 - 1))
 def test_perturbed_arms_initialize_or_refuse_and_every_answer_is_verified(kind, arm, seed):
     _, outcome = check_perturbed_arm(arm, kind, seed)
+    assert not outcome.problems, (arm, kind, seed, outcome)
+
+
+@_settings(ROBOT_SETUP_CASES)
+@given(arm=st.sampled_from(sorted(ARMS)), kind=st.sampled_from(list(KINDS)), seed=st.integers(0, 2**32 - 1))
+def test_the_robot_set_up_of_perturbed_arms_serves_them_or_says_why_not(arm, kind, seed):
+    _, outcome = check_perturbed_arm(arm, kind, seed, robot_setup=True)
     assert not outcome.problems, (arm, kind, seed, outcome)
 
 
@@ -60,10 +69,61 @@ def test_lbr_iiwa_as_ros_industrial_describes_it_initializes_with_its_closed_for
     plugin = KinematicsPlugin()
     assert plugin.initialize(urdf, "arm", "base_link", "tool0"), plugin.last_error
     report = plugin._require_setup().closed_form_report
-    assert "joint_a2 locked: the closed form found at" in report and "does not hold at 0 rad" in report, report
-    assert "closed form with joint_a" in report, report
+    assert "closed form with joint_a1 locked" in report and "these work too: joint_a4)" in report, report
+    chain = plugin.robot_model.chain("base_link", "tool0")
+    solver, reason = redundant.locked_joint_report(chain, 1)
+    assert solver is None and reason.endswith("does not hold at 0 rad (there: spherical wrist (axes 4-6 meet), axes "
+                                              "1 and 2 are parallel)"), reason
     outcome = check_arm(urdf, "base_link", "tool0", np.random.default_rng(18))
     assert not outcome.problems and outcome.codes.count("SUCCESS") == len(outcome.codes), outcome
     assert plugin.setRedundantJoints(["joint_a2"])
     result = plugin.all_solutions(Pose((0.4, 0.1, 0.7), (1.0, 0.0, 0.0, 0.0)), [0.3] * 7)
     assert result, "the numerical search answers for a joint without a closed form"
+
+
+@pytest.mark.parametrize("limit", [1e6, 1e300, 1.7e308], ids=str)
+def test_huge_limits_of_a_redundant_joint_give_answers_not_exceptions(limit):
+    """A URDF writing +-1e300 for 'no limit' on a 7-joint arm: the discretization grid of the redundant joint was
+    np.arange of 1e300 values (ValueError) and the comparison of whole turns a list of 1e299 turns (MemoryError).
+    The grid now has at most MAX_JOINT_VALUES values spread over the range; both searches answer, verified."""
+    urdf = perturbed_urdf(bundled_robot_path("panda").read_text(),
+                          {"panda_joint7": JointChange(lower=-limit, upper=limit)})
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(urdf, "arm", "panda_link0", "panda_link8"), plugin.last_error
+    rng = np.random.default_rng(18)
+    outcome = check_arm(urdf, "panda_link0", "panda_link8", rng)  # all_solutions: the locked joint's closed form
+    assert not outcome.problems, outcome
+    assert plugin.setRedundantJoints(["panda_joint4"])  # no closed form with the elbow locked: numerical search
+    options = KinematicsQueryOptions(discretization_method=DiscretizationMethod.ALL_DISCRETIZED)
+    ok, (target,) = plugin.getPositionFK(["panda_link8"], [0.1, -0.3, 0.2, -2.0, 0.1, 1.8, 0.4])
+    result = plugin.searchPositionIK(target, [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.0], 0.05, options=options)
+    assert ok and result.error_code in (ErrorCode.SUCCESS, ErrorCode.TIMED_OUT, ErrorCode.NO_IK_SOLUTION), result
+    assert result.message
+
+
+def test_an_axis_with_huge_components_is_its_direction():
+    """'0 0 1e300' is the z axis: its norm overflowed to inf and the joint was refused as having 'a zero axis'."""
+    urdf = bundled_robot_path("ur5").read_text()
+    scaled = perturbed_urdf(urdf, {"shoulder_pan_joint": JointChange(text={"axis.xyz": "0 0 1e300"}),
+                                   "wrist_3_joint": JointChange(text={"axis.xyz": "0 1.7e308 0"})})
+    plain, huge = KinematicsPlugin(), KinematicsPlugin()
+    assert plain.initialize(urdf, "arm", "base_link", "tool0"), plain.last_error
+    assert huge.initialize(scaled, "arm", "base_link", "tool0"), huge.last_error
+    q = [0.3, -1.2, 1.0, -0.5, 0.8, 0.2]
+    (_, (expected,)), (_, (found,)) = plain.getPositionFK(["tool0"], q), huge.getPositionFK(["tool0"], q)
+    assert np.allclose(expected.position, found.position, atol=1e-12)
+
+
+@pytest.mark.parametrize("text, words", [
+    ({"axis.xyz": "nan 0 1"}, ["elbow_joint", "non-finite", "axis (nan, 0.0, 1.0)"]),
+    ({"origin.xyz": "0 inf 0"}, ["elbow_joint", "non-finite", "xyz (0.0, inf, 0.0)"]),
+    ({"limit.lower": "nan"}, ["elbow_joint", "NaN limit"]),
+    ({"axis.xyz": "0 0 0"}, ["elbow_joint", "zero axis (0.0, 0.0, 0.0)"]),
+], ids=["nan-axis", "inf-origin", "nan-limit", "zero-axis"])
+def test_non_finite_numbers_in_a_joint_are_refused_naming_the_joint_and_the_values(text, words):
+    """The refusals said 'zero axis (np.float64(nan), ...)' for a NaN axis and 'lower limit nan above upper limit'."""
+    urdf = perturbed_urdf(bundled_robot_path("ur5").read_text(), {"elbow_joint": JointChange(text=text)})
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(urdf, "arm", "base_link", "tool0") is False
+    for word in words:
+        assert word in plugin.last_error, (word, plugin.last_error)
