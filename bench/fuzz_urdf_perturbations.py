@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "test")]
+sys.path[:0] = [str(ROOT), str(ROOT / "test"), str(ROOT / "test" / "ik")]
 
 from perturbed_arms import ARMS, check_perturbed_arm  # noqa: E402
 from perturbed_urdfs import KINDS  # noqa: E402

@@ -15,16 +15,15 @@ import math
 import time
 import traceback
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 from perturbed_urdfs import perturbed_urdf, random_changes
 from reference import PinocchioReference
-from robots import bundled_robot, example_robot_urdf, small_urdf
+from robots import small_urdf
+from test_plugin_conformance import ROBOTS, RobotCase
 
 from kinematics_py import ErrorCode, KinematicsPlugin, Pose
 from kinematics_py.robot_setup import SetupError, SetupInputs, complete_robot_setup, prepare_robot_setup
@@ -42,37 +41,22 @@ LIMIT_TOLERANCE = 1e-9
 DEFECT_WORDS = ("internal error", "detection failed", "search failed")
 
 
-@dataclass(frozen=True)
-class Arm:
-    """A URDF (a path getter) and the chain to solve."""
-
-    name: str
-    urdf: Callable[[], Path]
-    base: str
-    tip: str
-
-
-ARMS = {arm.name: arm for arm in [
-    Arm("bundled-ur5", lambda: bundled_robot("ur5.urdf"), "base_link", "tool0"),
-    Arm("bundled-panda", lambda: bundled_robot("panda.urdf"), "panda_link0", "panda_link8"),
-    Arm("ur5", lambda: example_robot_urdf("ur5"), "base_link", "tool0"),
-    Arm("ur10", lambda: example_robot_urdf("ur10"), "base_link", "tool0"),
-    Arm("panda", lambda: example_robot_urdf("panda"), "panda_link0", "panda_link8"),
-    Arm("kinova", lambda: example_robot_urdf("kinova"), "base", "j2s6s200_end_effector"),
-    Arm("lbr-iiwa-14", lambda: small_urdf("lbr_iiwa_14_r820.urdf"), "base_link", "tool0"),
-    Arm("kr16", lambda: small_urdf("kr16_spherical_wrist.urdf"), "base_link", "tool0"),
-    Arm("puma560", lambda: small_urdf("puma560_spherical_wrist.urdf"), "base_link", "tool0"),
-    Arm("offset-wrist", lambda: small_urdf("offset_wrist.urdf"), "base_link", "tool0"),
-    Arm("spherical-shoulder", lambda: small_urdf("spherical_shoulder.urdf"), "base_link", "tool0"),
-    Arm("wrist-12-parallel", lambda: small_urdf("spherical_wrist_12_parallel.urdf"), "base_link", "tool0"),
-    Arm("wrist-23-intersect", lambda: small_urdf("spherical_wrist_23_intersect.urdf"), "base_link", "tool0"),
-    Arm("planar-4dof", lambda: small_urdf("planar_arm_4dof.urdf"), "base_link", "tool"),
-    Arm("prismatic", lambda: small_urdf("prismatic.urdf"), "base_link", "tool"),
-    Arm("continuous", lambda: small_urdf("continuous.urdf"), "base_link", "tool"),
-    Arm("fixed-between", lambda: small_urdf("fixed_between.urdf"), "root", "tool"),
-    Arm("gantry", lambda: small_urdf("gantry.urdf"), "base_link", "tool"),
-    Arm("tree-left", lambda: small_urdf("tree.urdf"), "torso", "left_tcp"),
-]}
+#: The conformance table's arms (bundled and example-robot-data's, the planar and prismatic ones) and the other
+#: small URDFs with a chain to solve; chains from ``base`` to ``tip``, no SRDF.
+ARMS = {case.id: case for case in ROBOTS} | {case.id: case for case in [
+    RobotCase(name, lambda file=file: small_urdf(file), base, tip) for name, file, base, tip in [
+        ("lbr-iiwa-14", "lbr_iiwa_14_r820.urdf", "base_link", "tool0"),
+        ("kr16", "kr16_spherical_wrist.urdf", "base_link", "tool0"),
+        ("puma560", "puma560_spherical_wrist.urdf", "base_link", "tool0"),
+        ("offset-wrist", "offset_wrist.urdf", "base_link", "tool0"),
+        ("spherical-shoulder", "spherical_shoulder.urdf", "base_link", "tool0"),
+        ("wrist-12-parallel", "spherical_wrist_12_parallel.urdf", "base_link", "tool0"),
+        ("wrist-23-intersect", "spherical_wrist_23_intersect.urdf", "base_link", "tool0"),
+        ("continuous", "continuous.urdf", "base_link", "tool"),
+        ("fixed-between", "fixed_between.urdf", "root", "tool"),
+        ("gantry", "gantry.urdf", "base_link", "tool"),
+        ("tree-left", "tree.urdf", "torso", "left_tcp"),
+    ]]}
 
 
 @dataclass

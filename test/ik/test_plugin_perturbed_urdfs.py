@@ -19,7 +19,7 @@ from perturbed_arms import ARMS, check_arm, check_perturbed_arm
 from perturbed_urdfs import KINDS, JointChange, movable_joints, perturbed_urdf
 from robots import small_urdf
 
-from kinematics_py import DiscretizationMethod, ErrorCode, KinematicsPlugin, KinematicsQueryOptions, Pose
+from kinematics_py import DiscretizationMethod, ErrorCode, KinematicsPlugin, KinematicsQueryOptions
 from kinematics_py.ik.closed_form import redundant
 from kinematics_py.robots import bundled_robot_path
 
@@ -76,9 +76,11 @@ def test_lbr_iiwa_as_ros_industrial_describes_it_initializes_with_its_closed_for
                                               "1 and 2 are parallel)"), reason
     outcome = check_arm(urdf, "base_link", "tool0", np.random.default_rng(18))
     assert not outcome.problems and outcome.codes.count("SUCCESS") == len(outcome.codes), outcome
-    assert plugin.setRedundantJoints(["joint_a2"])
-    result = plugin.all_solutions(Pose((0.4, 0.1, 0.7), (1.0, 0.0, 0.0, 0.0)), [0.3] * 7)
-    assert result, "the numerical search answers for a joint without a closed form"
+    assert plugin.setRedundantJoints(["joint_a2"])  # no closed form with it locked: the numerical search answers
+    q = [0.3, 0.5, -0.2, -1.2, 0.4, 0.8, 0.1]
+    ok, (target,) = plugin.getPositionFK(["tool0"], q)
+    result = plugin.searchPositionIK(target, [v + 0.05 for v in q], 0.5)
+    assert ok and result.success, result
 
 
 @pytest.mark.parametrize("limit", [1e6, 1e300, 1.7e308], ids=str)
