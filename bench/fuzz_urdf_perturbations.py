@@ -39,20 +39,25 @@ def main() -> int:
     started = time.perf_counter()
     initialized, refusals, codes = Counter(), defaultdict(Counter), defaultdict(Counter)
     defects = []
-    for i in range(args.cases):
-        arm, kind = args.arms[i % len(args.arms)], args.kinds[(i // len(args.arms)) % len(args.kinds)]
-        seed = args.seed + i
-        if args.verbose:
-            print(f"case {i}: check_perturbed_arm({arm!r}, {kind!r}, {seed})", flush=True)
-        _, outcome = check_perturbed_arm(arm, kind, seed, robot_setup=not args.no_robot_setup)
-        initialized[kind, outcome.initialized] += 1
-        if outcome.refusal:
-            refusals[kind][_first_words(outcome.refusal)] += 1
-        codes[kind].update(outcome.codes)
-        defects += [(arm, kind, seed, problem) for problem in outcome.problems]
+    done = 0
+    try:  # Ctrl-C (SIGINT) ends the run early with the figures of the cases done
+        for done in range(args.cases):
+            arm, kind = args.arms[done % len(args.arms)], args.kinds[(done // len(args.arms)) % len(args.kinds)]
+            seed = args.seed + done
+            if args.verbose:
+                print(f"case {done}: check_perturbed_arm({arm!r}, {kind!r}, {seed})", flush=True)
+            _, outcome = check_perturbed_arm(arm, kind, seed, robot_setup=not args.no_robot_setup)
+            initialized[kind, outcome.initialized] += 1
+            if outcome.refusal:
+                refusals[kind][_first_words(outcome.refusal)] += 1
+            codes[kind].update(outcome.codes)
+            defects += [(arm, kind, seed, problem) for problem in outcome.problems]
+        done = args.cases
+    except KeyboardInterrupt:
+        print(f"interrupted: case {done} not finished")
     elapsed = time.perf_counter() - started
-    print(f"{args.cases} cases in {elapsed:.1f} s ({elapsed / max(args.cases, 1) * 1e3:.1f} ms per case), arms "
-          f"{len(args.arms)}, kinds {len(args.kinds)}, seeds {args.seed}..{args.seed + args.cases - 1}")
+    print(f"{done} cases in {elapsed:.1f} s ({elapsed / max(done, 1) * 1e3:.1f} ms per case), arms "
+          f"{len(args.arms)}, kinds {len(args.kinds)}, seeds {args.seed}..{args.seed + done - 1}")
     for kind in args.kinds:
         print(f"\n{kind}: initialized {initialized[kind, True]}, refused {initialized[kind, False]}; "
               f"IK codes {dict(codes[kind])}")
