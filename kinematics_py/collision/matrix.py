@@ -17,6 +17,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
+from ..model.ranges import uniform
 from ..model.urdf import SINGLE_DOF_JOINT_TYPES
 from .checker import CollisionChecker
 from .tables import adjacent_link_pairs
@@ -72,7 +73,7 @@ def propose_disabled_pairs(checker: CollisionChecker, *, samples: int = DEFAULT_
         if joint.type in SINGLE_DOF_JOINT_TYPES:
             lower[values] = joint.lower if np.isfinite(joint.lower) else CONTINUOUS_RANGE[0]
             upper[values] = joint.upper if np.isfinite(joint.upper) else CONTINUOUS_RANGE[1]
-    states = lower + np.random.default_rng(seed).random((samples, len(lower))) * (upper - lower)
+    states = uniform(np.random.default_rng(seed), lower, upper, (samples, len(lower)))
 
     pairs, hits = checker.link_pair_collisions(np.vstack([default, states]))
     fractions = hits[1:].mean(axis=0)

@@ -10,11 +10,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ErrorCode
+from ..model.ranges import spread
 from .options import DiscretizationMethod
 from .search import IkSearch, SearchOutcome, same_solution, wrapped_difference
 
 if TYPE_CHECKING:
     from .state import GroupSetup
+
+#: The most values a redundant joint is tried at in one request (1.6e5: ten turns in steps of 0.4 mrad).
+MAX_JOINT_VALUES = 160_000
 
 
 def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targets: np.ndarray, q_seed: np.ndarray,
@@ -26,7 +30,9 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
     redundant = [i for i in setup.redundant_joints if not locked[i]]
     if not redundant:
         return IkSearch(setup.solver, targets, q_seed, locked=locked, collect_all=True, **search_args).run()
-    combinations = list(itertools.product(*joint_values(setup, step_of, q_seed, redundant, method)))
+    grids = joint_values(setup, step_of, q_seed, redundant, method)
+    combinations = itertools.product(*grids)
+    total = math.prod(len(grid) for grid in grids)
     started = time.perf_counter()
     deadline = started + search_args["timeout"]
     merged = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
@@ -38,7 +44,7 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
         fixed = locked.copy()
         fixed[redundant] = True
         # The time left shared among the values left (each search fits its first call to its share too).
-        budget = max(deadline - now, 0.0) / (len(combinations) - tried + 1)
+        budget = max(deadline - now, 0.0) / (total - tried + 1)
         outcome = IkSearch(setup.solver, targets, seed, locked=fixed, collect_all=True,
                            **{**search_args, "timeout": budget}).run()
         merged.searches += outcome.searches
@@ -54,7 +60,7 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
         merged.solution = min(merged.solutions, key=lambda s: float(np.sum(
             wrapped_difference(s, q_seed, problem.is_revolute) ** 2)))
         merged.error_code = ErrorCode.SUCCESS
-        merged.message = (f"{len(merged.solutions)} distinct solution(s) over {tried} of {len(combinations)} "
+        merged.message = (f"{len(merged.solutions)} distinct solution(s) over {tried} of {total} "
                           f"values of the redundant joints")
     return merged
 
@@ -62,7 +68,8 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
 def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.ndarray, redundant: list[int],
                   method: DiscretizationMethod) -> list[np.ndarray]:
     """Per redundant joint, the values to try: its range (or a turn around the seed) in steps, or as many
-    uniform samples (reproducible: the solver's random seed)."""
+    uniform samples (reproducible: the solver's random seed). A range of more than MAX_JOINT_VALUES steps (a URDF
+    writing 1e300 for no limit) gets MAX_JOINT_VALUES values spread over it, its ends included."""
     problem = setup.problem
     rng = np.random.default_rng(setup.solver.params.random_seed)
     discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)
@@ -71,6 +78,11 @@ def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.
         low = problem.lower[i] if np.isfinite(problem.lower[i]) else q_seed[i] - math.pi
         high = problem.upper[i] if np.isfinite(problem.upper[i]) else q_seed[i] + math.pi
         step = step_of(i)
-        count = max(1, int(math.floor((high - low) / step)) + 1)
-        grids.append(low + step * np.arange(count) if discretized else rng.uniform(low, high, count))
+        steps = (high / step - low / step)  # not (high - low) / step: that overflows for ranges near 1e308
+        if steps < MAX_JOINT_VALUES:
+            count = int(math.floor(steps)) + 1
+            grids.append(low + step * np.arange(count) if discretized else rng.uniform(low, high, count))
+        else:
+            fractions = np.linspace(0.0, 1.0, MAX_JOINT_VALUES) if discretized else rng.random(MAX_JOINT_VALUES)
+            grids.append(spread(low, high, fractions))
     return grids

@@ -75,14 +75,19 @@ class KinematicsPlugin:
 
         Checked in this order: URDF, SRDF, group, base frame, tip frames, chain from base to every tip,
         solver parameters. With an SRDF, an empty base/tip list takes the group's chain. A failure leaves the
-        previous set-up in place.
+        previous set-up in place. A failure inside the closed-form detection is logged and the group takes the
+        numerical search (``closed_form_report`` says why); nothing raises.
         """
         try:
             setup = build_group_setup(robot_description, group_name, base_frame, tip_frames,
                                       robot_description_semantic, parameters)
+            warm_up(setup)
         except (KinematicsError, ValueError) as error:
             return self._fail(f"cannot initialize group {group_name!r}: {error}")
-        warm_up(setup)
+        except Exception as error:  # MoveIt's contract: initialize answers false with a reason, whatever the input
+            _log.error("initialize of group %r failed", group_name, exc_info=True)
+            return self._fail(f"cannot initialize group {group_name!r}: internal error ({type(error).__name__}: "
+                              f"{error})")
         params = setup.solver.params
         if "kinematics_solver_search_resolution" in (parameters or {}):
             search_discretization = params.kinematics_solver_search_resolution

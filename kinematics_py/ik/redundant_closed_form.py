@@ -294,18 +294,23 @@ class _SameTurnValues:
 
     def __init__(self, values: np.ndarray):
         self.values = values
-        self.order = np.argsort(values, kind="stable")
-        self.sorted = values[self.order]
-        span = float(self.sorted[-1] - self.sorted[0]) if len(values) else 0.0
-        turns = int(np.floor((span + DISTINCT_SOLUTION_TOLERANCE) / kernels.TWO_PI))
-        self.shifts = kernels.TWO_PI * np.array([k for k in range(-turns, turns + 1) if k])
+        span = float(values.max() - values.min()) if len(values) else 0.0
+        self.wraps = span + DISTINCT_SOLUTION_TOLERANCE >= kernels.TWO_PI
+        # Compared by their remainders modulo a turn: any span (a range of 1e300 rad too) costs one sort.
+        self.remainders = np.mod(values, kernels.TWO_PI)
+        self.order = np.argsort(self.remainders, kind="stable")
+        self.sorted = self.remainders[self.order]
 
     def earlier(self, index: int) -> list[int]:
+        if not self.wraps:
+            return []
         found = []
-        for shift in self.shifts:
-            low, high = np.searchsorted(self.sorted, self.values[index] + shift + np.array(
-                [-DISTINCT_SOLUTION_TOLERANCE, DISTINCT_SOLUTION_TOLERANCE]))
-            found += [int(u) for u in self.order[low:high] if u < index]
+        value, remainder = self.values[index], self.remainders[index]
+        for centre in (remainder - kernels.TWO_PI, remainder, remainder + kernels.TWO_PI):
+            low, high = np.searchsorted(self.sorted, [centre - DISTINCT_SOLUTION_TOLERANCE,
+                                                      centre + DISTINCT_SOLUTION_TOLERANCE])
+            found += [int(u) for u in self.order[low:high]
+                      if u < index and abs(self.values[u] - value) > DISTINCT_SOLUTION_TOLERANCE]
         return found
 
 

@@ -6,7 +6,8 @@ robot with the solver of another), whatever other threads do meanwhile.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from types import MappingProxyType
@@ -28,6 +29,8 @@ from .fast_path import ClosedFormFastPath, fast_path_of
 from .problem import IkProblem, SolverSetup
 from .redundant_closed_form import redundant_closed_form_of
 from .search import IkSearch
+
+_log = logging.getLogger("kinematics_py.ik.state")
 
 DEFAULT_TIMEOUT = 1.0
 DEFAULT_SEARCH_DISCRETIZATION = 0.1
@@ -128,11 +131,51 @@ def build_group_setup(robot_description: str | RobotModel, group_name: str, base
     if problem.dof == 0:
         raise KinematicsError(f"no movable joints between {base_frame!r} and {tips}")
     solver = SolverSetup.build(problem, SolverParameters.from_dict(parameters))
-    closed_form, report = closed_form_of(solver)
-    redundant, redundant_report = redundant_closed_form_of(solver)
+    closed_form, report = _detected(_tried_closed_form, solver, group_name, "the closed-form detection")
+    redundant, redundant_report = _detected(_tried_redundant_closed_form, solver, group_name,
+                                            "the locked-joint closed-form search")
     return GroupSetup(model, group_name, base_frame, tuple(tips), solver, closed_form=closed_form,
                       closed_form_report="; ".join(filter(None, (report, redundant_report))),
                       redundant_closed_form=redundant)
+
+
+def _detected(detect: Callable[[SolverSetup], tuple[Any, str]], solver: SolverSetup, group_name: str, what: str
+              ) -> tuple[Any, str]:
+    """``detect(solver)``: (a closed form or None, a sentence for the log). A failure inside it costs the group its
+    closed form, not its set-up: logged (which group, what failed, the traceback), then the numerical search."""
+    try:
+        return detect(solver)
+    except Exception as error:  # a defect in the closed forms must never make initialize raise
+        reason = f"numerical search: {what} failed ({type(error).__name__}: {error})"
+        _log.warning("group %r: %s", group_name, reason, exc_info=True)
+        return None, reason
+
+
+def _tried_closed_form(solver: SolverSetup) -> tuple[ClosedFormSolver | None, str]:
+    """``closed_form_of(solver)``, its kernels run once (loaded now: the first request does not pay)."""
+    closed_form, report = closed_form_of(solver)
+    if closed_form is not None:
+        q, (target,) = _middle_targets(solver.problem)
+        closed_form.solve(target, q)
+        closed_form.posture_code(q)
+    return closed_form, report
+
+
+def _tried_redundant_closed_form(solver: SolverSetup) -> tuple[RedundantChain | None, str]:
+    """``redundant_closed_form_of(solver)``, its default joint's kernels run once."""
+    redundant, report = redundant_closed_form_of(solver)
+    if redundant is not None:
+        q, (target,) = _middle_targets(solver.problem)
+        joint = redundant.default_joint
+        redundant.solvers[joint].solve(target, q, q[joint])
+    return redundant, report
+
+
+def _middle_targets(problem: IkProblem) -> tuple[np.ndarray, np.ndarray]:
+    """(the middle of the joint ranges, each tip's pose there (tips, 4, 4))."""
+    q = problem.middle
+    return q, np.array([chain.forward_kinematics(q[columns]) for chain, columns in zip(problem.chains,
+                                                                                       problem.chain_columns)])
 
 
 def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> tuple[int, ...]:
@@ -150,21 +193,13 @@ def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | 
 
 
 def warm_up(setup: GroupSetup) -> None:
-    """Load the compiled search, its failure diagnosis, the closed form and the rotation distance of two poses
-    (``rotation_log``: Cartesian path steps, orientation constraints) from numba's on-disk cache now, so the first
-    request does not pay (nor the first one that fails)."""
+    """Load the compiled search, its failure diagnosis and the rotation distance of two poses (``rotation_log``:
+    Cartesian path steps, orientation constraints) from numba's on-disk cache now, so the first request does not pay
+    (nor the first one that fails); ``build_group_setup`` ran the closed forms once already."""
     problem = setup.problem
-    q = problem.middle
-    targets = np.array([chain.forward_kinematics(q[columns]) for chain, columns in zip(problem.chains,
-                                                                                        problem.chain_columns)])
+    q, targets = _middle_targets(problem)
     IkSearch(setup.solver, targets, q, timeout=0.0, local_only=True).run()
     problem.task_errors(q, targets)
     kernels.wrap_near(q.copy(), q, problem.is_revolute, problem.lower, problem.upper)
     rotation_log(targets[0][:3, :3])
-    if setup.closed_form is not None:
-        setup.closed_form.solve(targets[0], q)
-        setup.closed_form.posture_code(q)
-    if setup.redundant_closed_form is not None:
-        joint = setup.redundant_closed_form.default_joint
-        setup.redundant_closed_form.solvers[joint].solve(targets[0], q, q[joint])
 

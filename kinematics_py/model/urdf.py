@@ -196,12 +196,15 @@ def _joint_spec(urdf_joint) -> JointSpec:
     rpy = origin.rpy if origin is not None and origin.rpy is not None else (0.0, 0.0, 0.0)
     T_parent_joint = transform_from_xyz_rpy(xyz, rpy)
     axis = np.array(urdf_joint.axis if urdf_joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
-    norm = np.linalg.norm(axis)
-    if joint_type in MOVABLE_JOINT_TYPES and joint_type != "floating" and not (np.isfinite(norm) and norm > 1e-9):
-        raise UrdfError(f"joint {name!r} has a zero axis {tuple(axis)}")
-    axis = axis / norm if norm > 1e-9 else axis
     if not (np.isfinite(T_parent_joint).all() and np.isfinite(axis).all()):
-        raise UrdfError(f"joint {name!r} has a non-finite origin or axis")
+        raise UrdfError(f"joint {name!r} has a non-finite origin or axis: xyz {_floats(xyz)}, rpy {_floats(rpy)}, "
+                        f"axis {_floats(axis)}")
+    # Scaled by its largest component first: the norm of a huge axis (1e300 0 0) would overflow.
+    largest = float(np.max(np.abs(axis)))
+    norm = float(np.linalg.norm(axis / largest)) * largest if largest > 0.0 else 0.0
+    if joint_type in MOVABLE_JOINT_TYPES and joint_type != "floating" and not norm > 1e-9:
+        raise UrdfError(f"joint {name!r} has a zero axis {_floats(axis)}")
+    axis = axis / largest / (norm / largest) if norm > 1e-9 else axis
 
     lower, upper, velocity = -math.inf, math.inf, math.inf
     limit = urdf_joint.limit
@@ -209,6 +212,8 @@ def _joint_spec(urdf_joint) -> JointSpec:
         if limit is None:
             raise UrdfError(f"{joint_type} joint {name!r} has no <limit> element")
         lower, upper = float(limit.lower or 0.0), float(limit.upper or 0.0)
+        if math.isnan(lower) or math.isnan(upper):
+            raise UrdfError(f"joint {name!r} has a NaN limit: lower {lower}, upper {upper}")
         if not lower <= upper:
             raise UrdfError(f"joint {name!r} has lower limit {lower} above upper limit {upper}")
     if limit is not None and limit.velocity is not None and joint_type in SINGLE_DOF_JOINT_TYPES:
@@ -227,6 +232,11 @@ def _joint_spec(urdf_joint) -> JointSpec:
         )
     return JointSpec(name, joint_type, urdf_joint.parent, urdf_joint.child, T_parent_joint, axis,
                      lower, upper, velocity, mimic)
+
+
+def _floats(values) -> tuple[float, ...]:
+    """Values as plain floats, for messages (not numpy's reprs)."""
+    return tuple(float(v) for v in values)
 
 
 def _resolve_mimic_chains(joints: list[JointSpec]) -> list[JointSpec]:

@@ -23,6 +23,7 @@ import numpy as np
 from ...compiled import compiled_kernel
 from ...errors import ChainError
 from ...model import chain_kernels as ck
+from ...model import ranges
 from ...model.chain import Chain
 from . import families as fam
 from .classification import ChainGeometry, Classification, classify_geometry
@@ -212,8 +213,8 @@ def sampled_values(chain: Chain, joint: int) -> np.ndarray:
     """SAMPLED_VALUES values spread over joint's range (continuous: a turn), off its ends, and zero if inside."""
     low = chain.lower[joint] if np.isfinite(chain.lower[joint]) else -math.pi
     high = chain.upper[joint] if np.isfinite(chain.upper[joint]) else math.pi
-    spread = low + (high - low) * (np.arange(SAMPLED_VALUES) + SAMPLE_SHIFT) / SAMPLED_VALUES
-    return np.append(spread, 0.0) if low <= 0.0 <= high else spread
+    values = ranges.spread(low, high, (np.arange(SAMPLED_VALUES) + SAMPLE_SHIFT) / SAMPLED_VALUES)
+    return np.append(values, 0.0) if low <= 0.0 <= high else values
 
 
 def locked_joint_report(chain: Chain, locked: int, tolerance: FamilyTolerance = DEFAULT_TOLERANCE
@@ -233,12 +234,14 @@ def locked_joint_report(chain: Chain, locked: int, tolerance: FamilyTolerance = 
     lower = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
     upper = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
     for value in values:
-        for q in rng.uniform(lower, upper, (ROUND_TRIPS, chain.dof)):
+        for q in ranges.uniform(rng, lower, upper, (ROUND_TRIPS, chain.dof)):
             q[locked] = value
             solutions = solver.solve(chain.forward_kinematics(q), q, value)
             if not len(solutions) or np.abs(solutions - q).max(axis=1).min() > ROUND_TRIP_TOLERANCE:
+                there, reason = classify_geometry(locked_geometry_of(chain, locked, value))
                 return None, (f"{name} locked: the closed form found at {values[0]:.3g} rad "
-                              f"({classification.name}) does not hold at {value:.3g} rad")
+                              f"({classification.name}) does not hold at {value:.3g} rad (there: "
+                              f"{reason if there is None else there.name})")
     return solver, ""
 
 
@@ -303,7 +306,7 @@ def default_locked_joint(chain: Chain, solvers: Mapping[int, LockedJointSolver])
     lower = np.where(np.isfinite(chain.lower), chain.lower, -math.pi)
     upper = np.where(np.isfinite(chain.upper), chain.upper, math.pi)
     shares = []
-    for q in rng.uniform(lower, upper, (SELF_MOTION_SAMPLES, chain.dof)):
+    for q in ranges.uniform(rng, lower, upper, (SELF_MOTION_SAMPLES, chain.dof)):
         null = np.abs(np.linalg.svd(chain.jacobian(q))[2][-1])
         shares.append(null / null.max())
     moved = np.median(shares, axis=0)
