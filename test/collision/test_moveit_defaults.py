@@ -1,38 +1,19 @@
 """The planning scene accepts what MoveIt's planning scene (moveit_core planning_scene.cpp) accepts, with MoveIt's
 defaults, one test per message MoveIt takes that way, and refuses what MoveIt refuses, saying why."""
-import math
-
+# ruff: noqa: F811  (the fixtures of test_planning_scene, imported, are the tests' arguments)
 import numpy as np
 import pytest
-from robots import bundled_robot
-
-from kinematics_py import RobotModel
-from kinematics_py.collision.geometry import Box, Sphere
-from kinematics_py.collision.scene import (
-    AttachedObjectUpdate,
-    CollisionObjectUpdate,
-    Operation,
-    PlanningScene,
-    SceneError,
+from test_planning_scene import (  # the bundled Panda's empty scene
+    IDENTITY,
+    QUARTER_TURN_Z,
+    model,  # noqa: F401 (fixture)
+    pose,
+    scene,  # noqa: F401 (fixture)
 )
+
+from kinematics_py.collision.geometry import Box, Sphere
+from kinematics_py.collision.scene import AttachedObjectUpdate, CollisionObjectUpdate, Operation, SceneError
 from kinematics_py.collision.scene_message import PlanningSceneMessage, apply_planning_scene
-
-QUARTER_TURN_Z = (0.0, 0.0, math.sin(math.pi / 4), math.cos(math.pi / 4))
-IDENTITY = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))
-
-
-@pytest.fixture(scope="module")
-def model():
-    return RobotModel.from_urdf_file(bundled_robot("panda.urdf"))
-
-
-@pytest.fixture
-def scene(model):
-    return PlanningScene(model)
-
-
-def pose(x, y, z, quaternion=(0.0, 0.0, 0.0, 1.0)):
-    return ((x, y, z), quaternion)
 
 
 def shape_positions(scene, object_id):
