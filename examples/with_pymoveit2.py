@@ -29,6 +29,8 @@ JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_j
 START = [0.3, -1.2, 1.5, -1.9, -1.57, 0.0]  # elbow up, the tool low in front of the robot
 UPRIGHT = (0.0, 0.0, 0.0, 1.0)
 WAIT_S = 30.0
+SERVICES = ("compute_fk", "compute_ik", "compute_cartesian_path", "get_planning_scene", "apply_planning_scene",
+            "check_state_validity")
 
 
 def report(what: str, value) -> None:
@@ -43,6 +45,15 @@ def wait_until(condition, what: str):
             sys.exit(f"timed out waiting for {what}")
         time.sleep(0.1)
     return value
+
+
+def node_ready(node: Node) -> bool:
+    """Whether kinematics_node's services are discovered and it listens to the scene topics (pymoveit2 waits
+    only briefly for a service, and a message published before the subscriber is discovered is lost)."""
+    namespace = node.get_namespace().rstrip("/")
+    services = {name for name, _ in node.get_service_names_and_types()}
+    return all(f"{namespace}/{name}" in services for name in SERVICES) and \
+        node.count_subscribers("collision_object") > 0 and node.count_subscribers("attached_collision_object") > 0
 
 
 class Scene:
@@ -85,9 +96,7 @@ def main() -> None:
     executor.add_node(node)
     Thread(target=executor.spin, daemon=True).start()
     scene = Scene(node, callback_group)
-    # pymoveit2 publishes collision objects on topics: wait until the node listens, or the first ones are lost
-    wait_until(lambda: node.count_subscribers("collision_object") and
-               node.count_subscribers("attached_collision_object"), "kinematics_node's scene topics")
+    wait_until(lambda: node_ready(node), "kinematics_node's services and scene topics")
 
     tool = moveit2.compute_fk(joint_state=START, timeout_sec=WAIT_S)
     position = [tool.pose.position.x, tool.pose.position.y, tool.pose.position.z]
