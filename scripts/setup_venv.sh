@@ -137,6 +137,9 @@ pip_install_requirements "${req_files[@]}"
 # Each package is rebuilt only when its stamp (its definitions, the build's inputs and its dependencies'
 # stamps) changed; the stale ones build side by side, a package as soon as the packages it needs are built.
 declare -A INTERFACE_DEPENDS=([moveit_msgs]="object_recognition_msgs octomap_msgs")
+# Off the longest chain (object_recognition_msgs, octomap_msgs, then moveit_msgs): built at a lower priority, so
+# that on a machine with few cores the chain gets the CPU first and the others fill the gaps.
+INTERFACE_OFF_CHAIN=(tf2_msgs control_msgs)
 declare -A INTERFACE_MODULES=(
   [object_recognition_msgs]="msg" [octomap_msgs]="msg srv" [tf2_msgs]="msg srv action"
   [control_msgs]="msg action" [moveit_msgs]="msg srv action")
@@ -205,7 +208,11 @@ if [[ ${#stale[@]} -gt 0 ]]; then
       [[ ${built[$dep]:-1} == 1 ]] || built[$pkg]=0
     done
     [[ ${built[$pkg]:-1} == 1 ]] || continue
-    build_interface_package "$pkg" &
+    if [[ " ${INTERFACE_OFF_CHAIN[*]} " == *" $pkg "* ]]; then
+      (renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true; build_interface_package "$pkg") &
+    else
+      build_interface_package "$pkg" &
+    fi
     build_pid[$pkg]=$!
   done
   failed=()
