@@ -95,6 +95,7 @@ COMMANDS = {
     "ros2 launch kinematics_py kinematics.launch.py": ROS2_LAUNCH_TEST,
     "ros2 run kinematics_py kinematics_node": ROS2_LAUNCH_TEST,
     "ros2 param describe": "not run here: needs ros2cli (test_node_parameters reads the same descriptions)",
+    "ros2 topic echo /diagnostics": "not run here: needs ros2cli (test_node_planning_scene subscribes to /diagnostics)",
     "ros2 topic pub --once /reachability_map":
         "test/ros/test_node_reachability.py::test_node_publishes_the_markers_of_a_map_on_request",
     "colcon build --packages-select kinematics_py":

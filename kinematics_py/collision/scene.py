@@ -228,22 +228,10 @@ class PlanningScene:
             operation = checked_operation(update)
             world = dict(self._world)
             if operation == Operation.REMOVE:
-                self._remove_world(world, update.id)
+                _remove_world(world, update.id)
             else:
                 world[update.id] = self._updated_object(world.get(update.id), update, operation)
             self._commit(world, self._attached)
-
-    def _remove_world(self, world: dict, object_id: str) -> None:
-        if not object_id:
-            octomap = world.get(OCTOMAP_ID)
-            world.clear()
-            if octomap is not None:  # as MoveIt: removing every collision object keeps the octomap
-                world[OCTOMAP_ID] = octomap
-        elif object_id in world:
-            del world[object_id]
-        else:
-            raise SceneError(f"cannot remove world object {object_id!r}: it does not exist; world objects are "
-                             f"{sorted(world)}")
 
     def _updated_object(self, existing: SceneObject | None, update: CollisionObjectUpdate,
                         operation: Operation) -> SceneObject:
@@ -300,7 +288,7 @@ class PlanningScene:
             operation = checked_operation(update.object)
             world, attached = dict(self._world), dict(self._attached)
             if operation == Operation.REMOVE:
-                self._detach(world, attached, update)
+                _detach(world, attached, update, self._link_poses)
             elif operation in (Operation.ADD, Operation.APPEND):
                 self._attach(world, attached, update, operation)
             else:
@@ -354,26 +342,6 @@ class PlanningScene:
         world.pop(spec.id, None)
         attached[spec.id] = AttachedObject(scene_object, link, touch_links)
 
-    def _detach(self, world: dict, attached: dict, update: AttachedObjectUpdate) -> None:
-        object_id, link = update.object.id, update.link_name
-        if object_id:
-            if object_id not in attached:
-                raise SceneError(f"cannot detach {object_id!r}: it is not attached; attached objects are "
-                                 f"{sorted(attached)}")
-            if link and attached[object_id].link != link:
-                raise SceneError(f"cannot detach {object_id!r} from link {link!r}: it is attached to link "
-                                 f"{attached[object_id].link!r} (leave link_name empty or name that link)")
-            ids = [object_id]
-        else:
-            ids = [k for k, a in attached.items() if not link or a.link == link]
-        for key in ids:
-            item = attached.pop(key)
-            if key in world:  # as MoveIt: the world object stays, the detached one is dropped
-                _log.warning("detached object %r dropped: the world already has an object of that id", key)
-                continue
-            T_plan_object = self._link_poses[item.link] @ item.object.T_parent_object
-            world[key] = SceneObject(key, T_plan_object, item.object.shapes, item.object.subframes)
-
     # ------------------------------------------------------------------ conveniences
     def add_object(self, object_id: str, shapes: Sequence[Any], pose: Any = None, frame_id: str = "",
                    subframes: Mapping[str, Any] | None = None) -> None:
@@ -413,6 +381,42 @@ class PlanningScene:
     def _commit(self, world: Mapping[str, SceneObject], attached: Mapping[str, AttachedObject]) -> None:
         self._world, self._attached = MappingProxyType(dict(world)), MappingProxyType(dict(attached))
         self.version += 1
+
+
+def _remove_world(world: dict, object_id: str) -> None:
+    """REMOVE: one world object, or every one (the octomap stays) for an empty id."""
+    if not object_id:
+        octomap = world.get(OCTOMAP_ID)
+        world.clear()
+        if octomap is not None:  # as MoveIt: removing every collision object keeps the octomap
+            world[OCTOMAP_ID] = octomap
+    elif object_id in world:
+        del world[object_id]
+    else:
+        raise SceneError(f"cannot remove world object {object_id!r}: it does not exist; world objects are "
+                         f"{sorted(world)}")
+
+
+def _detach(world: dict, attached: dict, update: AttachedObjectUpdate, link_poses: Mapping[str, np.ndarray]) -> None:
+    """Attached REMOVE: the objects back into the world where they are (one, or every one of a link or of all)."""
+    object_id, link = update.object.id, update.link_name
+    if object_id:
+        if object_id not in attached:
+            raise SceneError(f"cannot detach {object_id!r}: it is not attached; attached objects are "
+                             f"{sorted(attached)}")
+        if link and attached[object_id].link != link:
+            raise SceneError(f"cannot detach {object_id!r} from link {link!r}: it is attached to link "
+                             f"{attached[object_id].link!r} (leave link_name empty or name that link)")
+        ids = [object_id]
+    else:
+        ids = [k for k, a in attached.items() if not link or a.link == link]
+    for key in ids:
+        item = attached.pop(key)
+        if key in world:  # as MoveIt: the world object stays, the detached one is dropped
+            _log.warning("detached object %r dropped: the world already has an object of that id", key)
+            continue
+        T_plan_object = link_poses[item.link] @ item.object.T_parent_object
+        world[key] = SceneObject(key, T_plan_object, item.object.shapes, item.object.subframes)
 
 
 def carried_to(scene: PlanningScene, robot_model: RobotModel) -> PlanningScene:
