@@ -7,10 +7,11 @@
 #   reach    + requirements/reach.txt (kinematics_py.reachability's extras: Ray, matplotlib); test adds it
 #
 # Also installs the project itself (editable, registered like colcon does: scripts/register_package.py),
-# builds the bundled interface packages (interfaces/*: moveit_msgs subset, object_recognition_msgs,
-# tf2_msgs) into the venv prefix when the venv python cannot import them, and compiles the numba kernels
-# ahead (python -m kinematics_py.warm_up). Every step is skipped while its stamp (a hash of its inputs)
-# is unchanged, so a second run takes a few seconds.
+# builds the bundled interface packages (interfaces/*: moveit_msgs, control_msgs' part pymoveit2 needs,
+# object_recognition_msgs, octomap_msgs, tf2_msgs) into the venv prefix, each only when its inputs changed
+# and side by side where their dependencies allow, and compiles the numba kernels ahead
+# (python -m kinematics_py.warm_up). Every step is skipped while its stamp (a hash of its inputs) is
+# unchanged, so a second run takes a few seconds.
 #
 # Environment: KINEMATICS_PY_VENV (default <repo>/.venv), PYTHON (default python3.11, else python3),
 # KINEMATICS_PY_NO_APT=1 to never call apt-get for missing build tools.
@@ -20,7 +21,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${KINEMATICS_PY_VENV:-$ROOT/.venv}
 BUILD=$ROOT/build
 STAMPS=$VENV/.kinematics_py-stamps
-INTERFACE_PACKAGES=(object_recognition_msgs tf2_msgs octomap_msgs moveit_msgs)  # dependency order
+INTERFACE_PACKAGES=(object_recognition_msgs octomap_msgs tf2_msgs control_msgs moveit_msgs)  # dependencies first
 
 # A parent process that ran another venv's python exports this guard; with it set, the venv's
 # ros-wheels-bootstrapper would skip setting LD_LIBRARY_PATH for our interpreter.
@@ -133,8 +134,26 @@ pip_install_requirements() {  # installs every file whose stamp is stale, in one
 pip_install_requirements "${req_files[@]}"
 
 # --- interface packages ---------------------------------------------------------------------------
-interfaces_importable() {
-  "$PY" -c 'import moveit_msgs.srv, object_recognition_msgs.msg, tf2_msgs.msg, tf2_msgs.srv, tf2_msgs.action' >/dev/null 2>&1
+# Each package is rebuilt only when its stamp (its definitions, the build's inputs and its dependencies'
+# stamps) changed; the stale ones build side by side, a package as soon as the packages it needs are built.
+declare -A INTERFACE_DEPENDS=([moveit_msgs]="object_recognition_msgs octomap_msgs")
+# Off the longest chain (object_recognition_msgs, octomap_msgs, then moveit_msgs): built at a lower priority, so
+# that on a machine with few cores the chain gets the CPU first and the others fill the gaps.
+INTERFACE_OFF_CHAIN=(tf2_msgs control_msgs)
+declare -A INTERFACE_MODULES=(
+  [object_recognition_msgs]="msg" [octomap_msgs]="msg srv" [tf2_msgs]="msg srv action"
+  [control_msgs]="msg action" [moveit_msgs]="msg srv action")
+
+interface_importable() {  # every generated module of package $1 imports
+  local kind modules=()
+  for kind in ${INTERFACE_MODULES[$1]}; do modules+=("$1.$kind"); done
+  "$PY" -c "import $(IFS=,; echo "${modules[*]}")" >/dev/null 2>&1
+}
+
+interface_from_environment() {  # package $1 imports from outside the venv (e.g. a sourced ROS 2 install)
+  local location
+  location=$("$PY" -c "import $1; print($1.__file__)" 2>/dev/null) || return 1
+  [[ $location != "$VENV"/* ]] && interface_importable "$1"
 }
 
 build_interface_package() {
@@ -150,24 +169,67 @@ build_interface_package() {
   quietly "$build_dir/install.log" cmake --install "$build_dir"
 }
 
-interfaces_key=$(cd "$ROOT" && {
-  find interfaces scripts/wheel_include_fix.cmake -type f -print0 | sort -z | xargs -0 sha256sum
-  cat requirements/runtime.txt requirements/interfaces-build.txt
+# What every build reads besides its own definitions: the CMake fix and the ROS wheels it builds against.
+build_inputs_key=$(cd "$ROOT" && {
+  cat scripts/wheel_include_fix.cmake requirements/interfaces-build.txt
+  grep '^ros-' requirements/runtime.txt
 } | sha256sum | cut -d' ' -f1)
+declare -A interface_key
+for pkg in "${INTERFACE_PACKAGES[@]}"; do
+  interface_key[$pkg]=$(cd "$ROOT" && {
+    echo "$build_inputs_key"
+    for dep in ${INTERFACE_DEPENDS[$pkg]:-}; do echo "${interface_key[$dep]}"; done
+    find "interfaces/$pkg" -type f -print0 | sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -d' ' -f1)
+done
 
-if stamp_ok interfaces "$interfaces_key" && interfaces_importable; then
-  :
-elif [[ ! -f $STAMPS/interfaces ]] && interfaces_importable; then
-  say "moveit_msgs, object_recognition_msgs and tf2_msgs are provided by the environment; not building them"
-else
+stale=()
+for pkg in "${INTERFACE_PACKAGES[@]}"; do
+  if stamp_ok "interface-$pkg" "${interface_key[$pkg]}" && interface_importable "$pkg"; then
+    continue
+  elif interface_from_environment "$pkg"; then
+    say "$pkg is provided by the environment; not building it"
+  else
+    stale+=("$pkg")
+  fi
+done
+
+if [[ ${#stale[@]} -gt 0 ]]; then
   ensure_build_tools
   pip_install_requirements "${req_files[@]}" "$ROOT/requirements/interfaces-build.txt"
-  for pkg in "${INTERFACE_PACKAGES[@]}"; do
-    say "building interface package $pkg"
-    build_interface_package "$pkg"
+  say "building interface packages ${stale[*]}"
+  declare -A build_pid built  # built[pkg]: 1 built, 0 failed or not started (a dependency failed)
+  for pkg in "${stale[@]}"; do  # INTERFACE_PACKAGES order: a package's dependencies are started before it
+    for dep in ${INTERFACE_DEPENDS[$pkg]:-}; do
+      if [[ -n ${build_pid[$dep]:-} ]]; then
+        if wait "${build_pid[$dep]}"; then built[$dep]=1; else built[$dep]=0; fi
+        build_pid[$dep]=
+      fi
+      [[ ${built[$dep]:-1} == 1 ]] || built[$pkg]=0
+    done
+    [[ ${built[$pkg]:-1} == 1 ]] || continue
+    if [[ " ${INTERFACE_OFF_CHAIN[*]} " == *" $pkg "* ]]; then
+      (renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true; build_interface_package "$pkg") &
+    else
+      build_interface_package "$pkg" &
+    fi
+    build_pid[$pkg]=$!
   done
-  interfaces_importable || die "interface packages were built but do not import with $PY"
-  stamp_write interfaces "$interfaces_key"
+  failed=()
+  for pkg in "${stale[@]}"; do  # the stamps of the packages that were built, also when another one failed
+    if [[ -n ${build_pid[$pkg]:-} ]]; then
+      if wait "${build_pid[$pkg]}"; then built[$pkg]=1; else built[$pkg]=0; fi
+    fi
+    if [[ ${built[$pkg]:-1} != 1 ]]; then
+      failed+=("$pkg")
+    elif interface_importable "$pkg"; then
+      stamp_write "interface-$pkg" "${interface_key[$pkg]}"
+    else
+      failed+=("$pkg (built, but it does not import with $PY)")
+    fi
+  done
+  [[ ${#failed[@]} -eq 0 ]] || die "building interface packages failed: ${failed[*]}"
+  rm -f "$STAMPS/interfaces"  # the stamp of all packages together, written before per-package stamps
 fi
 
 # --- the project itself -----------------------------------------------------------------------------

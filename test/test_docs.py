@@ -80,6 +80,11 @@ COMMANDS = {
     ".venv/bin/python -m pytest": "not run by a test: it is the test run",
     ".venv/bin/ruff check": "not run by a test: part of the test run (make lint)",
     ".venv/bin/python examples/solver_demo.py": "test/test_docs.py::test_solver_demo_runs",
+    ".venv/bin/python examples/with_pymoveit2.py":
+        "test/ros/test_pymoveit2.py::test_pymoveit2_example_runs_unchanged_against_the_node",
+    ".venv/bin/pip install pymoveit2": "not run by a test: requirements/test.txt installs the same pin",
+    ".venv/bin/python scripts/interface_type_hashes.py": "not run here: needs upstream's definition files "
+                                                         "(test/ros/upstream_interfaces.txt holds its output)",
     ".venv/bin/kinematics_node --parameters-markdown":
         "test/ros/test_node_launch.py::test_documented_parameter_tables_are_generated_from_the_specs",
     ".venv/bin/kinematics_description_publisher --urdf robot.urdf":
@@ -90,6 +95,7 @@ COMMANDS = {
     "ros2 launch kinematics_py kinematics.launch.py": ROS2_LAUNCH_TEST,
     "ros2 run kinematics_py kinematics_node": ROS2_LAUNCH_TEST,
     "ros2 param describe": "not run here: needs ros2cli (test_node_parameters reads the same descriptions)",
+    "ros2 topic echo /diagnostics": "not run here: needs ros2cli (test_node_planning_scene subscribes to /diagnostics)",
     "ros2 topic pub --once /reachability_map":
         "test/ros/test_node_reachability.py::test_node_publishes_the_markers_of_a_map_on_request",
     "colcon build --packages-select kinematics_py":

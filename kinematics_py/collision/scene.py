@@ -1,7 +1,7 @@
 """The world around the robot: collision objects, and objects attached to robot links.
 
 Updates mirror moveit_msgs/CollisionObject and AttachedCollisionObject with plain Python values
-(shapes from ``collision_geometry``; poses as ``Pose``, (position, quaternion xyzw) pairs,
+(``scene_updates``: shapes from ``collision_geometry``; poses as ``Pose``, (position, quaternion xyzw) pairs,
 geometry_msgs/Pose-like objects or 4x4 arrays; None is the identity),
 so a node converts a message field by field and calls ``apply`` / ``apply_attached``. Every update is
 checked completely before anything changes: on a bad update SceneError names the problem and the
@@ -9,7 +9,9 @@ scene is left as it was.
 
 Frames: every pose is given in a frame ``frame_id``: "" or the planning frame (the robot's root link),
 a robot link (placed at ``robot_state``), a world or attached object's id, or ``"<object>/<subframe>"``.
-Object shapes and subframes are posed relative to the object's ``pose``, as MoveIt does.
+Object shapes and subframes are posed relative to the object's ``pose``, as MoveIt does, with MoveIt's
+defaults (moveit_core's planning scene): a shape without a pose is at the object's pose, and an object of
+one shape whose pose is the identity takes the shape's pose as its own (``with_moveit_shape_poses``).
 """
 from __future__ import annotations
 
@@ -19,69 +21,30 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import IntEnum
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ..errors import KinematicsError
-from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from ..geometry.transforms import invert_transform
 from ..model.robot_model import RobotModel
 from .allowed_collisions import AllowedCollisionMatrix
-from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Plane, Sphere, coordinate_problem, load_mesh
+from .geometry import GeometryError, Mesh, Placed, Plane
 from .octree import OCTOMAP_ID, Octree
+from .scene_updates import (  # noqa: F401  (SceneError, Operation and the updates are this module's API too)
+    AttachedObjectUpdate,
+    CollisionObjectUpdate,
+    Operation,
+    SceneError,
+    bounded,
+    checked_operation,
+    is_identity,
+    pose_transform,
+    shapes_and_subframes,
+    with_moveit_shape_poses,
+)
 
 _log = logging.getLogger("kinematics_py.collision.scene")
-
-
-class SceneError(KinematicsError, ValueError):
-    """An update that cannot be applied; the scene is unchanged."""
-
-
-class Operation(IntEnum):
-    """moveit_msgs/CollisionObject operation constants."""
-
-    ADD = 0
-    REMOVE = 1
-    APPEND = 2
-    MOVE = 3
-
-
-@dataclass(frozen=True)
-class CollisionObjectUpdate:
-    """moveit_msgs/CollisionObject in plain Python.
-
-    ``meshes`` entries are Mesh values or mesh file paths/URIs (loaded when the update is applied).
-    A pose of None is the identity.
-    """
-
-    id: str
-    operation: Operation = Operation.ADD
-    frame_id: str = ""
-    pose: Any = None
-    primitives: Sequence[Box | Sphere | Cylinder | Cone] = ()
-    primitive_poses: Sequence[Any] = ()
-    meshes: Sequence[Mesh | str | os.PathLike] = ()
-    mesh_poses: Sequence[Any] = ()
-    planes: Sequence[Plane] = ()
-    plane_poses: Sequence[Any] = ()
-    subframe_names: Sequence[str] = ()
-    subframe_poses: Sequence[Any] = ()
-
-    @property
-    def has_geometry(self) -> bool:
-        return bool(len(self.primitives) or len(self.meshes) or len(self.planes))
-
-
-@dataclass(frozen=True)
-class AttachedObjectUpdate:
-    """moveit_msgs/AttachedCollisionObject in plain Python: ``object.operation`` ADD attaches, REMOVE detaches."""
-
-    link_name: str
-    object: CollisionObjectUpdate
-    touch_links: Sequence[str] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,7 +182,7 @@ class PlanningScene:
         if "link_scale" in changes:
             changes["link_scale"] = _link_values(changes["link_scale"], "scale", None, self._link_poses)
         if "fixed_frames" in changes:
-            changes["fixed_frames"] = {name: _transform(pose, f"fixed frame {name!r}")
+            changes["fixed_frames"] = {name: pose_transform(pose, f"fixed frame {name!r}")
                                        for name, pose in changes["fixed_frames"].items()}
         changes = {name: MappingProxyType(dict(value)) if isinstance(value, Mapping) else value
                    for name, value in changes.items()}
@@ -253,7 +216,7 @@ class PlanningScene:
             self._commit(world, self._attached)
 
     def _voxel_object(self, object_id: str, octree: Octree, pose: Any, frame_id: str) -> SceneObject:
-        T_plan_octree = _bounded(self.frame_transform(frame_id) @ _transform(pose, f"{object_id}: pose"),
+        T_plan_octree = bounded(self.frame_transform(frame_id) @ pose_transform(pose, f"{object_id}: pose"),
                                  f"{object_id}: pose in the planning frame")
         return SceneObject(object_id, T_plan_octree, (Placed(octree),), MappingProxyType({}))
 
@@ -262,25 +225,13 @@ class PlanningScene:
         """Apply one CollisionObject operation (ADD replaces, APPEND adds shapes, creating the object if
         needed, MOVE re-poses, REMOVE deletes; REMOVE with an empty id removes every world object)."""
         with self._lock:
-            operation = _operation(update)
+            operation = checked_operation(update)
             world = dict(self._world)
             if operation == Operation.REMOVE:
-                self._remove_world(world, update.id)
+                _remove_world(world, update.id)
             else:
                 world[update.id] = self._updated_object(world.get(update.id), update, operation)
             self._commit(world, self._attached)
-
-    def _remove_world(self, world: dict, object_id: str) -> None:
-        if not object_id:
-            octomap = world.get(OCTOMAP_ID)
-            world.clear()
-            if octomap is not None:  # as MoveIt: removing every collision object keeps the octomap
-                world[OCTOMAP_ID] = octomap
-        elif object_id in world:
-            del world[object_id]
-        else:
-            raise SceneError(f"cannot remove world object {object_id!r}: it does not exist; world objects are "
-                             f"{sorted(world)}")
 
     def _updated_object(self, existing: SceneObject | None, update: CollisionObjectUpdate,
                         operation: Operation) -> SceneObject:
@@ -288,31 +239,37 @@ class PlanningScene:
         if not update.id:
             raise SceneError(f"a collision object needs a non-empty id ({operation.name})")
         _check_object_id(update.id)
+        appending = operation == Operation.APPEND and existing is not None
+        if operation != Operation.MOVE and not appending:
+            update = with_moveit_shape_poses(update)
         T_plan_pose = self._pose_in_planning_frame(update, context)
         if operation == Operation.MOVE:
             if existing is None:
                 raise SceneError(f"cannot move {context}: it does not exist; world objects are {sorted(self._world)}")
             if update.has_geometry:
                 _log.warning("%s: MOVE ignores the geometry in the update (as MoveIt does)", context)
-            return SceneObject(existing.id, T_plan_pose, existing.shapes, existing.subframes)
-        shapes, subframes = _shapes_and_subframes(update, context)
-        if operation == Operation.ADD or existing is None:
+            return SceneObject(existing.id, T_plan_pose, _moved_shapes(existing, update, context), existing.subframes)
+        shapes, subframes = shapes_and_subframes(update, context)
+        if not appending:
             if not shapes:
                 raise SceneError(f"{context}: {operation.name} needs at least one primitive, mesh or plane")
             return SceneObject(update.id, T_plan_pose, shapes, MappingProxyType(subframes))
-        # APPEND: new shapes and subframes are given relative to the update's pose; keep the object's pose.
-        T_object_pose = invert_transform(existing.T_parent_object) @ T_plan_pose
-        moved = tuple(Placed(p.shape, T_object_pose @ p.T_frame_shape) for p in shapes)
-        subframes = {**existing.subframes, **{name: T_object_pose @ T for name, T in subframes.items()}}
-        triangles = sum(len(p.shape.triangles) for p in existing.shapes + moved if isinstance(p.shape, Mesh))
+        # APPEND to an object (as MoveIt's world): the new shapes are posed relative to the object's pose, which
+        # stays (the update's pose is not used), and the update's subframes replace the object's. (MoveIt would
+        # also take a single new shape's pose for the object's when the update's pose is the identity, so that
+        # the shape lands at the object's origin; here its pose counts.)
+        if not shapes:
+            raise SceneError(f"{context}: APPEND needs at least one primitive, mesh or plane")
+        triangles = sum(len(p.shape.triangles) for p in existing.shapes + shapes if isinstance(p.shape, Mesh))
         if self.max_object_triangles is not None and triangles > self.max_object_triangles:
             raise SceneError(f"{context}: APPEND would give it {triangles} mesh triangles, more than "
                              f"max_mesh_triangles = {self.max_object_triangles}")
-        return SceneObject(existing.id, existing.T_parent_object, existing.shapes + moved, MappingProxyType(subframes))
+        return SceneObject(existing.id, existing.T_parent_object, existing.shapes + shapes,
+                           MappingProxyType(subframes))
 
     def _pose_in_planning_frame(self, update: CollisionObjectUpdate, context: str) -> np.ndarray:
         T_plan_frame = self.frame_transform(update.frame_id)
-        return _bounded(T_plan_frame @ _transform(update.pose, f"{context}: pose"),
+        return bounded(T_plan_frame @ pose_transform(update.pose, f"{context}: pose"),
                         f"{context}: pose in the planning frame")
 
     # ------------------------------------------------------------------ attached objects
@@ -321,22 +278,26 @@ class PlanningScene:
 
         ADD with geometry attaches a new object (posed in ``object.frame_id``; "" means the link's frame) and
         removes a world object of that id; ADD without geometry attaches the world object of that id where it
-        is. REMOVE puts the object back into the world where it is; an empty id detaches every object of
-        ``link_name`` (of every link when that is empty too).
+        is. APPEND adds shapes to an attached object (attaching it if it is not), as MoveIt: with the identity
+        as ``object.pose`` the object keeps its pose and the new shapes are posed relative to it; otherwise the
+        object takes the new pose. REMOVE puts the object back into the world where it is (or drops it, when a
+        world object of that id exists); an empty id detaches every object of ``link_name`` (of every link when
+        that is empty too). Touch links need not be robot links (MoveIt keeps any name).
         """
         with self._lock:
-            operation = _operation(update.object)
+            operation = checked_operation(update.object)
             world, attached = dict(self._world), dict(self._attached)
             if operation == Operation.REMOVE:
-                self._detach(world, attached, update)
-            elif operation == Operation.ADD:
-                self._attach(world, attached, update)
+                _detach(world, attached, update, self._link_poses)
+            elif operation in (Operation.ADD, Operation.APPEND):
+                self._attach(world, attached, update, operation)
             else:
                 raise SceneError(f"attached object {update.object.id!r}: operation {operation.name} is not "
-                                 f"supported for attached objects (use ADD to attach, REMOVE to detach)")
+                                 f"supported for attached objects (as in MoveIt; ADD or APPEND attaches, REMOVE "
+                                 f"detaches)")
             self._commit(world, attached)
 
-    def _attach(self, world: dict, attached: dict, update: AttachedObjectUpdate) -> None:
+    def _attach(self, world: dict, attached: dict, update: AttachedObjectUpdate, operation: Operation) -> None:
         spec = update.object
         context = f"attached object {spec.id!r}"
         if not spec.id:
@@ -345,17 +306,27 @@ class PlanningScene:
         link = update.link_name
         if link not in self._link_poses:
             raise SceneError(f"{context}: unknown link {link!r}; links are {list(self.robot_model.link_names)}")
-        unknown = [name for name in update.touch_links if name not in self._link_poses]
-        if unknown:
-            raise SceneError(f"{context}: unknown touch_links {unknown}; links are "
-                             f"{list(self.robot_model.link_names)}")
+        touch_links = frozenset(update.touch_links)
         T_link_plan = invert_transform(self._link_poses[link])
-        if spec.has_geometry:
+        if spec.has_geometry or operation == Operation.APPEND:
             in_link = spec.frame_id in ("", link)
             T_link_frame = np.eye(4) if in_link else T_link_plan @ self.frame_transform(spec.frame_id)
-            T_link_object = _bounded(T_link_frame @ _transform(spec.pose, f"{context}: pose"),
+            current = attached.get(spec.id) if operation == Operation.APPEND else None
+            shaped = spec if current is not None else with_moveit_shape_poses(spec)
+            T_link_object = bounded(T_link_frame @ pose_transform(shaped.pose, f"{context}: pose"),
                                      f"{context}: pose in the frame of link {link!r}")
-            shapes, subframes = _shapes_and_subframes(spec, context)
+            shapes, subframes = shapes_and_subframes(shaped, context)
+            if not shapes:
+                raise SceneError(f"{context}: {operation.name} needs a primitive, mesh or plane, or (ADD) the id of a "
+                                 f"world object to attach")
+            if current is not None:  # MoveIt: the new shapes first, then the object's; the object's pose unless given
+                if is_identity(spec.pose):
+                    T_link_object = T_link_plan @ self._link_poses[current.link] @ current.object.T_parent_object
+                shapes += current.object.shapes
+                subframes = {**current.object.subframes, **subframes}
+                touch_links |= current.touch_links
+            elif spec.id in world:
+                _log.warning("%s: a world object of that id is replaced by the attached object", context)
             scene_object = SceneObject(spec.id, T_link_object, shapes, MappingProxyType(subframes))
         elif spec.id in world:
             existing = world[spec.id]
@@ -369,21 +340,7 @@ class PlanningScene:
             raise SceneError(f"{context}: no geometry given and no world object of that id to attach; world "
                              f"objects are {sorted(world)}")
         world.pop(spec.id, None)
-        attached[spec.id] = AttachedObject(scene_object, link, frozenset(update.touch_links))
-
-    def _detach(self, world: dict, attached: dict, update: AttachedObjectUpdate) -> None:
-        object_id, link = update.object.id, update.link_name
-        if object_id:
-            if object_id not in attached:
-                raise SceneError(f"cannot detach {object_id!r}: it is not attached; attached objects are "
-                                 f"{sorted(attached)}")
-            ids = [object_id]
-        else:
-            ids = [k for k, a in attached.items() if not link or a.link == link]
-        for key in ids:
-            item = attached.pop(key)
-            T_plan_object = self._link_poses[item.link] @ item.object.T_parent_object
-            world[key] = SceneObject(key, T_plan_object, item.object.shapes, item.object.subframes)
+        attached[spec.id] = AttachedObject(scene_object, link, touch_links)
 
     # ------------------------------------------------------------------ conveniences
     def add_object(self, object_id: str, shapes: Sequence[Any], pose: Any = None, frame_id: str = "",
@@ -426,6 +383,42 @@ class PlanningScene:
         self.version += 1
 
 
+def _remove_world(world: dict, object_id: str) -> None:
+    """REMOVE: one world object, or every one (the octomap stays) for an empty id."""
+    if not object_id:
+        octomap = world.get(OCTOMAP_ID)
+        world.clear()
+        if octomap is not None:  # as MoveIt: removing every collision object keeps the octomap
+            world[OCTOMAP_ID] = octomap
+    elif object_id in world:
+        del world[object_id]
+    else:
+        raise SceneError(f"cannot remove world object {object_id!r}: it does not exist; world objects are "
+                         f"{sorted(world)}")
+
+
+def _detach(world: dict, attached: dict, update: AttachedObjectUpdate, link_poses: Mapping[str, np.ndarray]) -> None:
+    """Attached REMOVE: the objects back into the world where they are (one, or every one of a link or of all)."""
+    object_id, link = update.object.id, update.link_name
+    if object_id:
+        if object_id not in attached:
+            raise SceneError(f"cannot detach {object_id!r}: it is not attached; attached objects are "
+                             f"{sorted(attached)}")
+        if link and attached[object_id].link != link:
+            raise SceneError(f"cannot detach {object_id!r} from link {link!r}: it is attached to link "
+                             f"{attached[object_id].link!r} (leave link_name empty or name that link)")
+        ids = [object_id]
+    else:
+        ids = [k for k, a in attached.items() if not link or a.link == link]
+    for key in ids:
+        item = attached.pop(key)
+        if key in world:  # as MoveIt: the world object stays, the detached one is dropped
+            _log.warning("detached object %r dropped: the world already has an object of that id", key)
+            continue
+        T_plan_object = link_poses[item.link] @ item.object.T_parent_object
+        world[key] = SceneObject(key, T_plan_object, item.object.shapes, item.object.subframes)
+
+
 def carried_to(scene: PlanningScene, robot_model: RobotModel) -> PlanningScene:
     """A scene of ``robot_model`` (a new robot description) with ``scene``'s world objects where they are in the
     planning frame (the octomap and point clouds too) and its settings, less the padding and scale of links the
@@ -466,65 +459,17 @@ def _link_values(values: Mapping[str, float], what: str, minimum: float | None, 
     return checked
 
 
-def _operation(update: CollisionObjectUpdate) -> Operation:
-    try:
-        return Operation(update.operation)
-    except ValueError:
-        raise SceneError(f"collision object {update.id!r}: unknown operation {update.operation!r}; operations are "
-                         f"{ {o.name: o.value for o in Operation} }") from None
-
-
-def _transform(pose: Any, what: str) -> np.ndarray:
-    if pose is None:
-        return np.eye(4)
-    if isinstance(pose, (tuple, list)) and len(pose) == 2:  # (position, quaternion xyzw)
-        pose = Pose(*pose)
-    try:
-        return _bounded(transform_from_any_pose(pose), what)
-    except PoseError as error:
-        raise SceneError(f"{what}: {error}") from None
-
-
-def _bounded(T: np.ndarray, what: str) -> np.ndarray:
-    """``T``, if its position lies within the world's bounds (``MAX_COORDINATE``); SceneError naming it if not."""
-    problem = coordinate_problem(T[:3, 3], f"{what}: position")
-    if problem is not None:
-        raise SceneError(problem)
-    return T
-
-
-def _shapes_and_subframes(update: CollisionObjectUpdate, context: str) -> tuple[tuple[Placed, ...], dict]:
-    groups = (("primitives", update.primitives, update.primitive_poses, (Box, Sphere, Cylinder, Cone)),
-              ("meshes", update.meshes, update.mesh_poses, (Mesh,)),
-              ("planes", update.planes, update.plane_poses, (Plane,)))
-    placed = []
-    for name, shapes, poses, types in groups:
-        pose_name = f"{name[:-1] if name != 'meshes' else 'mesh'}_poses"
-        if len(shapes) != len(poses):
-            raise SceneError(f"{context}: {len(shapes)} {name} but {len(poses)} {pose_name}; give one pose per shape")
-        for k, (shape, pose) in enumerate(zip(shapes, poses)):
-            shape = _loaded(shape, f"{context}: {name}[{k}]")
-            if not isinstance(shape, types):
-                raise SceneError(f"{context}: {name}[{k}] is a {type(shape).__name__}; {name} takes "
-                                 f"{[t.__name__ for t in types]}")
-            placed.append(Placed(shape, _transform(pose, f"{context}: {pose_name}[{k}]")))
-    names, poses = list(update.subframe_names), list(update.subframe_poses)
-    if len(names) != len(poses):
-        raise SceneError(f"{context}: {len(names)} subframe_names but {len(poses)} subframe_poses")
-    bad = [n for n in names if not isinstance(n, str) or not n or "/" in n]
-    if bad or len(set(names)) != len(names):
-        raise SceneError(f"{context}: subframe names must be distinct, non-empty and without '/'; got {names}")
-    subframes = {n: _transform(p, f"{context}: subframe {n!r}") for n, p in zip(names, poses)}
-    return tuple(placed), subframes
-
-
-def _loaded(shape: Any, what: str):
-    if isinstance(shape, (str, os.PathLike)):
-        try:
-            return load_mesh(shape)
-        except GeometryError as error:
-            raise SceneError(f"{what}: {error}") from None
-    return shape
+def _moved_shapes(existing: SceneObject, update: CollisionObjectUpdate, context: str) -> tuple[Placed, ...]:
+    """MOVE: the object's shapes, re-posed by the update's shape poses when it gives any (one per shape, in the
+    order primitives, meshes, planes, as MoveIt)."""
+    poses = [*update.primitive_poses, *update.mesh_poses, *update.plane_poses]
+    if not poses:
+        return existing.shapes
+    if len(poses) != len(existing.shapes):
+        raise SceneError(f"cannot move {context}: {len(poses)} shape poses given for its {len(existing.shapes)} "
+                         f"shapes; give one per shape or none")
+    return tuple(Placed(p.shape, pose_transform(pose, f"{context}: shape pose {k}"))
+                 for k, (p, pose) in enumerate(zip(existing.shapes, poses)))
 
 
 def _frame_transform(frame_id: str, world, attached, link_poses, planning_frame, model, fixed_frames) -> np.ndarray:

@@ -1,11 +1,13 @@
-"""A whole planning scene message (moveit_msgs/PlanningScene) in plain Python, applied all at once as MoveIt does.
+"""A whole planning scene message (moveit_msgs/PlanningScene) in plain Python, applied all at once (MoveIt
+applies the parts that succeed and reports failure; here a bad part refuses the whole message).
 
 A full scene (``is_diff`` False) replaces the world, the attached objects, the fixed frames, the allowed
 collision matrix, the colours and the octomap; an empty matrix keeps only the robot's own rules (adjacent
-links, the SRDF's disabled pairs). A diff changes only what it carries: objects are applied in order, and a
-matrix, fixed frames or an octomap replace the current ones only when given. Link padding and scale set the
-links they list, in both. Every part is applied to a copy of the scene, which replaces the scene only when all
-of them succeeded: on a SceneError (naming the part) nothing has changed.
+links, the SRDF's disabled pairs). A diff changes only what it carries: objects are applied in order, a
+matrix or an octomap replace the current ones only when given, and fixed frames are set over the others.
+Link padding and scale set the links they list, in both. Every part is applied to a copy of the scene,
+which replaces the scene only when all of them succeeded: on a SceneError (naming the part) nothing has
+changed.
 """
 from __future__ import annotations
 
@@ -61,8 +63,10 @@ def apply_planning_scene(scene: PlanningScene, message: PlanningSceneMessage) ->
     changes: dict[str, Any] = {}
     if message.name or full:
         changes["name"] = message.name
-    if message.fixed_frames is not None or full:
+    if full:
         changes["fixed_frames"] = dict(message.fixed_frames or {})
+    elif message.fixed_frames is not None:  # as MoveIt: a diff's frames are set over the others
+        changes["fixed_frames"] = {**settings.fixed_frames, **message.fixed_frames}
     if message.allowed_collisions is not None and (full or not message.allowed_collisions.is_empty):
         changes["allowed_collisions"] = message.allowed_collisions
     changes["link_padding"] = {**settings.link_padding, **message.link_padding}

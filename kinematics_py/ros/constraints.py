@@ -260,17 +260,17 @@ def _position_region(constraint, model: RobotModel, resolve_frame: FrameResolver
 
 def _orientation_bound(constraint, model: RobotModel, resolve_frame: FrameResolver) -> OrientationBound:
     link = _checked_link(constraint.link_name, model, "orientation constraint")
-    tolerances = np.array([constraint.absolute_x_axis_tolerance, constraint.absolute_y_axis_tolerance,
-                           constraint.absolute_z_axis_tolerance])
+    # as MoveIt's OrientationConstraint: the tolerances' magnitudes count, and an unknown parameterization is
+    # read as XYZ Euler angles
+    tolerances = np.abs([constraint.absolute_x_axis_tolerance, constraint.absolute_y_axis_tolerance,
+                         constraint.absolute_z_axis_tolerance])
     _finite(tolerances, f"orientation constraint on {link!r}: tolerances")
-    if np.any(tolerances < 0):
-        raise _invalid(f"orientation constraint on {link!r}: tolerances must be >= 0")
-    if constraint.parameterization not in (OrientationConstraint.XYZ_EULER_ANGLES,
-                                           OrientationConstraint.ROTATION_VECTOR):
-        raise _invalid(f"orientation constraint on {link!r}: unknown parameterization {constraint.parameterization}")
+    parameterization = constraint.parameterization
+    if parameterization not in (OrientationConstraint.XYZ_EULER_ANGLES, OrientationConstraint.ROTATION_VECTOR):
+        parameterization = OrientationConstraint.XYZ_EULER_ANGLES
     q = constraint.orientation
     R_frame_desired = transform_from_pose_msg(PoseLike((0.0, 0.0, 0.0), (q.x, q.y, q.z, q.w)),
                                               "constraint orientation")[:3, :3]
     frame = normalized_frame_id(constraint.header.frame_id)
     return OrientationBound(link, frame or model.root_link, resolve_frame(frame), R_frame_desired, tolerances,
-                            constraint.parameterization)
+                            parameterization)

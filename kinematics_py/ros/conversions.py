@@ -12,7 +12,7 @@ import itertools
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -28,7 +28,7 @@ from moveit_msgs.msg import (
 
 from ..collision.checker import Contact
 from ..collision.geometry import GeometryError, Mesh, Plane, solid_primitive, triangle_count_problem
-from ..collision.scene import AttachedObjectUpdate, CollisionObjectUpdate, SceneError
+from ..collision.scene import AttachedObjectUpdate, CollisionObjectUpdate, SceneError, with_moveit_shape_poses
 from ..errors import ErrorCode, RequestError
 from ..geometry.poses import PoseError, transform_from_any_pose
 from ..geometry.transforms import quaternion_from_rotation
@@ -176,21 +176,23 @@ def collision_object_update(msg: CollisionObject, resolve_frame: SceneFrameResol
     """The planning-scene update of a moveit_msgs/CollisionObject; SceneError says what is malformed, also meshes
     of more than ``max_mesh_triangles`` triangles together (counted before anything is converted).
 
-    As in MoveIt, REMOVE uses only the id, MOVE only the id and pose; ADD and APPEND read the shapes.
+    As in MoveIt, REMOVE uses only the id, MOVE only the id and the poses; ADD and APPEND read the shapes, with
+    MoveIt's defaults for their poses (``with_moveit_shape_poses``; a frame looked up in TF is composed after).
     """
     operation = operation_of(msg)
     if operation == CollisionObject.REMOVE[0]:
         return CollisionObjectUpdate(msg.id, operation)
     context = f"collision object {msg.id!r}"
     frame, T_frame_given = resolve_frame(msg.header.frame_id)
-    pose = msg.pose if T_frame_given is None else T_frame_given @ _scene_transform(msg.pose, f"{context}: pose")
     if operation not in _SHAPE_OPERATIONS:
-        return CollisionObjectUpdate(msg.id, operation, frame, pose)
+        update = CollisionObjectUpdate(msg.id, operation, frame, msg.pose, primitive_poses=list(msg.primitive_poses),
+                                       mesh_poses=list(msg.mesh_poses), plane_poses=list(msg.plane_poses))
+        return _in_frame(update, T_frame_given, context)
     problem = triangle_count_problem(msg.meshes, max_mesh_triangles, context)
     if problem:
         raise SceneError(problem)
-    return CollisionObjectUpdate(
-        msg.id, operation, frame, pose,
+    update = CollisionObjectUpdate(
+        msg.id, operation, frame, msg.pose,
         primitives=[_scene_shape(lambda p=p: solid_primitive(p.type, p.dimensions), f"{context}: primitives[{k}]")
                     for k, p in enumerate(msg.primitives)],
         primitive_poses=list(msg.primitive_poses),
@@ -202,6 +204,17 @@ def collision_object_update(msg: CollisionObject, resolve_frame: SceneFrameResol
         subframe_names=list(msg.subframe_names),
         subframe_poses=list(msg.subframe_poses),
     )
+    if operation == CollisionObject.ADD[0]:  # (an APPEND's pose is read only if the object is new)
+        update = with_moveit_shape_poses(update)
+    return _in_frame(update, T_frame_given, context)
+
+
+def _in_frame(update: CollisionObjectUpdate, T_frame_given: np.ndarray | None, context: str) -> CollisionObjectUpdate:
+    """``update`` with its pose composed with ``T_frame_given`` (a frame looked up in TF), when there is one."""
+    if T_frame_given is None:
+        return update
+    pose = np.eye(4) if update.pose is None else _scene_transform(update.pose, f"{context}: pose")
+    return replace(update, pose=T_frame_given @ pose)
 
 
 def attached_object_update(msg: AttachedCollisionObject, resolve_frame: SceneFrameResolver,

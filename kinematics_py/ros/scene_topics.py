@@ -4,13 +4,14 @@ collision_object and attached_collision_object change one object each; moveit_ms
 ``planning_scene_topic`` and ``monitored_planning_scene_topic`` parameters, and the apply_planning_scene service)
 are full scenes or diffs (``collision.scene_message``). Updates are applied one at a time, in the order
 received, each to a copy of the current scene (robot links placed by the current joint_states), which then
-replaces the scene in the node's state by one swap. A malformed update is logged with the reason and changes
-nothing.
+replaces the scene in the node's state by one swap. A malformed update changes nothing; it is logged with the
+reason and published on /diagnostics (``scene_diagnostics``).
 """
 from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from moveit_msgs.msg import AttachedCollisionObject, CollisionObject, PlanningScene
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -26,6 +27,7 @@ from .conversions import attached_object_update, collision_object_update, operat
 from .frames import ModelFrames, TransformSource
 from .robot_state import JointPositions, joint_values
 from .scene_conversions import planning_scene_message
+from .scene_diagnostics import SceneDiagnostics
 from .serving_state import StateStore
 
 #: World updates arrive in bursts (a scene set up object by object): keep them all, in order.
@@ -39,6 +41,7 @@ class SceneTopics:
                  planning_scene_topics: Sequence[str] = ()):
         self._logger = node.get_logger()
         self._store, self._positions, self._transforms = store, positions, transforms
+        self._diagnostics = SceneDiagnostics(node)
         in_order = MutuallyExclusiveCallbackGroup()  # one update at a time, in the order published
         node.create_subscription(CollisionObject, "collision_object", self._on_collision_object, SCENE_QOS,
                                  callback_group=in_order)
@@ -49,41 +52,47 @@ class SceneTopics:
                                      SCENE_QOS, callback_group=in_order)
 
     def _on_collision_object(self, msg: CollisionObject) -> None:
-        what = f"collision_object {msg.id!r} ({_operation_name(operation_of(msg))})"
-        self._update(what, lambda scene, frames: scene.apply(
-            collision_object_update(msg, frames.scene_resolver(scene), self._cap())))
+        operation = _operation_name(operation_of(msg))
+        self._update(Update(f"collision_object {msg.id!r} ({operation})", msg.id, "collision_object", operation),
+                     lambda scene, frames: scene.apply(
+                         collision_object_update(msg, frames.scene_resolver(scene), self._cap())))
 
     def _on_attached_collision_object(self, msg: AttachedCollisionObject) -> None:
-        what = (f"attached_collision_object {msg.object.id!r} on link {msg.link_name!r} "
-                f"({_operation_name(operation_of(msg.object))})")
-        self._update(what, lambda scene, frames: scene.apply_attached(
-            attached_object_update(msg, frames.scene_resolver(scene), self._cap())))
+        operation = _operation_name(operation_of(msg.object))
+        what = f"attached_collision_object {msg.object.id!r} on link {msg.link_name!r} ({operation})"
+        self._update(Update(what, msg.object.id, "attached_collision_object", operation),
+                     lambda scene, frames: scene.apply_attached(
+                         attached_object_update(msg, frames.scene_resolver(scene), self._cap())))
 
     def _cap(self) -> int:
         return self._store.current.settings.max_mesh_triangles
 
     def apply_scene_msg(self, source: str, msg: PlanningScene) -> bool:
         """Apply a moveit_msgs/PlanningScene (full or diff) from ``source``; False if it was refused."""
-        what = f"planning scene {'diff' if msg.is_diff else '(full)'} {msg.name!r} from {source}"
+        kind = "diff" if msg.is_diff else "full"
+        update = Update(f"planning scene {'diff' if msg.is_diff else '(full)'} {msg.name!r} from {source}", "",
+                        source, kind)
 
         def apply(scene: Scene, frames: ModelFrames) -> None:
             apply_planning_scene(scene, planning_scene_message(msg, scene.robot_model, frames.scene_resolver(scene),
                                                                frames.is_model_frame, self._cap()))
-        return self._update(what, apply)
+        return self._update(update, apply)
 
     def apply_planning_scene(self, request, response, _context):
         """The apply_planning_scene service (moveit_msgs/srv/ApplyPlanningScene): success false if refused."""
         response.success = self.apply_scene_msg("apply_planning_scene", request.scene)
         return response
 
-    def _update(self, what: str, apply: Callable[[Scene, ModelFrames], None]) -> bool:
+    def _update(self, update: Update, apply: Callable[[Scene, ModelFrames], None]) -> bool:
         """Apply one update to a copy of the scene and install it; under the store's lock, so that no set-up
         is installed in between (its scene would miss the update). False if it was refused."""
+        what = update.what
         with self._store.lock:
             state = self._store.current
             setup: RobotSetup | None = state.setup
             if setup is None:
                 self._logger.warning(f"{what} ignored: no robot description yet")
+                self._refused(update, "no robot description yet", error=False)
                 return False
             scene = state.scene.copy()
             scene.max_object_triangles = self._cap()
@@ -92,10 +101,12 @@ class SceneTopics:
                 apply(scene, ModelFrames(setup, self._transforms))
             except (KinematicsError, ValueError) as error:  # SceneError, GeometryError
                 self._logger.error(f"{what} refused, the planning scene is unchanged: {error}")
+                self._refused(update, str(error))
                 return False
             except Exception as error:  # never a dead node
                 self._logger.error(f"{what}: internal error, the planning scene is unchanged: {error!r}\n"
                                    f"{traceback.format_exc()}")
+                self._refused(update, f"internal error: {error!r}")
                 return False
             if scene.version == state.scene.version:
                 return True  # nothing the checks see changed (e.g. a diff of move_group's robot state)
@@ -105,6 +116,22 @@ class SceneTopics:
         self._logger.debug(f"{what} applied; world objects {sorted(scene.world_objects)}, attached objects "
                            f"{sorted(scene.attached_objects)}")
         return True
+
+
+    def _refused(self, update: Update, reason: str, error: bool = True) -> None:
+        self._diagnostics.refused(update.what, reason, object_id=update.object_id, source=update.source,
+                                  operation=update.operation, error=error)
+
+
+@dataclass(frozen=True)
+class Update:
+    """What an update is, for the log and /diagnostics: a description, the object's id ("" for a whole scene),
+    the topic or service it came from and its operation (ADD, ..., or "diff" / "full" for a scene)."""
+
+    what: str
+    object_id: str
+    source: str
+    operation: str
 
 
 def _operation_name(operation: int) -> str:

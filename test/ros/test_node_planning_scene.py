@@ -1,7 +1,8 @@
 """kinematics_node keeps its world in step with move_group's, in its own process over DDS: diffs on
 planning_scene, a full scene then diffs on monitored_planning_scene, apply_planning_scene and get_planning_scene
 (with the requested components); an allowed collision matrix entry lets a contact pass, an octomap blocks an IK
-answer, and a malformed scene is refused with the reason logged and the world unchanged.
+answer, and a malformed scene is refused with the reason logged (and published on /diagnostics) and the world
+unchanged; a collision object without shape poses has its shape at its pose, as MoveIt reads it.
 
 The bundled UR5: its upper arm lowered by shoulder_lift_joint = 0.5 rests on a table just below its base.
 """
@@ -12,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Pose, TransformStamped
 from moveit_msgs.msg import (
     AllowedCollisionEntry,
@@ -23,6 +25,7 @@ from moveit_msgs.msg import (
 )
 from moveit_msgs.srv import ApplyPlanningScene, GetPlanningScene
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 from shape_msgs.msg import SolidPrimitive
 from test_node_harness import (
     CALL_TIMEOUT_S,
@@ -58,6 +61,7 @@ class SceneClient(NodeUnderTest):
         super().__init__(process, namespace)
         self.diffs = self.node.create_publisher(PlanningScene, f"{namespace}/planning_scene", SCENE_QOS)
         self.monitored = self.node.create_publisher(PlanningScene, f"{namespace}/monitored_planning_scene", SCENE_QOS)
+        self.objects = self.node.create_publisher(CollisionObject, f"{namespace}/collision_object", SCENE_QOS)
         self._apply = self.client.client(ApplyPlanningScene, f"{namespace}/apply_planning_scene")
         self._get = self.client.client(GetPlanningScene, f"{namespace}/get_planning_scene")
 
@@ -246,3 +250,39 @@ def test_a_full_scene_as_move_group_sends_it(ur5):
     assert attached.object.pose.position.z == pytest.approx(0.05)
     assert [t.child_frame_id for t in got.fixed_frame_transforms][-1] == "camera"
     assert ur5.valid({})
+
+
+def test_a_collision_object_without_shape_poses_has_its_shape_at_its_pose(ur5):
+    """As pymoveit2 sends a box (MoveIt takes the identity for a missing shape pose)."""
+    lone = box("lone", (0.2, 0.2, 0.2), (0.5, 0.0, 0.2))
+    lone.primitive_poses = []
+    ur5.publish_until(ur5.objects, lone, lambda: "lone" in ur5.world_ids(), "the box to appear")
+    (got,) = ur5.get(PlanningSceneComponents.WORLD_OBJECT_GEOMETRY).world.collision_objects
+    position = got.pose.position
+    shape_position = got.primitive_poses[0].position
+    assert (position.x, position.y, position.z) == pytest.approx((0.5, 0.0, 0.2))
+    assert (shape_position.x, shape_position.y, shape_position.z) == pytest.approx((0.0, 0.0, 0.0))
+
+
+def test_a_refused_collision_object_is_published_on_diagnostics(ur5):
+    received = Future()
+
+    def on_diagnostics(msg: DiagnosticArray) -> None:
+        about_ghost = any(value.key == "object" and value.value == "ghost" for status in msg.status
+                          for value in status.values)
+        if about_ghost and not received.done():
+            received.set_result(msg)
+    ur5.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
+    ghost = CollisionObject(id="ghost", operation=CollisionObject.MOVE, pose=pose_msg(make_transform(None, (1, 0, 0))))
+    deadline = time.monotonic() + WAIT_S
+    while not received.done() and time.monotonic() < deadline:
+        ur5.objects.publish(ghost)  # again every second: discovery may lose the first
+        ur5.client.spin_until(received, 1.0)
+    assert received.done(), f"no diagnostic about 'ghost' within {WAIT_S} s\n{ur5.process.output()}"
+    (status,) = received.result().status
+    assert status.level == DiagnosticStatus.ERROR
+    assert status.name.endswith(": planning scene")
+    assert status.message.startswith("collision_object 'ghost' (MOVE) refused: cannot move collision object 'ghost'")
+    assert {value.key: value.value for value in status.values} == {
+        "object": "ghost", "source": "collision_object", "operation": "MOVE",
+        "reason": "cannot move collision object 'ghost': it does not exist; world objects are []"}
