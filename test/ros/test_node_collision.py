@@ -250,7 +250,8 @@ def test_add_move_append_remove_change_the_ik_answers(ur5):
     assert np.allclose(solved(collision_ik(ur5, target, seed), target), Q_A, atol=SAME_SOLUTION_RAD)
 
     appended = box("box", ELBOW_BOX, (0.0, 0.0, 0.0), operation=CollisionObject.APPEND)
-    appended.primitive_poses = [pose_msg(make_transform(None, elbow))]  # relative to the update's pose
+    # Relative to the object's pose, which an APPEND keeps (MoveIt's World::addToObject): the box is at `away`.
+    appended.primitive_poses = [pose_msg(make_transform(None, np.subtract(elbow, away)))]
     ur5.publish(appended)
     wait_for(lambda: "box" in ur5.objects_at(elbow), WAIT_S, "the appended shape", ur5.process)
     assert "box" in ur5.objects_at(away), "APPEND keeps the object's shapes"
@@ -390,8 +391,9 @@ def test_objects_posed_in_tf_frames_and_subframes_with_meshes_and_planes(ur5):
 
 MALFORMED = {
     "empty id": (lambda: box("", (0.1, 0.1, 0.1), (0.0, 0.0, 2.0)), "needs a non-empty id"),
-    "primitives without poses": (lambda: _edited(box("box", (0.3, 0.3, 0.3), (0.0, 0.0, 2.0)),
-                                                 primitive_poses=[]), "1 primitives but 0 primitive_poses"),
+    "more primitive poses than primitives": (lambda: _edited(box("box", (0.3, 0.3, 0.3), (0.0, 0.0, 2.0)),
+                                                             primitive_poses=[Pose(), Pose()]),
+                                             "1 primitives but 2 primitive_poses"),
     "negative size": (lambda: box("box", (0.3, -0.3, 0.3), (0.0, 0.0, 2.0)), "box size must be finite and > 0"),
     "unknown primitive type": (lambda: _edited(box("box", (0.3, 0.3, 0.3), (0.0, 0.0, 2.0)), primitives=[
         SolidPrimitive(type=9, dimensions=[0.1])]), "unsupported SolidPrimitive type 9"),
@@ -401,8 +403,8 @@ MALFORMED = {
     "mesh index out of range": (lambda: _edited(collision_object("box"), meshes=[Mesh(
         vertices=[Point(), Point(x=1.0), Point(y=1.0)], triangles=[MeshTriangle(vertex_indices=[0, 1, 7])])],
         mesh_poses=[Pose()]), "triangle vertex indices must be within [0, 2]"),
-    "subframe names without poses": (lambda: _edited(box("box", (0.3, 0.3, 0.3), (0.0, 0.0, 2.0)),
-                                                     subframe_names=["a"]), "1 subframe_names but 0 subframe_poses"),
+    "subframe poses without names": (lambda: _edited(box("box", (0.3, 0.3, 0.3), (0.0, 0.0, 2.0)),
+                                                     subframe_poses=[Pose()]), "0 subframe_names but 1 subframe_poses"),
     "move of a missing object": (lambda: collision_object("ghost", operation=CollisionObject.MOVE),
                                  "cannot move collision object 'ghost'"),
     "remove of a missing object": (lambda: remove("ghost"), "cannot remove world object 'ghost'"),
