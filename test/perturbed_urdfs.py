@@ -106,7 +106,7 @@ def _log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
 
 
 def _signed(rng: np.random.Generator, size: float, count: int = 3) -> tuple[float, ...]:
-    return tuple(float(v) for v in rng.uniform(-size, size, count))
+    return tuple(float(size * v) for v in rng.uniform(-1.0, 1.0, count))  # rng.uniform(-size, size) overflows
 
 
 def _calibration(urdf, name, rng):

@@ -55,7 +55,10 @@ def _seeds(setup: GroupSetup, ik_seed_states, count: int) -> np.ndarray:
     problem = setup.problem
     if ik_seed_states is None:
         return np.tile(problem.middle, (count, 1))
-    seeds = np.array(ik_seed_states, dtype=float)
+    try:
+        seeds = np.array(ik_seed_states, dtype=float)
+    except (TypeError, ValueError) as error:  # not numbers, or rows of different lengths
+        raise RequestError(ErrorCode.INVALID_ROBOT_STATE, f"ik_seed_states must be numbers: {error}") from None
     if seeds.shape != (count, problem.dof) or not np.isfinite(seeds).all():
         raise RequestError(ErrorCode.INVALID_ROBOT_STATE, f"ik_seed_states must be finite, shape "
                            f"({count}, {problem.dof}); got shape {seeds.shape}")
