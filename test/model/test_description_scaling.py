@@ -104,5 +104,5 @@ def test_the_default_limits_refuse_a_20000_link_chain_before_parsing_it():
 
 
 def test_a_nan_limit_is_refused():
-    with pytest.raises(UrdfError, match="lower limit nan above upper limit"):
+    with pytest.raises(UrdfError, match="joint .j1. has a NaN limit: lower nan"):
         RobotModel.from_urdf_string(chain_urdf(10, lower="nan"))
