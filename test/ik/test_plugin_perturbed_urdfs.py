@@ -64,12 +64,14 @@ def test_the_generator_changes_what_it_is_told_and_nothing_else():
 def test_lbr_iiwa_as_ros_industrial_describes_it_initializes_with_its_closed_forms():
     """Its joints a2 and a4 are 0.44 mm off the axes of a1, a3 and a5: with a2 locked at 0, axes a1 and a3 are
     parallel, and the locked-joint search divided by the zero determinant of their meeting point (it raised
-    ZeroDivisionError out of initialize). a2 now has no closed form (its family fails there); a1 and a4 keep one."""
+    ZeroDivisionError out of initialize). a2 now has no closed form (its family fails there); a1 and a4 keep their
+    exact one, and a3 (the default: the joint the self-motion moves most) and a5 have their nearest ideal arm's."""
     urdf = small_urdf("lbr_iiwa_14_r820.urdf").read_text()
     plugin = KinematicsPlugin()
     assert plugin.initialize(urdf, "arm", "base_link", "tool0"), plugin.last_error
     report = plugin._require_setup().closed_form_report
-    assert "closed form with joint_a1 locked" in report and "these work too: joint_a4)" in report, report
+    assert "closed form with joint_a3 locked" in report and "nearest ideal arm" in report, report
+    assert "these work too: joint_a1, joint_a4, joint_a5)" in report, report
     chain = plugin.robot_model.chain("base_link", "tool0")
     solver, reason = redundant.locked_joint_report(chain, 1)
     assert solver is None and reason.endswith("does not hold at 0 rad (there: spherical wrist (axes 4-6 meet), axes "

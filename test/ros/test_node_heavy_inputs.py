@@ -60,7 +60,7 @@ def test_a_2000_link_description_holds_no_later_parameter_set_behind_it(scene_no
         assert answered["chain"].successful, answered["chain"].reason
         assert answered["chain after"] < DESCRIPTION_ANSWER_BOUND_S, answered
         assert not answered["cyclic"].successful and "not a usable URDF" in answered["cyclic"].reason
-        assert not answered["nan"].successful and "lower limit nan" in answered["nan"].reason
+        assert not answered["nan"].successful and "has a NaN limit: lower nan" in answered["nan"].reason
         assert answered["setting"].successful, answered["setting"].reason
         for name in ("cyclic", "nan", "setting"):
             assert answered[name + " after"] - answered["chain after"] < LATER_SET_BOUND_S, answered

@@ -257,9 +257,10 @@ def solve_pose(T, seed, geometry, config, segments, joint_info, lower, upper, wa
                 count += added
                 continue
         if not _reaches(T, R_fk, p_fk, POSITION_TOLERANCE, ROTATION_TOLERANCE):
-            if _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS):
+            if _reaches(T, R_fk, p_fk, NEAR_MISS, NEAR_MISS) and count + failed < MAX_BRANCHES:
                 # Kept, from the last row up, for a numerical polish: near a singularity the fallback angle of
-                # an undetermined subproblem can leave a real branch just short of the pose.
+                # an undetermined subproblem can leave a real branch just short of the pose. (A polished branch of
+                # a nearest ideal arm may add two solutions: the rows left bound the near misses kept.)
                 failed += 1
                 out_q[MAX_BRANCHES - failed] = candidate
                 out_codes[MAX_BRANCHES - failed] = raw_codes[order[c]]
