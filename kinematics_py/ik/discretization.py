@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 #: The most values a redundant joint is tried at in one request (1.6e5: ten turns in steps of 0.4 mrad).
 MAX_JOINT_VALUES = 160_000
+#: A revolute joint's values are taken within this many whole turns of the seed (its range otherwise).
+MAX_REVOLUTE_TURNS = 8
 
 
 def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targets: np.ndarray, q_seed: np.ndarray,
@@ -68,8 +70,9 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
 def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.ndarray, redundant: list[int],
                   method: DiscretizationMethod) -> list[np.ndarray]:
     """Per redundant joint, the values to try: its range (or a turn around the seed) in steps, or as many
-    uniform samples (reproducible: the solver's random seed). A range of more than MAX_JOINT_VALUES steps (a URDF
-    writing 1e300 for no limit) gets MAX_JOINT_VALUES values spread over it, its ends included."""
+    uniform samples (reproducible: the solver's random seed), a revolute joint's within MAX_REVOLUTE_TURNS turns of
+    the seed. A range of more than MAX_JOINT_VALUES steps (a URDF writing 1e300 for no limit) gets MAX_JOINT_VALUES
+    values spread over it, its ends included."""
     problem = setup.problem
     rng = np.random.default_rng(setup.solver.params.random_seed)
     discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)
@@ -77,6 +80,9 @@ def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.
     for i in redundant:
         low = problem.lower[i] if np.isfinite(problem.lower[i]) else q_seed[i] - math.pi
         high = problem.upper[i] if np.isfinite(problem.upper[i]) else q_seed[i] + math.pi
+        if problem.is_revolute[i]:  # farther turns repeat these, and angles of 1e300 rad lose every digit
+            low = max(low, q_seed[i] - MAX_REVOLUTE_TURNS * 2.0 * math.pi)
+            high = min(high, q_seed[i] + MAX_REVOLUTE_TURNS * 2.0 * math.pi)
         step = step_of(i)
         steps = (high / step - low / step)  # not (high - low) / step: that overflows for ranges near 1e308
         if steps < MAX_JOINT_VALUES:
