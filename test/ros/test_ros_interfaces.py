@@ -68,7 +68,7 @@ def test_every_shipped_interface_has_an_upstream_reference():
 
 def test_moveit_msgs_is_complete():
     """Every message, service and action of moveit_msgs 2.6.0 is shipped (81 definition files)."""
-    upstream = {name for name in UPSTREAM_HASHES if name.startswith("moveit_msgs/") and "_" not in name}
+    upstream = {name for name in UPSTREAM_HASHES if name.startswith("moveit_msgs/") and "_" not in name.split("/")[2]}
     shipped = {name for name in shipped_interfaces() if name.startswith("moveit_msgs/")}
     assert shipped == upstream
     assert len(shipped) == 81
@@ -117,6 +117,6 @@ def test_every_message_with_constants_is_compared():
     """A shipped message whose class has constants appears in the references' constants."""
     parts = ("_Request", "_Response", "_Goal", "_Result", "_Feedback")  # those a definition file states
     messages = [name for name in UPSTREAM_HASHES if name.split("/")[1] == "msg" or
-                (name.count("_") == 1 and name.endswith(parts))]
+                (name.split("/")[2].count("_") == 1 and name.endswith(parts))]
     with_constants = {name for name in messages if constant_names(message_class(name))}
     assert with_constants == set(CONSTANT_TYPES)
