@@ -19,6 +19,7 @@ from ...compiled import compiled_kernel
 from ...geometry.kernels import rotation_vector
 from ...model.chain_kernels import chain_jacobian_from_pose, chain_pose
 from ..steps import cholesky_solve
+from .subproblems import dot
 
 #: Default largest angle [rad] an axis may be turned, and distance [m] a line moved, to reach the nearest ideal arm.
 NEAR_FAMILY_ANGLE = 5e-3
@@ -91,11 +92,6 @@ class Deviation:
                 f"{self.distance * 1e3:.3g} mm; its branches polished onto the chain")
 
 
-@compiled_kernel(inline="always")
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
 @compiled_kernel
 def meeting_point(axes, points, first, count, out):
     """out <- the point nearest, in least squares, the lines of joints first .. first + count - 1 (through
@@ -134,11 +130,11 @@ def idealize(axes, points, ideal_sets, turned, moved):
     if count > 0:
         mean = np.zeros(3)
         for k in range(first, first + count):
-            mean += math.copysign(1.0, _dot(axes[k], axes[first])) * axes[k]
-        mean /= math.sqrt(_dot(mean, mean))
+            mean += math.copysign(1.0, dot(axes[k], axes[first])) * axes[k]
+        mean /= math.sqrt(dot(mean, mean))
         for k in range(first, first + count):
-            direction = math.copysign(1.0, _dot(axes[k], mean)) * mean
-            turned[k] = math.acos(min(1.0, _dot(direction, axes[k])))
+            direction = math.copysign(1.0, dot(axes[k], mean)) * mean
+            turned[k] = math.acos(min(1.0, dot(direction, axes[k])))
             axes[k] = direction
     point = np.empty(3)
     for s in range(2):
@@ -149,8 +145,8 @@ def idealize(axes, points, ideal_sets, turned, moved):
             return False
         for k in range(first, first + count):
             offset = point - points[k]
-            along = _dot(offset, axes[k])
-            moved[k] = max(moved[k], math.sqrt(max(0.0, _dot(offset, offset) - along * along)))
+            along = dot(offset, axes[k])
+            moved[k] = max(moved[k], math.sqrt(max(0.0, dot(offset, offset) - along * along)))
             points[k] = point
     return True
 
