@@ -71,7 +71,7 @@ def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.
                   method: DiscretizationMethod) -> list[np.ndarray]:
     """Per redundant joint, the values to try: its range (or a turn around the seed) in steps, or as many
     uniform samples (reproducible: the solver's random seed), a revolute joint's within MAX_REVOLUTE_TURNS turns of
-    the seed. A range of more than MAX_JOINT_VALUES steps (a URDF writing 1e300 for no limit) gets MAX_JOINT_VALUES
+    the seed (of the nearer limit for a seed outside them). A range of more than MAX_JOINT_VALUES steps (a URDF writing 1e300 for no limit) gets MAX_JOINT_VALUES
     values spread over it, its ends included."""
     problem = setup.problem
     rng = np.random.default_rng(setup.solver.params.random_seed)
@@ -81,8 +81,9 @@ def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.
         low = problem.lower[i] if np.isfinite(problem.lower[i]) else q_seed[i] - math.pi
         high = problem.upper[i] if np.isfinite(problem.upper[i]) else q_seed[i] + math.pi
         if problem.is_revolute[i]:  # farther turns repeat these, and angles of 1e300 rad lose every digit
-            low = max(low, q_seed[i] - MAX_REVOLUTE_TURNS * 2.0 * math.pi)
-            high = min(high, q_seed[i] + MAX_REVOLUTE_TURNS * 2.0 * math.pi)
+            centre = min(max(q_seed[i], low), high)  # a seed outside the limits: the turns at the nearer limit
+            low = max(low, centre - MAX_REVOLUTE_TURNS * 2.0 * math.pi)
+            high = min(high, centre + MAX_REVOLUTE_TURNS * 2.0 * math.pi)
         step = step_of(i)
         steps = (high / step - low / step)  # not (high - low) / step: that overflows for ranges near 1e308
         if steps < MAX_JOINT_VALUES:
