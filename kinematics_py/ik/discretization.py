@@ -71,8 +71,8 @@ def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.
                   method: DiscretizationMethod) -> list[np.ndarray]:
     """Per redundant joint, the values to try: its range (or a turn around the seed) in steps, or as many
     uniform samples (reproducible: the solver's random seed), a revolute joint's within MAX_REVOLUTE_TURNS turns of
-    the seed (of the nearer limit for a seed outside them). A range of more than MAX_JOINT_VALUES steps (a URDF writing 1e300 for no limit) gets MAX_JOINT_VALUES
-    values spread over it, its ends included."""
+    the seed (of the nearer limit for a seed outside them). A range of more than MAX_JOINT_VALUES steps (a URDF
+    writing 1e300 for no limit) gets MAX_JOINT_VALUES values spread over it, its ends included."""
     problem = setup.problem
     rng = np.random.default_rng(setup.solver.params.random_seed)
     discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)
