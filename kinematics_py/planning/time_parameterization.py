@@ -137,6 +137,34 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
     return TimedPath(times, velocities, accelerations)
 
 
+def time_straight_line(positions: np.ndarray, limits: JointLimits) -> TimedPath:
+    """The time-optimal timing, from rest to rest, of ``positions`` (points, joints) on one straight line in joint
+    space from the first to the last: the trapezoidal (or triangular) profile of the path length within the
+    fastest velocity and acceleration every joint allows along the line's direction."""
+    positions = np.asarray(positions, dtype=float)
+    count, dof = positions.shape
+    delta = positions[-1] - positions[0]
+    length = float(np.linalg.norm(delta))
+    if count < 2 or length < _STILL:
+        return TimedPath(np.arange(count) * MIN_STEP_DURATION, np.zeros((count, dof)), np.zeros((count, dof)))
+    direction = delta / length
+    moving = np.abs(direction) > 0
+    speed = float(np.min(limits.max_velocities[moving] / np.abs(direction[moving])))
+    acceleration = float(np.min(limits.max_accelerations[moving] / np.abs(direction[moving])))
+    along = np.clip((positions - positions[0]) @ direction, 0.0, length)
+    ramp = min(speed * speed / acceleration, length) / 2.0  # the distance of each ramp
+    peak = np.sqrt(2.0 * acceleration * ramp)  # the top speed (speed when the profile is a trapezoid)
+    ramp_time, cruise_time = peak / acceleration, (length - 2.0 * ramp) / peak
+    accelerating, decelerating = along < ramp, along > length - ramp
+    times = np.where(accelerating, np.sqrt(2.0 * along / acceleration),
+                     np.where(decelerating, 2.0 * ramp_time + cruise_time - np.sqrt(
+                         2.0 * np.maximum(length - along, 0.0) / acceleration), ramp_time + (along - ramp) / peak))
+    path_speed = np.where(accelerating, acceleration * times, np.where(
+        decelerating, acceleration * (2.0 * ramp_time + cruise_time - times), peak))
+    path_acceleration = np.where(accelerating, acceleration, np.where(decelerating, -acceleration, 0.0))
+    return TimedPath(times, path_speed[:, None] * direction, path_acceleration[:, None] * direction)
+
+
 @functools.lru_cache(maxsize=64)
 def _constraints(max_velocities: tuple[float, ...], max_accelerations: tuple[float, ...]) -> list:
     """toppra's joint velocity and acceleration constraints (kept: building them formats their limits as text)."""

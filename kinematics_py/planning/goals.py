@@ -1,0 +1,165 @@
+"""Goals of a motion plan (ROS-free) and the joint configurations that reach them.
+
+A goal is reached by any of its candidate configurations: a ``JointGoal`` has one, a ``PoseGoal`` one per IK
+solution of its pose (every closed-form branch, each with its whole-turn equivalents within the limits; or the
+distinct solutions of the numerical search), filtered by its ``accept`` check (MoveIt's goal constraint
+tolerances, for instance).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import KinematicsError
+from ..geometry.poses import transform_from_any_pose
+from ..geometry.transforms import invert_transform
+from ..ik.plugin import KinematicsPlugin
+
+#: Most candidate configurations taken from one pose goal (the nearest to the start first).
+MAX_CANDIDATES_PER_GOAL = 64
+#: Random restarts of the numerical IK search that collect a pose goal's solutions when there is no closed form.
+NUMERICAL_RESTARTS = 16
+NUMERICAL_RESTART_TIMEOUT = 0.02
+#: Two solutions closer than this in every joint are the same one [rad or m].
+SAME_SOLUTION = 1e-6
+
+#: accept(q) for a group joint vector: None when it is acceptable, else why not.
+Acceptance = Callable[[np.ndarray], "str | None"]
+
+
+class GoalError(KinematicsError):
+    """A goal that cannot be planned to as given (wrong length, not finite, unknown link)."""
+
+
+@dataclass(frozen=True)
+class JointGoal:
+    """A configuration of the group's joints, in ``KinematicsPlugin.getJointNames()`` order."""
+
+    positions: Sequence[float]
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class PoseGoal:
+    """A pose of ``link`` (default: the group's tip; another link must move rigidly with the tip) in the
+    plugin's base frame: a Pose, (position, quaternion x, y, z, w) or a 4x4 ``T_base_link``. ``accept``
+    filters its IK solutions."""
+
+    pose: object
+    link: str = ""
+    accept: Acceptance | None = field(default=None, compare=False)
+    name: str = ""
+
+
+Goal = JointGoal | PoseGoal
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """A goal's candidate configurations (rows) and, when there are none, why."""
+
+    configurations: np.ndarray
+    reason: str = ""
+
+
+class GroupLimits:
+    """The group's joint limits as planning bounds: a continuous joint (no limits) gets a turn either way of the
+    start; a revolute joint's whole turns are the values 2 pi apart within its limits."""
+
+    def __init__(self, plugin: KinematicsPlugin, start: np.ndarray):
+        model = plugin.robot_model
+        joints = [model.joints[name] for name in plugin.getJointNames()]
+        self.names = tuple(plugin.getJointNames())
+        self.lower = np.array([joint.lower for joint in joints], dtype=float)
+        self.upper = np.array([joint.upper for joint in joints], dtype=float)
+        self.revolute = np.array([joint.type in ("revolute", "continuous") for joint in joints])
+        unbounded = ~(np.isfinite(self.lower) & np.isfinite(self.upper))
+        self.bounds_lower = np.where(unbounded, start - math.pi, self.lower)
+        self.bounds_upper = np.where(unbounded, start + math.pi, self.upper)
+
+    def violations(self, q: np.ndarray) -> list[str]:
+        """Each joint outside its limits, with its value and limits."""
+        return [f"{name} = {value:.6g} outside [{low:.6g}, {high:.6g}]"
+                for name, value, low, high in zip(self.names, q, self.lower, self.upper)
+                if not (low - 1e-9 <= value <= high + 1e-9)]
+
+    def whole_turns(self, q: np.ndarray) -> list[np.ndarray]:
+        """``q`` and its equivalents with revolute joints whole turns away, within the planning bounds."""
+        options = []
+        for value, low, high, revolute in zip(q, self.bounds_lower, self.bounds_upper, self.revolute):
+            if not revolute:
+                options.append([value])
+                continue
+            turns = range(math.ceil((low - value) / (2 * math.pi) - 1e-9),
+                          math.floor((high - value) / (2 * math.pi) + 1e-9) + 1)
+            options.append([value + 2 * math.pi * k for k in turns] or [value])
+        return [np.array(choice) for choice in itertools.product(*options)]
+
+
+def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits) -> Candidates:
+    """The configurations reaching ``goal``, nearest the start first; GoalError for a malformed goal."""
+    if isinstance(goal, JointGoal):
+        q = np.asarray(goal.positions, dtype=float)
+        if q.shape != start.shape or not np.isfinite(q).all():
+            raise GoalError(f"a joint goal needs one finite value per joint {list(limits.names)}; got "
+                            f"{list(goal.positions)!r}")
+        return Candidates(q[None, :])
+    if not isinstance(goal, PoseGoal):
+        raise GoalError(f"a goal is a JointGoal or a PoseGoal; got {type(goal).__name__}")
+    solutions = _pose_solutions(goal, plugin, start, limits)
+    if not solutions:
+        return Candidates(np.empty((0, len(start))), "no IK solution reaches the pose within the joint limits")
+    expanded = [turn for solution in solutions for turn in limits.whole_turns(solution)]
+    rejected = []
+    if goal.accept is not None:
+        kept = []
+        for q in expanded:
+            reason = goal.accept(q)
+            (rejected if reason else kept).append(reason or q)
+        expanded = kept
+    if not expanded:
+        return Candidates(np.empty((0, len(start))), f"no IK solution meets the goal's constraints ({rejected[0]})")
+    rows = np.array(expanded)
+    order = np.argsort(np.abs(rows - start).max(axis=1), kind="stable")
+    return Candidates(rows[order[:MAX_CANDIDATES_PER_GOAL]])
+
+
+def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray,
+                    limits: GroupLimits) -> list[np.ndarray]:
+    """The IK solutions of the goal's pose (of the tip for the link's pose)."""
+    try:
+        T_base_link = transform_from_any_pose(goal.pose)
+    except KinematicsError as error:
+        raise GoalError(f"pose goal {goal.name or ''}: {error}".replace("  ", " ")) from None
+    tip = plugin.getTipFrames()[0]
+    if goal.link and goal.link != tip:
+        T_tip, T_link = _link_poses(plugin, [tip, goal.link], start)
+        T_base_link = T_base_link @ invert_transform(T_link) @ T_tip
+    solutions = [np.array(q) for q in plugin.all_solutions(T_base_link, start.tolist())]
+    if len(solutions) <= 1:  # a numerical search: restarts from random seeds collect more branches
+        rng = np.random.default_rng(len(solutions))
+        for _ in range(NUMERICAL_RESTARTS):
+            seed = rng.uniform(limits.bounds_lower, limits.bounds_upper)
+            result = plugin.searchPositionIK(T_base_link, seed.tolist(), NUMERICAL_RESTART_TIMEOUT)
+            if result.success:
+                solutions.append(np.array(result.solution))
+    distinct: list[np.ndarray] = []
+    for q in solutions:
+        if all(np.abs(q - other).max() > SAME_SOLUTION for other in distinct):
+            distinct.append(q)
+    return distinct
+
+
+def _link_poses(plugin: KinematicsPlugin, links: list[str], q: np.ndarray) -> list[np.ndarray]:
+    """T_base_link of each link at ``q``; GoalError for an unknown link."""
+    try:
+        ok, poses = plugin.getPositionFK(links, q.tolist())
+    except KinematicsError as error:
+        raise GoalError(str(error)) from None
+    if not ok:
+        raise GoalError(f"no pose of links {links} for the start configuration")
+    return [transform_from_any_pose(pose) for pose in poses]

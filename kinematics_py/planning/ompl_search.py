@@ -1,0 +1,114 @@
+"""A collision-free joint-space path by one of OMPL's sampling-based planners (PyPI ``ompl``), and OMPL's path
+simplification.
+
+OMPL samples and connects states; each motion it tries is checked here in one call (``PathCheck.segment_free``),
+not state by state through Python. Several goal configurations are given as OMPL goal states: the planner
+connects to whichever it reaches first.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import KinematicsError
+from .path_check import PathCheck
+
+#: The planners one can name (``planner_id``), the first is the default. Each works with several goal states and
+#: with a motion check that answers a whole segment.
+PLANNER_IDS = ("RRTConnect", "RRT", "RRTstar", "InformedRRTstar", "BITstar", "BKPIECE1", "KPIECE1")
+DEFAULT_PLANNER = PLANNER_IDS[0]
+#: Longest simplification of a found path [s] (OMPL's shortcutting and vertex reduction; a quarter of the time
+#: limit when that is shorter).
+SIMPLIFY_MAX_S = 0.05
+
+
+class PlannerError(KinematicsError):
+    """A planner that does not exist or cannot run; names the valid ones."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The waypoints of a collision-free path (None when none was found) and OMPL's status."""
+
+    waypoints: np.ndarray | None
+    status: str
+
+
+@functools.cache
+def load_ompl():
+    """OMPL's base and geometric modules, imported on first use, with its log on stdout limited to errors."""
+    from ompl import base, geometric, util
+
+    util.setLogLevel(util.LOG_ERROR)
+    return base, geometric
+
+
+def planner_id_or_default(planner_id: str) -> str:
+    """The planner to use for ``planner_id`` ("" gives the default; MoveIt's "<group>[<id>]" and "<id>kConfig..."
+    forms name the same planners); PlannerError naming the valid ones otherwise."""
+    name = planner_id.strip()
+    if "[" in name and name.endswith("]"):
+        name = name[name.index("[") + 1:-1]
+    name = name.removesuffix("kConfigDefault")
+    if not name:
+        return DEFAULT_PLANNER
+    if name not in PLANNER_IDS:
+        raise PlannerError(f"unknown planner {planner_id!r}; planners are {list(PLANNER_IDS)}")
+    return name
+
+
+def search_path(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
+                planner_id: str, time_limit: float, should_stop: Callable[[], bool] | None = None,
+                simplify: bool = True) -> SearchResult:
+    """A path from ``start`` to one of the ``goals`` (rows), all collision-free and within ``bounds``, found within
+    ``time_limit`` [s] (or until ``should_stop()``), simplified by OMPL's shortcutting when ``simplify``."""
+    base, geometric = load_ompl()
+    planner_id = planner_id_or_default(planner_id)
+    dof = len(start)
+    space = base.RealVectorStateSpace(dof)
+    space_bounds = base.RealVectorBounds(dof)
+    for i, (low, high) in enumerate(zip(*bounds)):
+        space_bounds.setLow(i, float(low))
+        space_bounds.setHigh(i, float(high))
+    space.setBounds(space_bounds)
+    setup = geometric.SimpleSetup(space)
+    information = setup.getSpaceInformation()
+
+    def values(state) -> np.ndarray:
+        return np.array([state[i] for i in range(dof)])
+
+    class SegmentValidator(base.MotionValidator):
+        def checkMotion(self, s1, s2) -> bool:  # noqa: N802 (OMPL's name)
+            return check.segment_free(values(s1), values(s2))
+
+    setup.setStateValidityChecker(lambda state: check.state_free(values(state)))
+    validator = SegmentValidator(information)
+    information.setMotionValidator(validator)
+    setup.setStartState(_state(space, start))
+    goal_states = base.GoalStates(information)
+    for goal in goals:
+        goal_states.addState(_state(space, goal))
+    setup.setGoal(goal_states)
+    setup.setPlanner(getattr(geometric, planner_id)(information))
+    stop = should_stop or (lambda: False)
+    condition = base.plannerOrTerminationCondition(
+        base.timedPlannerTerminationCondition(max(time_limit, 0.0)),
+        base.PlannerTerminationCondition(stop))
+    status = setup.solve(condition)
+    if not setup.haveExactSolutionPath():  # RRTConnect reports an approximate path to an unreachable goal
+        return SearchResult(None, str(status))
+    path = setup.getSolutionPath()
+    if simplify:
+        geometric.PathSimplifier(information).simplify(path, min(SIMPLIFY_MAX_S, max(time_limit / 4, 0.005)))
+    waypoints = np.array([values(path.getState(i)) for i in range(path.getStateCount())])
+    return SearchResult(waypoints, str(status))
+
+
+def _state(space, q: np.ndarray):
+    state = space.allocState()
+    for i, value in enumerate(q):
+        state[i] = float(value)
+    return state

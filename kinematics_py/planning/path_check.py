@@ -1,0 +1,121 @@
+"""Collision checks of joint-space motions (ROS-free): a straight segment between two configurations is checked
+at steps of at most ``resolution`` per joint [rad or m], its midpoint first.
+
+One ``PathCheck`` serves a whole plan: the group's joints move, every other joint keeps its value from the base
+state. Segments are checked in one compiled placement call per round (see ``CollisionChecker.first_colliding``):
+first a few states spread over the segment by bisection (where a collision is most likely found), then the rest.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..collision.checker import CollisionChecker
+
+#: Largest joint change between two checked states of a returned trajectory [rad or m].
+FINE_RESOLUTION = 0.01
+#: Resolution of the motion checks while searching [rad or m]: coarser than the trajectory's, for speed; the path
+#: found is checked again at FINE_RESOLUTION and a segment that fails is searched again at that resolution.
+SEARCH_RESOLUTION = 0.03
+#: States checked in the first round of a segment (spread by bisection), before the rest.
+FIRST_ROUND = 8
+
+
+def steps_between(q_from: np.ndarray, q_to: np.ndarray, resolution: float) -> int:
+    """The number of steps (>= 1) that keep every joint's change per step within ``resolution``."""
+    return max(1, math.ceil(float(np.max(np.abs(q_to - q_from))) / resolution - 1e-9))
+
+
+def segment_states(q_from: np.ndarray, q_to: np.ndarray, resolution: float) -> np.ndarray:
+    """(steps, joints): the states after ``q_from`` up to ``q_to`` included, at most ``resolution`` apart."""
+    steps = steps_between(q_from, q_to, resolution)
+    fractions = np.arange(1, steps + 1)[:, None] / steps
+    return q_from + fractions * (q_to - q_from)
+
+
+def densify(waypoints: np.ndarray, resolution: float) -> np.ndarray:
+    """The straight segments through ``waypoints`` as states at most ``resolution`` apart, waypoints included."""
+    parts = [waypoints[:1]]
+    for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
+        parts.append(segment_states(q_from, q_to, resolution))
+    return np.concatenate(parts)
+
+
+@functools.lru_cache(maxsize=1024)
+def bisection_order(count: int) -> np.ndarray:
+    """0..count-1 ordered coarse to fine: the middle, then the quarters, and so on."""
+    order, seen, parts = [], set(), 1
+    while len(order) < count:
+        for k in range(1, 2 * parts, 2):
+            index = min(count - 1, (k * count) // (2 * parts))
+            if index not in seen:
+                seen.add(index)
+                order.append(index)
+        parts *= 2
+        if parts > 2 * count:
+            order.extend(i for i in range(count) if i not in seen)
+            break
+    result = np.array(order, dtype=np.int64)
+    result.flags.writeable = False
+    return result
+
+
+class PathCheck:
+    """Collision checks (and an optional ``state_validity``, e.g. path constraints) of a group's motions in one
+    scene; counts the states it checked."""
+
+    def __init__(self, checker: CollisionChecker, joint_names: Sequence[str], base_state=None,
+                 resolution: float = FINE_RESOLUTION,
+                 state_validity: Callable[[np.ndarray], str | None] | None = None):
+        self.checker, self.joint_names, self.resolution = checker, tuple(joint_names), resolution
+        self.base, self.indices = checker.binding(joint_names, base_state)
+        self.state_validity = state_validity
+        self.states_checked = 0
+
+    def with_resolution(self, resolution: float) -> PathCheck:
+        """The same checks at another resolution (its states are counted separately)."""
+        return PathCheck(self.checker, self.joint_names, self.base, resolution, self.state_validity)
+
+    def full_state(self, q: np.ndarray) -> np.ndarray:
+        state = self.base.copy()
+        state[self.indices] = q
+        return state
+
+    def validity_problem(self, q: np.ndarray) -> str | None:
+        """Why ``q`` fails ``state_validity`` (None: it passes, or there is none)."""
+        return self.state_validity(q) if self.state_validity is not None else None
+
+    def state_problem(self, q: np.ndarray) -> str:
+        """Why ``q`` is not a valid state of a path ("" when it is): its collisions or its validity problem."""
+        self.states_checked += 1
+        state = self.full_state(q)
+        if self.checker.is_colliding(state):
+            return f"in collision ({self.checker.check(state).describe()})"
+        return self.validity_problem(q) or ""
+
+    def state_free(self, q: np.ndarray) -> bool:
+        return not self.state_problem(q)
+
+    def first_collision(self, states: np.ndarray) -> int:
+        """Index of an invalid state among ``states`` (group joint vectors; the first found, midpoints first),
+        -1 when all are valid."""
+        order = bisection_order(len(states))
+        self.states_checked += len(states)
+        rounds = [order[:FIRST_ROUND], order[FIRST_ROUND:]] if len(order) > FIRST_ROUND else [order]
+        full = np.tile(self.base, (len(states), 1))
+        full[:, self.indices] = states
+        colliding = self.checker.first_colliding(full, rounds)
+        if colliding >= 0 or self.state_validity is None:
+            return colliding
+        return next((int(k) for k in order if self.state_validity(states[k]) is not None), -1)
+
+    def segment_free(self, q_from: np.ndarray, q_to: np.ndarray) -> bool:
+        """True when the straight motion from ``q_from`` (not checked) to ``q_to`` is valid throughout."""
+        return self.first_collision(segment_states(q_from, q_to, self.resolution)) < 0
+
+    def path_free(self, states: np.ndarray) -> int:
+        """For consecutive states already at most ``resolution`` apart: the index of an invalid one (-1: none)."""
+        return self.first_collision(states)
