@@ -1,5 +1,6 @@
 """pymoveit2 against kinematics_node, unchanged: FK, IK, collision objects, attach / detach, allowed
-collisions, clearing the scene and a Cartesian plan, on the bundled UR5.
+collisions, clearing the scene, a Cartesian plan and collision-free motion plans to a joint goal and to a pose
+goal around a box, on the bundled UR5.
 
     .venv/bin/pip install pymoveit2            # PyPI; the venv already has moveit_msgs and control_msgs
     .venv/bin/kinematics_node --ros-args --params-file config/ur5_node.yaml &   # or: make run
@@ -27,10 +28,13 @@ from rclpy.node import Node
 JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
           "wrist_3_joint"]
 START = [0.3, -1.2, 1.5, -1.9, -1.57, 0.0]  # elbow up, the tool low in front of the robot
+GOAL = [-1.5, -1.2, 1.5, -1.9, -1.57, 0.0]  # the same arm turned to the right
+BOX_SIZE = 0.15  # a cube at the tool halfway between START and GOAL: the straight joint motion hits it
+PLANNING_TIME_S = 5.0
 UPRIGHT = (0.0, 0.0, 0.0, 1.0)
 WAIT_S = 30.0
 SERVICES = ("compute_fk", "compute_ik", "compute_cartesian_path", "get_planning_scene", "apply_planning_scene",
-            "check_state_validity")
+            "check_state_validity", "plan_kinematic_path")
 
 
 def report(what: str, value) -> None:
@@ -133,6 +137,22 @@ def main() -> None:
     trajectory = moveit2.plan(position=lower, quat_xyzw=orientation, cartesian=True, start_joint_state=START,
                               timeout_sec=WAIT_S)
     report("cartesian points", len(trajectory.points) if trajectory else 0)
+
+    middle = moveit2.compute_fk(joint_state=[(a + b) / 2 for a, b in zip(START, GOAL)], timeout_sec=WAIT_S).pose
+    box = [middle.position.x, middle.position.y, middle.position.z]
+    moveit2.add_collision_box("box", size=(BOX_SIZE,) * 3, position=box, quat_xyzw=UPRIGHT)
+    wait_until(lambda: "box" in scene.world(), "the box")
+    report("box", box)
+    moveit2.allowed_planning_time = PLANNING_TIME_S
+    motion = moveit2.plan(joint_positions=GOAL, start_joint_state=START, timeout_sec=WAIT_S)
+    report("joint goal plan", [list(point.positions) for point in motion.points] if motion else [])
+    goal = moveit2.compute_fk(joint_state=GOAL, timeout_sec=WAIT_S).pose
+    goal_position = [goal.position.x, goal.position.y, goal.position.z]
+    goal_orientation = [goal.orientation.x, goal.orientation.y, goal.orientation.z, goal.orientation.w]
+    motion = moveit2.plan(position=goal_position, quat_xyzw=goal_orientation, start_joint_state=START,
+                          timeout_sec=WAIT_S)
+    report("pose goal", goal_position + goal_orientation)
+    report("pose goal plan", [list(point.positions) for point in motion.points] if motion else [])
     rclpy.shutdown()
 
 

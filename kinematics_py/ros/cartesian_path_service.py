@@ -78,7 +78,7 @@ class CartesianPathService:
             self._display.planned_path(context.setup.model.name, response.solution, response.start_state)
         return response
 
-    def _joint_limit_overrides(self) -> dict[str, dict[str, object]]:
+    def joint_limit_overrides(self) -> dict[str, dict[str, object]]:
         """joint -> {key: value} of the ``robot_description_planning.joint_limits`` parameters."""
         overrides: dict[str, dict[str, object]] = {}
         for name, parameter in self._node.get_parameters_by_prefix(JOINT_LIMITS_NAMESPACE).items():
@@ -104,8 +104,9 @@ class CartesianPathService:
         thresholds = JumpThresholds(*(_threshold(value, what) for value, what in (
             (request.jump_threshold, "jump_threshold"), (request.revolute_jump_threshold, "revolute_jump_threshold"),
             (request.prismatic_jump_threshold, "prismatic_jump_threshold"))))
-        velocity_scaling = _scaling(request.max_velocity_scaling_factor, "max_velocity_scaling_factor")
-        acceleration_scaling = _scaling(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor")
+        velocity_scaling = scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor")
+        acceleration_scaling = scaling_factor(request.max_acceleration_scaling_factor,
+                                              "max_acceleration_scaling_factor")
         if not math.isfinite(request.max_cartesian_speed):
             raise RequestError(ErrorCode.FAILURE, f"max_cartesian_speed must be finite (0: no limit); got "
                                                   f"{request.max_cartesian_speed!r}")
@@ -125,7 +126,7 @@ class CartesianPathService:
                                                   jump_thresholds=thresholds, validity=validity)
                 if ticket.cancelled:
                     raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
-            limits = joint_limits(setup.model, names, self._joint_limit_overrides())
+            limits = joint_limits(setup.model, names, self.joint_limit_overrides())
             link_positions = None
             if request.max_cartesian_speed > 0:
                 link_positions = np.array([setup.model.link_poses({**values, **dict(zip(names, q))})[speed_link][:3, 3]
@@ -136,7 +137,7 @@ class CartesianPathService:
         except (CartesianPathError, TimeParameterizationError) as error:
             raise RequestError(ErrorCode.FAILURE, str(error)) from None
         response.start_state = robot_state_msg(setup.joint_names, values)
-        response.solution = _trajectory_msg(setup.model_frame, names, path.positions, timed, context.stamp())
+        response.solution = trajectory_msg(setup.model_frame, names, path.positions, timed, context.stamp())
         response.fraction = float(path.fraction)
         if path.stop_reason:
             return f"fraction {path.fraction:.4f}: {path.stop_reason}{note}"
@@ -177,14 +178,14 @@ def _threshold(value: float, what: str) -> float:
     return max(value, 0.0)
 
 
-def _scaling(value: float, what: str) -> float:
+def scaling_factor(value: float, what: str) -> float:
     """A scaling factor in (0, 1]; 0 means 1 (not set, as in MoveIt); FAILURE outside [0, 1]."""
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise RequestError(ErrorCode.FAILURE, f"{what} must be within [0, 1] (0: 1.0); got {value!r}")
     return value or 1.0
 
 
-def _trajectory_msg(frame: str, names: list[str], positions: np.ndarray, timed, stamp) -> RobotTrajectory:
+def trajectory_msg(frame: str, names: list[str], positions: np.ndarray, timed, stamp) -> RobotTrajectory:
     trajectory = RobotTrajectory()
     joint_trajectory = trajectory.joint_trajectory
     joint_trajectory.header.frame_id, joint_trajectory.header.stamp = frame, stamp

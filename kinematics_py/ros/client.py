@@ -13,8 +13,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import rclpy
 from geometry_msgs.msg import Pose
-from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
-from moveit_msgs.srv import GetCartesianPath, GetPositionFK, GetPositionIK, GetStateValidity
+from moveit_msgs.msg import (
+    CollisionObject,
+    Constraints,
+    JointConstraint,
+    MoveItErrorCodes,
+    OrientationConstraint,
+    PositionConstraint,
+)
+from moveit_msgs.srv import GetCartesianPath, GetMotionPlan, GetPositionFK, GetPositionIK, GetStateValidity
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from shape_msgs.msg import SolidPrimitive
@@ -144,6 +151,46 @@ def cartesian_path_request(group: str, waypoints: Sequence[np.ndarray], max_step
     request.start_state.joint_state.name = list(start)
     request.start_state.joint_state.position = [float(v) for v in start.values()]
     return request
+
+
+def motion_plan_request(group: str, goals: Sequence[Constraints], start: Mapping[str, float],
+                        planning_time: float = 5.0, planner_id: str = ""):
+    """A GetMotionPlan request from ``start`` (joint values over the node's current state) to any one of
+    ``goals`` (moveit_msgs/Constraints, e.g. ``joint_goal`` or ``pose_goal``)."""
+    request = GetMotionPlan.Request()
+    plan = request.motion_plan_request
+    plan.group_name, plan.planner_id, plan.allowed_planning_time = group, planner_id, float(planning_time)
+    plan.num_planning_attempts = 1
+    plan.goal_constraints = list(goals)
+    plan.start_state.is_diff = True
+    plan.start_state.joint_state.name = list(start)
+    plan.start_state.joint_state.position = [float(v) for v in start.values()]
+    return request
+
+
+def joint_goal(joints: Mapping[str, float], tolerance: float = 1e-3) -> Constraints:
+    """Goal constraints holding every joint of ``joints`` at its value (within +-``tolerance``)."""
+    return Constraints(joint_constraints=[JointConstraint(joint_name=name, position=float(value),
+                                                          tolerance_above=tolerance, tolerance_below=tolerance,
+                                                          weight=1.0) for name, value in joints.items()])
+
+
+def pose_goal(link: str, T_frame_link: np.ndarray, frame: str, position_tolerance: float = 1e-3,
+              orientation_tolerance: float = 1e-3) -> Constraints:
+    """Goal constraints holding ``link`` at ``T_frame_link``: its origin in a sphere of ``position_tolerance``
+    [m], its orientation within ``orientation_tolerance`` [rad] per axis."""
+    pose = pose_msg_from_transform(T_frame_link)
+    position = PositionConstraint(link_name=link, weight=1.0)
+    position.header.frame_id = frame
+    position.constraint_region.primitives = [SolidPrimitive(type=SolidPrimitive.SPHERE,
+                                                            dimensions=[position_tolerance])]
+    position.constraint_region.primitive_poses = [Pose(position=pose.position)]
+    orientation = OrientationConstraint(link_name=link, orientation=pose.orientation, weight=1.0,
+                                        absolute_x_axis_tolerance=orientation_tolerance,
+                                        absolute_y_axis_tolerance=orientation_tolerance,
+                                        absolute_z_axis_tolerance=orientation_tolerance)
+    orientation.header.frame_id = frame
+    return Constraints(position_constraints=[position], orientation_constraints=[orientation])
 
 
 def state_validity_request(joints: Mapping[str, float], group: str = ""):

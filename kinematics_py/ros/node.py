@@ -1,5 +1,6 @@
 """The ROS 2 node: MoveIt-compatible ``compute_ik``, ``solve_ik``, ``compute_fk``, ``check_state_validity``,
-``compute_cartesian_path``, ``apply_planning_scene`` and ``get_planning_scene``.
+``compute_cartesian_path``, ``plan_kinematic_path``, ``query_planner_interface``, ``apply_planning_scene`` and
+``get_planning_scene``.
 
 Wiring only; each part lives in its own module:
 
@@ -13,12 +14,13 @@ Wiring only; each part lives in its own module:
   without side effects: a change is refused, or the set-up it gives is built and served once it is set.
 - what requests read (``serving_state``): one immutable value holding the set-up, the planning scene and the
   request settings; every change replaces it by one swap, so a request never mixes two of them.
-- services: ``ik_service``, ``fk_service``, ``state_validity_service``, ``cartesian_path_service``, each a handler
+- services: ``ik_service``, ``fk_service``, ``state_validity_service``, ``cartesian_path_service``,
+  ``motion_plan_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
 - display topics (``display``): planned paths on ``display_planned_path``, IK answers on ``ik_display_topic``.
 - scheduling (``executor``, ``search_scheduler``): IK requests run on threads of their own and compute in
   ``search_threads`` CPU slots (short searches before long ones, then earliest deadline); compute_cartesian_path
-  runs on those threads too; every other callback runs on a pool IK never occupies.
+  and plan_kinematic_path run on those threads too; every other callback runs on a pool IK never occupies.
   SIGINT / SIGTERM cancel the searches, answer what is in flight, and exit 0 (``main``).
 - the seed / current state (``robot_state``): the latest ``joint_states`` overlaid by the request's robot_state.
 - frames (``frames``): robot links from the state, anything else from TF.
@@ -47,10 +49,12 @@ import rclpy
 from moveit_msgs.srv import (
     ApplyPlanningScene,
     GetCartesianPath,
+    GetMotionPlan,
     GetPlanningScene,
     GetPositionFK,
     GetPositionIK,
     GetStateValidity,
+    QueryPlannerInterfaces,
 )
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -68,6 +72,7 @@ from .cartesian_path_service import CartesianPathService
 from .display import DisplayPublishers
 from .executor import NodeExecutor, search_entities
 from .frames import create_transform_source
+from .motion_plan_service import MotionPlanService
 from .node_parameters import (
     DESCRIPTIONS,
     NODE_NAME,
@@ -155,12 +160,15 @@ class KinematicsNode(Node):
         IK request threads, so that the others never wait behind them."""
         display = DisplayPublishers(self)
         compute_ik = display.showing_ik_answers(ik_service.compute_ik)
+        cartesian = CartesianPathService(self, display)
+        motions = MotionPlanService(display, cartesian)
         return [(GetPositionIK, "compute_ik", compute_ik, True),
                 (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik, True),
                 (GetPositionFK, "compute_fk", fk_service.compute_fk, False),
                 (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity, False),
-                (GetCartesianPath, "compute_cartesian_path",
-                 CartesianPathService(self, display).compute_cartesian_path, True),
+                (GetCartesianPath, "compute_cartesian_path", cartesian.compute_cartesian_path, True),
+                (GetMotionPlan, "plan_kinematic_path", motions.plan_kinematic_path, True),
+                (QueryPlannerInterfaces, "query_planner_interface", motions.query_planner_interface, False),
                 (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene, False),
                 (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene, False)]
 

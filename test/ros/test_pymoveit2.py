@@ -3,7 +3,9 @@
 examples/with_pymoveit2.py, the script docs/moveit.md shows, runs in its own process against the node in
 another, over DDS: compute_fk, compute_ik, add_collision_box / sphere / cylinder / mesh (a pose and no
 primitive_poses, as pymoveit2 sends them), attach and detach, allow_collisions, clear_all_collision_objects and
-a Cartesian plan; after each call it reports what the node's get_planning_scene or check_state_validity shows.
+a Cartesian plan, then plan() to a joint goal and to a pose goal around a box (plan_kinematic_path); after each
+call it reports what the node's get_planning_scene or check_state_validity shows, and the planned trajectories,
+checked here at 0.01 rad steps against the same box by this process's own collision checker.
 """
 from __future__ import annotations
 
@@ -17,7 +19,12 @@ from test_node_harness import (
     ur5_parameters,
 )
 
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.geometry import Box
+from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.model.robot_model import RobotModel
+from kinematics_py.model.srdf import SemanticModel
+from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
 
 EXAMPLE = REPO / "examples" / "with_pymoveit2.py"
@@ -25,6 +32,8 @@ MODEL = RobotModel.from_urdf_string(bundled_robot_path("ur5").read_text())
 JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
           "wrist_3_joint")
 START = dict(zip(JOINTS, (0.3, -1.2, 1.5, -1.9, -1.57, 0.0)))  # as in the example
+GOAL = (-1.5, -1.2, 1.5, -1.9, -1.57, 0.0)
+BOX_SIZE = 0.15
 RUN_TIMEOUT_S = 300.0
 
 
@@ -59,3 +68,17 @@ def test_pymoveit2_example_runs_unchanged_against_the_node(module_processes, tmp
     assert steps["start valid with collisions allowed"] is True
     assert steps["world after clear"] == []
     assert steps["cartesian points"] > 1
+
+    checker = CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("ur5", "srdf").read_text(),
+                                                                     MODEL))
+    checker.scene.add_object("box", [Box((BOX_SIZE,) * 3)], pose=make_transform(None, steps["box"]))
+    check = PathCheck(checker, JOINTS)
+    assert not check.segment_free(np.array(list(START.values())), np.array(GOAL)), "the straight motion hits the box"
+    joint_plan, pose_plan = np.array(steps["joint goal plan"]), np.array(steps["pose goal plan"])
+    assert len(joint_plan) > 2 and len(pose_plan) > 1, run.output()
+    np.testing.assert_allclose(joint_plan[0], list(START.values()), atol=1e-9)
+    np.testing.assert_allclose(joint_plan[-1], GOAL, atol=1e-3)
+    reached = MODEL.link_poses(dict(zip(JOINTS, pose_plan[-1])))["tool0"]
+    np.testing.assert_allclose(reached[:3, 3], steps["pose goal"][:3], atol=1e-3)
+    for trajectory in (joint_plan, pose_plan):
+        assert check.path_free(densify(trajectory, 0.01)) < 0

@@ -1,0 +1,176 @@
+"""plan_kinematic_path (moveit_msgs/srv/GetMotionPlan) and query_planner_interface
+(moveit_msgs/srv/QueryPlannerInterfaces): collision-free motions with move_group's request semantics, planned by
+``kinematics_py.planning.motion`` and shown on ``display_planned_path``.
+
+The MotionPlanRequest, as move_group reads it: ``start_state`` is a diff over the current state;
+``goal_constraints`` are alternatives (any one of them reached is success), each a set of joint, position and
+orientation constraints with their tolerances (joint constraints alone: that configuration, the group's other
+joints from the start; position or orientation constraints: every IK solution of the region's centre in the given
+orientation, or the link's start orientation, that satisfies all the set's constraints); ``path_constraints`` hold
+at every trajectory point; ``allowed_planning_time`` is the whole budget, counted from when the client sent the
+request as IK timeouts are (0: DEFAULT_PLANNING_TIME_S); ``num_planning_attempts`` searches, the shortest
+kept; ``planner_id`` one of ``ompl_search.PLANNER_IDS`` (also as "<group>[<id>]" or "<id>kConfigDefault"; empty:
+RRTConnect); the scaling factors scale the joint limits the trajectory is timed within. ``workspace_parameters``
+bound a mobile base's sampling in move_group; the groups served here have none, so they are not used.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from moveit_msgs.msg import PlannerInterfaceDescription
+from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
+
+from ..errors import ErrorCode, RequestError
+from ..geometry.transforms import invert_transform
+from ..ik.search import stop_hook
+from ..planning.goals import JointGoal, PoseGoal
+from ..planning.motion import PlanningError, plan
+from ..planning.ompl_search import PLANNER_IDS, PlannerError
+from ..planning.time_parameterization import joint_limits
+from .cartesian_path_service import CartesianPathService, scaling_factor, trajectory_msg
+from .constraints import RequestConstraints, request_constraints
+from .conversions import robot_state_msg
+from .display import DisplayPublishers
+from .ik_service import SHUTTING_DOWN, attached_tip, group_plugin
+from .request_collisions import request_checker
+from .request_context import RequestContext, answer_with_error_code
+from .robot_state import LinkPoses
+from .search_scheduler import Admission
+
+#: Planning time when a request gives none [s] (MoveIt's default allowed_planning_time).
+DEFAULT_PLANNING_TIME_S = 5.0
+#: The planner interface this node reports on query_planner_interface.
+PLANNER_INTERFACE = "kinematics_py/OMPL"
+PIPELINE_ID = "ompl"
+
+
+class MotionPlanService:
+    """The plan_kinematic_path and query_planner_interface handlers of a node; joint limits as the Cartesian path
+    service reads them (the URDF and MoveIt's joint_limits.yaml parameters)."""
+
+    def __init__(self, display: DisplayPublishers, cartesian: CartesianPathService):
+        self._display, self._cartesian = display, cartesian
+
+    def plan_kinematic_path(self, request: GetMotionPlan.Request, response: GetMotionPlan.Response,
+                            context: RequestContext) -> GetMotionPlan.Response:
+        answer = response.motion_plan_response
+        answer_with_error_code(self._plan, request.motion_plan_request, answer, context)
+        if answer.error_code.val == ErrorCode.SUCCESS and answer.trajectory.joint_trajectory.points:
+            self._display.planned_path(context.setup.model.name, answer.trajectory, answer.trajectory_start)
+        return response
+
+    @staticmethod
+    def query_planner_interface(_request: QueryPlannerInterfaces.Request, response: QueryPlannerInterfaces.Response,
+                                _context: RequestContext) -> QueryPlannerInterfaces.Response:
+        response.planner_interfaces = [PlannerInterfaceDescription(name=PLANNER_INTERFACE, pipeline_id=PIPELINE_ID,
+                                                                   planner_ids=list(PLANNER_IDS))]
+        return response
+
+    def _plan(self, request, response, context: RequestContext):
+        began = time.monotonic()
+        setup = context.setup
+        plugin = group_plugin(setup, request.group_name)
+        response.group_name = request.group_name
+        values = context.joint_values(request.start_state)
+        poses = LinkPoses(setup.model, values)
+        names = plugin.getJointNames()
+        budget = request.allowed_planning_time if request.allowed_planning_time > 0 else DEFAULT_PLANNING_TIME_S
+        if not math.isfinite(budget):
+            raise RequestError(ErrorCode.FAILURE, f"allowed_planning_time must be finite; got {budget!r}")
+        goals = _goals(context, plugin, request, values, poses)
+        path_constraints = request_constraints(setup, context.frames, request.path_constraints, poses)
+        checker, note = request_checker(context, True, request.start_state, values)
+        if checker is None:
+            raise RequestError(ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
+                               f"motions cannot be planned without collision checking{note}")
+        limits = joint_limits(setup.model, names, self._cartesian.joint_limit_overrides()).scaled(
+            scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor"),
+            scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
+        scheduler = context.tools.scheduler
+        deadline = context.sent + budget
+        with scheduler.ticket(deadline) as ticket:
+            if scheduler.admit(ticket) != Admission.GRANTED:
+                raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+            stop = lambda: scheduler.checkpoint(ticket)  # noqa: E731 (one hook for the planner and its IK)
+            try:
+                with stop_hook(stop):
+                    result = plan(plugin, checker, [values[name] for name in names], goals, base_state=values,
+                                  planner_id=request.planner_id, planning_time=max(deadline - time.monotonic(), 1e-3),
+                                  attempts=max(1, request.num_planning_attempts), limits=limits,
+                                  path_validity=_path_validity(path_constraints, setup.model, values, names),
+                                  should_stop=stop)
+            except (PlanningError, PlannerError) as error:
+                raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
+            if ticket.cancelled:
+                raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+        response.trajectory_start = robot_state_msg(setup.joint_names, values)
+        response.planning_time = time.monotonic() - began
+        if not result.success:
+            return result.error_code, result.message + note
+        response.trajectory = trajectory_msg(setup.model_frame, names, result.positions, result.timing, context.stamp())
+        return result.message + note
+
+
+def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -> list:
+    """Each of the request's goal constraints as a planning goal; INVALID_GOAL_CONSTRAINTS for unusable ones."""
+    if not request.goal_constraints:
+        raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, "goal_constraints is empty: nothing to plan to")
+    setup = context.setup
+    names = plugin.getJointNames()
+    goals = []
+    for index, msg in enumerate(request.goal_constraints):
+        what = f"goal_constraints[{index}]"
+        constraints = request_constraints(setup, context.frames, msg, poses)
+        if not constraints:
+            raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what} holds no constraint")
+        accept = _acceptance(constraints, setup.model, values, names)
+        if not (constraints.position_regions or constraints.orientation_bounds):
+            targets = {bound.joint: bound.target for bound in constraints.joint_bounds}
+            outside = sorted(set(targets) - set(names))
+            if outside:
+                raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: joints {outside} are not in group "
+                                   f"{plugin.getGroupName()!r} (its joints are {names})")
+            goals.append(JointGoal([targets.get(name, values[name]) for name in names], what))
+            continue
+        goals.append(PoseGoal(_target_pose(context, plugin, constraints, poses, what), "", accept, what))
+    return goals
+
+
+def _target_pose(context: RequestContext, plugin, constraints: RequestConstraints, poses: LinkPoses,
+                 what: str) -> np.ndarray:
+    """T_base_tip of the pose the set's position and orientation constraints centre on."""
+    setup = context.setup
+    links = {c.link for c in constraints.position_regions + constraints.orientation_bounds}
+    if len(links) != 1:
+        raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: position and orientation constraints on "
+                           f"several links {sorted(links)}; one link per goal can be planned to")
+    (link,) = links
+    try:
+        tip = attached_tip(setup, plugin, link)
+    except RequestError as error:
+        raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: {error}") from None
+    T_model_link = poses[link].copy()
+    if constraints.orientation_bounds:
+        bound = constraints.orientation_bounds[0]
+        T_root_frame = poses[bound.frame] if bound.T_root_frame is None else bound.T_root_frame
+        T_model_link[:3, :3] = T_root_frame[:3, :3] @ bound.R_frame_desired
+    if constraints.position_regions:
+        region = constraints.position_regions[0]
+        T_root_frame = poses[region.frame] if region.T_root_frame is None else region.T_root_frame
+        centre = (T_root_frame @ region.shapes[0][2])[:3, 3]
+        T_model_link[:3, 3] = centre - T_model_link[:3, :3] @ region.offset
+    base = plugin.getBaseFrame()
+    T_base_model = np.eye(4) if base == setup.model_frame else invert_transform(poses[base])
+    return T_base_model @ T_model_link @ invert_transform(poses[link]) @ poses[tip]
+
+
+def _acceptance(constraints: RequestConstraints, model, values, names):
+    def accept(q: np.ndarray) -> str | None:
+        return constraints.violation({**values, **dict(zip(names, q.tolist()))}, model)
+    return accept
+
+
+def _path_validity(constraints: RequestConstraints, model, values, names):
+    return _acceptance(constraints, model, values, names) if constraints else None

@@ -1,0 +1,170 @@
+"""plan_kinematic_path and query_planner_interface over DDS, the node in its own process (the bundled UR5 with its
+collision geometry, a box on collision_object between the start and the goal).
+
+Properties: a plan around the box reaches the joint goal, each trajectory point collision-free at 0.01 rad steps by
+this process's own check of the same scene, timed and shown on display_planned_path; several goal constraints with
+only one valid reach that one; a pose goal ends at the pose; path constraints hold at every point; every failure
+answers MoveIt's code with the reason; query_planner_interface names the planners.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from moveit_msgs.msg import CollisionObject, Constraints, DisplayTrajectory, JointConstraint, MoveItErrorCodes
+from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from test_node_harness import (
+    CALL_TIMEOUT_S,
+    NodeUnderTest,
+    module_processes,  # noqa: F401 (fixture)
+    serving_node,
+    state_validity_request,
+    ur5_parameters,
+    wait_for,
+)
+
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.geometry import Box
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.model.robot_model import RobotModel
+from kinematics_py.model.srdf import SemanticModel
+from kinematics_py.planning.ompl_search import PLANNER_IDS
+from kinematics_py.planning.path_check import PathCheck, densify
+from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.client import box_object, joint_goal, motion_plan_request, pose_goal
+
+GROUP = "ur_manipulator"
+MODEL = RobotModel.from_urdf_string(bundled_robot_path("ur5").read_text())
+JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+          "wrist_3_joint")
+START = dict(zip(JOINTS, (0.3, -1.2, 1.5, -1.9, -1.57, 0.0)))
+GOAL = dict(zip(JOINTS, (-1.5, -1.2, 1.5, -1.9, -1.57, 0.0)))
+BOX_SIZE = 0.15
+#: The box at the tool halfway between START and GOAL: the straight joint motion hits it.
+BOX_CENTRE = MODEL.link_poses({j: (START[j] + GOAL[j]) / 2 for j in JOINTS})["tool0"][:3, 3]
+#: GOAL with the tool inside the box.
+IN_BOX = {j: (START[j] + GOAL[j]) / 2 for j in JOINTS}
+WAIT_S = 20.0
+SCENE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+class PlanningNode(NodeUnderTest):
+    def __init__(self, process, namespace):
+        super().__init__(process, namespace)
+        self.plan_client = self.client.client(GetMotionPlan, f"{namespace}/plan_kinematic_path")
+        self.query_client = self.client.client(QueryPlannerInterfaces, f"{namespace}/query_planner_interface")
+        self.objects = self.node.create_publisher(CollisionObject, f"{namespace}/collision_object", SCENE_QOS)
+        self.displayed: list[DisplayTrajectory] = []
+        self.node.create_subscription(DisplayTrajectory, f"{namespace}/display_planned_path", self.displayed.append,
+                                      10)
+        assert self.client.wait_until_answering(self.plan_client, GetMotionPlan.Request(), CALL_TIMEOUT_S)
+
+    def plan(self, request):
+        return self.client.call(self.plan_client, request, CALL_TIMEOUT_S).motion_plan_response
+
+    def spin_once(self) -> None:
+        self.client._executor.spin_once(timeout_sec=0.02)
+
+
+@pytest.fixture(scope="module")
+def node(module_processes, tmp_path_factory):  # noqa: F811 (fixture)
+    with serving_node(module_processes, tmp_path_factory.mktemp("planning"), ur5_parameters(), "planning_node",
+                      "tool0", PlanningNode) as serving:
+        box = box_object("box", BOX_SIZE, make_transform(None, tuple(BOX_CENTRE)), MODEL.root_link)
+
+        def box_taken():
+            serving.objects.publish(box)
+            serving.spin_once()
+            return not serving.state_validity(state_validity_request(IN_BOX, GROUP)).valid
+        wait_for(box_taken, WAIT_S, "the node to take the box")
+        yield serving
+
+
+@pytest.fixture(scope="module")
+def check():
+    checker = CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("ur5", "srdf").read_text(),
+                                                                     MODEL))
+    checker.scene.add_object("box", [Box((BOX_SIZE,) * 3)], pose=make_transform(None, tuple(BOX_CENTRE)))
+    return PathCheck(checker, JOINTS)
+
+
+def _positions(answer) -> np.ndarray:
+    trajectory = answer.trajectory.joint_trajectory
+    assert list(trajectory.joint_names) == list(JOINTS)
+    return np.array([point.positions for point in trajectory.points])
+
+
+def _times(answer) -> np.ndarray:
+    return np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9
+                     for p in answer.trajectory.joint_trajectory.points])
+
+
+def test_plan_around_the_box_reaches_the_goal_collision_free_and_is_displayed(node, check):
+    assert not check.segment_free(np.array(list(START.values())), np.array(list(GOAL.values())))
+    shown = len(node.displayed)
+    answer = node.plan(motion_plan_request(GROUP, [joint_goal(GOAL)], START))
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    positions = _positions(answer)
+    np.testing.assert_allclose(positions[0], list(START.values()), atol=1e-9)
+    np.testing.assert_allclose(positions[-1], list(GOAL.values()), atol=1e-9)
+    assert np.abs(np.diff(positions, axis=0)).max() <= 0.01 + 1e-9
+    assert check.path_free(positions) < 0
+    assert np.all(np.diff(_times(answer)) > 0)
+    assert answer.planning_time > 0 and answer.group_name == GROUP
+    assert list(answer.trajectory_start.joint_state.name)
+    wait_for(lambda: node.spin_once() or len(node.displayed) > shown, WAIT_S, "the plan on display_planned_path")
+
+
+def test_several_goals_with_only_one_valid_reach_it(node, check):
+    answer = node.plan(motion_plan_request(GROUP, [joint_goal(IN_BOX), joint_goal(GOAL)], START))
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    np.testing.assert_allclose(_positions(answer)[-1], list(GOAL.values()), atol=1e-9)
+    assert "goal_constraints[1]" in answer.error_code.message
+
+
+def test_pose_goal_ends_at_the_pose(node, check):
+    T_goal = MODEL.link_poses(GOAL)["tool0"]
+    answer = node.plan(motion_plan_request(GROUP, [pose_goal("tool0", T_goal, MODEL.root_link)], START))
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    positions = _positions(answer)
+    reached = MODEL.link_poses(dict(zip(JOINTS, positions[-1])))["tool0"]
+    np.testing.assert_allclose(reached[:3, 3], T_goal[:3, 3], atol=1e-3)
+    assert check.path_free(densify(positions, 0.01)) < 0
+
+
+def test_path_constraints_hold_at_every_point(node):
+    request = motion_plan_request(GROUP, [joint_goal(GOAL)], START)
+    request.motion_plan_request.path_constraints = Constraints(joint_constraints=[JointConstraint(
+        joint_name="wrist_3_joint", position=0.0, tolerance_above=0.2, tolerance_below=0.2, weight=1.0)])
+    answer = node.plan(request)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    assert np.all(np.abs(_positions(answer)[:, 5]) <= 0.2 + 1e-9)
+
+
+@pytest.mark.parametrize("change, code, words", [
+    (lambda r: setattr(r, "group_name", "legs"), MoveItErrorCodes.INVALID_GROUP_NAME, "ur_manipulator"),
+    (lambda r: setattr(r, "goal_constraints", []), MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS, "goal_constraints"),
+    (lambda r: setattr(r, "goal_constraints", [Constraints()]), MoveItErrorCodes.INVALID_GOAL_CONSTRAINTS,
+     "no constraint"),
+    (lambda r: setattr(r, "goal_constraints", [joint_goal(IN_BOX)]), MoveItErrorCodes.GOAL_IN_COLLISION, "box"),
+    (lambda r: setattr(r, "goal_constraints", [joint_goal({**GOAL, "elbow_joint": 9.0})]),
+     MoveItErrorCodes.GOAL_STATE_INVALID, "elbow_joint"),
+    (lambda r: setattr(r.start_state.joint_state, "position", list(IN_BOX.values())),
+     MoveItErrorCodes.START_STATE_IN_COLLISION, "box"),
+    (lambda r: setattr(r, "planner_id", "CHOMP"), MoveItErrorCodes.PLANNING_FAILED, "RRTConnect"),
+    (lambda r: setattr(r, "max_velocity_scaling_factor", 2.0), MoveItErrorCodes.FAILURE,
+     "max_velocity_scaling_factor"),
+])
+def test_failures_answer_moveit_codes_with_the_reason(node, change, code, words):
+    request = motion_plan_request(GROUP, [joint_goal(GOAL)], START)
+    change(request.motion_plan_request)
+    answer = node.plan(request)
+    assert answer.error_code.val == code, answer.error_code.message
+    assert words in answer.error_code.message
+    node.assert_alive()
+
+
+def test_query_planner_interface_names_the_planners(node):
+    response = node.client.call(node.query_client, QueryPlannerInterfaces.Request(), CALL_TIMEOUT_S)
+    (interface,) = response.planner_interfaces
+    assert list(interface.planner_ids) == list(PLANNER_IDS) and interface.pipeline_id == "ompl"
