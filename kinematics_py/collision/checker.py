@@ -229,22 +229,6 @@ class CollisionChecker:
                     colliding[start + k] = True
         return colliding
 
-    def first_colliding(self, states: np.ndarray, order: Sequence[np.ndarray], *,
-                        joint_names: Sequence[str] | None = None, base_state=None) -> int:
-        """The first of N states, in the order of ``order`` (index arrays, checked one after the other: e.g. a
-        segment's midpoint first), that collides; -1 when none does. Stops at the first collision, so a
-        colliding segment costs a few states, not all of them. ``states`` as ``check_batch`` takes them."""
-        Q = self._full_states(states, joint_names, base_state)
-        tables = self._current_tables()
-        tested = tables.masks[(True, True)]
-        collide, pair_geometries = self.backend.collide, tables.pair_geometries
-        for indices in order:
-            transforms, candidates = self._place(tables, Q[indices], tested)
-            for k, p in zip(*np.nonzero(candidates)):
-                if collide(*pair_geometries[p], transforms[k, p]):
-                    return int(indices[k])
-        return -1
-
     def link_pair_collisions(self, states: np.ndarray) -> tuple[list[tuple[str, str]], np.ndarray]:
         """Self-collision of every pair of links with geometry, disabled or not, for N states:
         (link pairs, (N, pairs) bool). For proposing disabled pairs (``collision_matrix``)."""
@@ -343,3 +327,15 @@ class CollisionChecker:
             tables = self._builder.build(world, attached, scale, padding, disabled)
             self._tables = (key, tables)
             return tables
+
+
+def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequence[np.ndarray]) -> int:
+    """Which of N full states collides, checked in ``order`` (rounds of indices, e.g. a segment's midpoints first)
+    and stopping at the first collision; -1 when none does."""
+    tables = checker._current_tables()
+    for indices in order:
+        transforms, candidates = checker._place(tables, states[indices], tables.masks[(True, True)])
+        for k, p in zip(*np.nonzero(candidates)):
+            if checker.backend.collide(*tables.pair_geometries[p], transforms[k, p]):
+                return int(indices[k])
+    return -1

@@ -42,6 +42,9 @@ from .time_parameterization import (
 #: How the goal is chosen among the reachable ones: the one giving the shortest path, or the first in the list.
 PRIORITIZATIONS = ("shortest_path", "list_order")
 MOTION_TYPES = ("free", "touch")
+#: Part of an attempt's time the search may take: the rest is for re-checking its path at the trajectory's
+#: resolution (the optimizing planners, RRT* and BIT*, search until their time is up).
+SEARCH_SHARE = 0.8
 #: Step of a touch motion's approach and of a retraction [m].
 LINEAR_STEP = 0.005
 #: Candidate configurations of a touch goal tried for the straight approach (the nearest to the start first).
@@ -138,21 +141,8 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
     began = time.perf_counter()
     deadline = began + planning_time
     names = tuple(plugin.getJointNames())
-    _check_choice(prioritization, PRIORITIZATIONS, "prioritization")
-    _check_choice(motion, MOTION_TYPES, "motion")
     planner_id = planner_id_or_default(planner_id)
-    if not goals:
-        raise PlanningError("plan needs at least one goal")
-    if motion == "touch" and (approach is None or not any(isinstance(goal, PoseGoal) for goal in goals)):
-        raise PlanningError("a touch motion needs an approach (distance, direction) and pose goals")
-    for what, linear in (("approach", approach), ("retract", retract)):
-        if linear is not None and not (math.isfinite(linear.distance) and linear.distance > 0):
-            raise PlanningError(f"{what} distance must be finite and > 0 [m]; got {linear.distance!r}")
-    if not (math.isfinite(planning_time) and planning_time > 0):
-        raise PlanningError(f"planning_time must be finite and > 0 [s]; got {planning_time!r}")
-    q_start = np.asarray(start, dtype=float)
-    if q_start.shape != (len(names),) or not np.isfinite(q_start).all():
-        raise PlanningError(f"start needs one finite value per joint {list(names)}; got {list(start)!r}")
+    q_start = _checked_request(names, start, goals, prioritization, motion, approach, retract, planning_time)
     bounds = GroupLimits(plugin, q_start)
     check = PathCheck(checker, names, base_state, resolution, path_validity)
     context = _Context(plugin, check, bounds, names, began)
@@ -254,6 +244,26 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
                                                 np.concatenate(accelerations))
 
 
+def _checked_request(names: tuple[str, ...], start, goals, prioritization: str, motion: str,
+                     approach: Approach | None, retract: Approach | None, planning_time: float) -> np.ndarray:
+    """The start as an array; PlanningError naming the valid choices for anything malformed."""
+    _check_choice(prioritization, PRIORITIZATIONS, "prioritization")
+    _check_choice(motion, MOTION_TYPES, "motion")
+    if not goals:
+        raise PlanningError("plan needs at least one goal")
+    if motion == "touch" and (approach is None or not any(isinstance(goal, PoseGoal) for goal in goals)):
+        raise PlanningError("a touch motion needs an approach (distance, direction) and pose goals")
+    for what, linear in (("approach", approach), ("retract", retract)):
+        if linear is not None and not (math.isfinite(linear.distance) and linear.distance > 0):
+            raise PlanningError(f"{what} distance must be finite and > 0 [m]; got {linear.distance!r}")
+    if not (math.isfinite(planning_time) and planning_time > 0):
+        raise PlanningError(f"planning_time must be finite and > 0 [s]; got {planning_time!r}")
+    q_start = np.asarray(start, dtype=float)
+    if q_start.shape != (len(names),) or not np.isfinite(q_start).all():
+        raise PlanningError(f"start needs one finite value per joint {list(names)}; got {list(start)!r}")
+    return q_start
+
+
 class _Context:
     """What the steps of one plan share: the group, its checks, and how to answer a failure."""
 
@@ -338,12 +348,12 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
         remaining = deadline - time.perf_counter()
         if remaining <= 0 or (should_stop is not None and should_stop()):
             break
-        share = remaining / (max(1, attempts) - attempt)
+        share = SEARCH_SHARE * remaining / (max(1, attempts) - attempt)
         result = search_path(search_check, q_start, goals, (bounds.bounds_lower, bounds.bounds_upper), planner_id,
                              share, should_stop)
         waypoints = result.waypoints
         if waypoints is not None and search_check.resolution > check.resolution:
-            waypoints = _refined(check, waypoints, bounds, planner_id, deadline, should_stop)
+            waypoints = _refined(check, waypoints, bounds, deadline, should_stop)
         if waypoints is None:
             continue
         length = float(np.linalg.norm(np.diff(waypoints, axis=0), axis=1).sum())
@@ -359,15 +369,16 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     return waypoints, candidates[reached]
 
 
-def _refined(check: PathCheck, waypoints: np.ndarray, bounds: GroupLimits, planner_id: str, deadline: float,
+def _refined(check: PathCheck, waypoints: np.ndarray, bounds: GroupLimits, deadline: float,
              should_stop) -> np.ndarray | None:
     """``waypoints`` with every segment that fails ``check`` (finer than the search's) searched again at
-    ``check``'s resolution; None when one cannot be within the deadline."""
+    ``check``'s resolution (by the default planner: it stops at its first path); None when one cannot be within
+    the deadline."""
     refined = [waypoints[0]]
     for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
         if not check.segment_free(q_from, q_to):
             detour = search_path(check, q_from, q_to[None, :], (bounds.bounds_lower, bounds.bounds_upper),
-                                 planner_id, deadline - time.perf_counter(), should_stop)
+                                 DEFAULT_PLANNER, deadline - time.perf_counter(), should_stop)
             if detour.waypoints is None:
                 return None
             refined += list(detour.waypoints[1:-1])

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..collision.checker import CollisionChecker
+from ..collision.checker import CollisionChecker, first_colliding
 
 #: Largest joint change between two checked states of a returned trajectory [rad or m].
 FINE_RESOLUTION = 0.01
@@ -107,7 +107,7 @@ class PathCheck:
         rounds = [order[:FIRST_ROUND], order[FIRST_ROUND:]] if len(order) > FIRST_ROUND else [order]
         full = np.tile(self.base, (len(states), 1))
         full[:, self.indices] = states
-        colliding = self.checker.first_colliding(full, rounds)
+        colliding = first_colliding(self.checker, full, rounds)
         if colliding >= 0 or self.state_validity is None:
             return colliding
         return next((int(k) for k in order if self.state_validity(states[k]) is not None), -1)
