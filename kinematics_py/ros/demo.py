@@ -1,6 +1,6 @@
 """The ``make run`` demo: the node on a bundled robot, and a client calling compute_fk, compute_ik,
-check_state_validity and compute_cartesian_path (``demo_cartesian``), with obstacles published on collision_object
-for the collision-aware calls.
+check_state_validity, compute_cartesian_path (``demo_cartesian``) and plan_kinematic_path (``demo_motion``), with
+obstacles published on collision_object for the collision-aware calls.
 
     python -m kinematics_py.ros.demo --start-node          # start the node, demo, keep it running
     python -m kinematics_py.ros.demo --start-node --once   # ... and stop everything afterwards
@@ -39,6 +39,7 @@ from ..model.srdf import SemanticModel
 from ..robots import BUNDLED_ROBOTS, bundled_robot_path
 from .client import KinematicsClient, box_object, fk_request, ik_request, state_validity_request
 from .demo_cartesian import cartesian_demo
+from .demo_motion import motion_demo
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 SERVICES_SHOWN = ("compute_ik", "solve_ik", "compute_fk", "compute_cartesian_path")
@@ -320,6 +321,7 @@ def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, grou
                response.error_code.val == MoveItErrorCodes.GOAL_IN_COLLISION
                and (f" - {OBSTACLE_ID}" in message or f"{OBSTACLE_ID} - " in message),
                f"{outcome(response, elapsed)}: {message}")
+        ok &= motion_demo(client, group, joints, q_a)
     finally:
         publisher.publish(CollisionObject(id=OBSTACLE_ID, operation=CollisionObject.REMOVE))
         publisher.wait_for_all_acked(Duration(seconds=1.0))  # delivered before the publisher goes

@@ -1,0 +1,52 @@
+"""The ``make run`` demo's motion plan: plan_kinematic_path from one side of the demo's obstacle to the other,
+the straight joint motion between them passing through it."""
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.srv import GetMotionPlan
+
+from ..errors import ErrorCode
+from .client import KinematicsClient, joint_goal, motion_plan_request
+
+#: The second and third joints moved this far either way of the obstacle's configuration [rad]: the start and the
+#: goal, both free of the obstacle on the bundled robots.
+OFFSET = 0.8
+PLANNING_TIME_S = 5.0
+CALL_TIMEOUT_S = 30.0
+
+
+def motion_demo(client: KinematicsClient, group: str, joints: Sequence[str], through: Mapping[str, float]) -> bool:
+    """Plan from ``through`` with its second and third joints moved by +OFFSET to -OFFSET (``through`` is in the
+    obstacle); True if the plan succeeds with a detour."""
+    moved = joints[1:3]
+    start = {**through, **{name: through[name] + OFFSET for name in moved}}
+    goal = {**through, **{name: through[name] - OFFSET for name in moved}}
+    planner = client.client(GetMotionPlan, f"{client.prefix}plan_kinematic_path")
+    try:
+        began = time.perf_counter()
+        answer = client.call(planner, motion_plan_request(group, [joint_goal(goal)], start, PLANNING_TIME_S),
+                             CALL_TIMEOUT_S).motion_plan_response
+        elapsed = time.perf_counter() - began
+    finally:
+        client.node.destroy_client(planner)
+    code = ErrorCode(answer.error_code.val).name if answer.error_code.val in ErrorCode._value2member_map_ else \
+        str(answer.error_code.val)
+    points = answer.trajectory.joint_trajectory.points
+    good = answer.error_code.val == MoveItErrorCodes.SUCCESS and len(points) > 1
+    detour = 0.0
+    if good:
+        positions = np.array([p.positions for p in points])
+        straight = np.linspace(positions[0], positions[-1], len(positions))
+        detour = float(np.abs(positions - straight).max())
+        good = detour > 0.0
+    end = points[-1].time_from_start if points else None
+    duration = f", {end.sec + end.nanosec * 1e-9:.2f} s long" if end else ""
+    print(f"plan_kinematic_path: {' and '.join(moved)} from +{OFFSET} to -{OFFSET} rad off A, around the obstacle: "
+          f"{code} in {elapsed * 1e3:.0f} ms ({answer.planning_time * 1e3:.0f} ms planning), {len(points)} points"
+          f"{duration}, up to {detour:.2f} rad off the straight joint motion: {answer.error_code.message}"
+          + ("" if good else "  <-- NOT as expected"))
+    return good
