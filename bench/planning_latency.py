@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from service_latency import _client, _targets, isolated_ros_env, percentiles, start_node, stop_node
+from service_latency import _client, _targets, isolated_ros_env, percentiles, run_python, start_node, stop_node
 
 GROUP = "ur_manipulator"
 
@@ -106,14 +106,6 @@ def publish_obstacle(namespace: str) -> dict:
     return {"published": True}
 
 
-def run_python(args: list[str], env: dict, timeout: float) -> dict:
-    output = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True, text=True,
-                            timeout=timeout)
-    if output.returncode != 0:
-        raise SystemExit(f"{args[0]} failed:\n{output.stderr[-3000:]}")
-    return json.loads(output.stdout.strip().splitlines()[-1])
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=500)
@@ -138,13 +130,13 @@ def main() -> int:
     namespace = "/bench_planning"
     node = start_node(directory, namespace, env)
     try:
-        run_python(["--scene", namespace], env, 300)
-        idle = run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900)
+        run_python(["--scene", namespace], env, 300, __file__)
+        idle = run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900, __file__)
         planners = [subprocess.Popen([sys.executable, __file__, "--planner", namespace, "--duration",
                                       str(options.duration), "--seed", str(i)], env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True) for i in range(options.planners)]
         time.sleep(3.0)  # the planners have found the service and are planning
-        busy = run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900)
+        busy = run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900, __file__)
         plans = []
         for process in planners:
             out, err = process.communicate(timeout=options.duration + 300)

@@ -259,8 +259,9 @@ def stop_node(node: subprocess.Popen, grace_s: float = 10.0) -> None:
         node.wait()
 
 
-def run_python(args: list[str], env: dict, timeout: float) -> dict:
-    output = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True, text=True,
+def run_python(args: list[str], env: dict, timeout: float, script: str = __file__) -> dict:
+    """The JSON a run of ``script`` (default: this one) with ``args`` prints last."""
+    output = subprocess.run([sys.executable, script, *args], env=env, capture_output=True, text=True,
                             timeout=timeout)
     if output.returncode != 0:
         raise SystemExit(f"{args[0]} failed:\n{output.stderr[-3000:]}")

@@ -3,16 +3,26 @@ collision geometry, a box on collision_object between the start and the goal).
 
 Properties: a plan around the box reaches the joint goal, each trajectory point collision-free at 0.01 rad steps by
 this process's own check of the same scene, timed and shown on display_planned_path; several goal constraints with
-only one valid reach that one; a pose goal ends at the pose; path constraints hold at every point; every failure
-answers MoveIt's code with the reason; query_planner_interface names the planners.
+only one valid reach that one; a pose goal ends at the pose; path constraints hold at every point; a goal no path
+reaches is TIMED_OUT once the budget is spent; every failure answers MoveIt's code with the reason;
+query_planner_interface names the planners.
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from moveit_msgs.msg import CollisionObject, Constraints, DisplayTrajectory, JointConstraint, MoveItErrorCodes
+from geometry_msgs.msg import Point, Pose
+from moveit_msgs.msg import (
+    CollisionObject,
+    Constraints,
+    DisplayTrajectory,
+    JointConstraint,
+    MoveItErrorCodes,
+    PositionConstraint,
+)
 from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from shape_msgs.msg import SolidPrimitive
 from test_node_harness import (
     CALL_TIMEOUT_S,
     NodeUnderTest,
@@ -139,6 +149,23 @@ def test_path_constraints_hold_at_every_point(node):
     answer = node.plan(request)
     assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
     assert np.all(np.abs(_positions(answer)[:, 5]) <= 0.2 + 1e-9)
+
+
+def test_a_goal_no_path_reaches_answers_timed_out_within_the_budget(node):
+    """The path constraint keeps the tool inside one of two small spheres, one around the start's tool and one
+    around the goal's: both are valid, and no path joins them."""
+    region = PositionConstraint(link_name="tool0", weight=1.0)
+    region.header.frame_id = MODEL.root_link
+    for values in (START, GOAL):
+        centre = MODEL.link_poses(values)["tool0"][:3, 3]
+        region.constraint_region.primitives.append(SolidPrimitive(type=SolidPrimitive.SPHERE, dimensions=[0.05]))
+        region.constraint_region.primitive_poses.append(Pose(position=Point(x=centre[0], y=centre[1], z=centre[2])))
+    request = motion_plan_request(GROUP, [joint_goal(GOAL)], START, planning_time=1.0)
+    request.motion_plan_request.path_constraints = Constraints(position_constraints=[region])
+    answer = node.plan(request)
+    assert answer.error_code.val == MoveItErrorCodes.TIMED_OUT, answer.error_code.message
+    assert "within 1 s" in answer.error_code.message
+    assert 0 < answer.planning_time < CALL_TIMEOUT_S
 
 
 @pytest.mark.parametrize("change, code, words", [
