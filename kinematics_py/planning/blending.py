@@ -8,6 +8,8 @@ so neighbouring blends never overlap; the ends and linear (Cartesian) moves get 
 """
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,12 +28,13 @@ def blend_curve(before: np.ndarray, corner: np.ndarray, after: np.ndarray, resol
     return (1 - t) ** 2 * before + 2 * (1 - t) * t * corner + t ** 2 * after
 
 
-def blend_radii(check: PathCheck, waypoints: Sequence[np.ndarray], motions: Sequence[str]) -> list[float]:
-    """The largest collision-free blend radius [joint-space distance] of each waypoint (0 at the ends and where a
-    linear move starts or ends)."""
+def blend_radii(check: PathCheck, waypoints: Sequence[np.ndarray], motions: Sequence[str],
+                deadline: float = math.inf) -> list[float]:
+    """The largest collision-free blend radius [joint-space distance] of each waypoint (0 at the ends, where a
+    linear move starts or ends, and for the waypoints not reached by ``deadline``, a ``time.perf_counter()``)."""
     radii = [0.0] * len(waypoints)
     for i in range(1, len(waypoints) - 1):
-        if motions[i] != "joint" or motions[i + 1] != "joint":
+        if motions[i] != "joint" or motions[i + 1] != "joint" or time.perf_counter() > deadline:
             continue
         incoming, outgoing = waypoints[i] - waypoints[i - 1], waypoints[i + 1] - waypoints[i]
         lengths = float(np.linalg.norm(incoming)), float(np.linalg.norm(outgoing))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -100,8 +101,10 @@ class GroupLimits:
         return [np.array(choice) for choice in itertools.product(*options)]
 
 
-def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits) -> Candidates:
-    """The configurations reaching ``goal``, nearest the start first; GoalError for a malformed goal."""
+def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
+                    deadline: float = math.inf) -> Candidates:
+    """The configurations reaching ``goal``, nearest the start first (numerical restarts end at ``deadline``, a
+    ``time.perf_counter()``); GoalError for a malformed goal."""
     if isinstance(goal, JointGoal):
         q = np.asarray(goal.positions, dtype=float)
         if q.shape != start.shape or not np.isfinite(q).all():
@@ -110,7 +113,7 @@ def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, lim
         return Candidates(q[None, :])
     if not isinstance(goal, PoseGoal):
         raise GoalError(f"a goal is a JointGoal or a PoseGoal; got {type(goal).__name__}")
-    solutions = _pose_solutions(goal, plugin, start, limits)
+    solutions = _pose_solutions(goal, plugin, start, limits, deadline)
     if not solutions:
         return Candidates(np.empty((0, len(start))), "no IK solution reaches the pose within the joint limits")
     expanded = [turn for solution in solutions for turn in limits.whole_turns(solution)]
@@ -128,8 +131,8 @@ def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, lim
     return Candidates(rows[order[:MAX_CANDIDATES_PER_GOAL]])
 
 
-def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray,
-                    limits: GroupLimits) -> list[np.ndarray]:
+def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
+                    deadline: float) -> list[np.ndarray]:
     """The IK solutions of the goal's pose (of the tip for the link's pose)."""
     try:
         T_base_link = transform_from_any_pose(goal.pose)
@@ -143,6 +146,8 @@ def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray,
     if len(solutions) <= 1:  # a numerical search: restarts from random seeds collect more branches
         rng = np.random.default_rng(len(solutions))
         for _ in range(NUMERICAL_RESTARTS):
+            if time.perf_counter() + NUMERICAL_RESTART_TIMEOUT > deadline:
+                break
             seed = rng.uniform(limits.bounds_lower, limits.bounds_upper)
             result = plugin.searchPositionIK(T_base_link, seed.tolist(), NUMERICAL_RESTART_TIMEOUT)
             if result.success:

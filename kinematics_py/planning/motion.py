@@ -133,7 +133,8 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
          should_stop: Callable[[], bool] | None = None, diagnose: bool = False,
          resolution: float = FINE_RESOLUTION, search_resolution: float = SEARCH_RESOLUTION) -> MotionPlan:
     """A collision-free motion of the plugin's group from ``start`` (its joint values, ``getJointNames()`` order)
-    to one of ``goals``, found within ``planning_time`` [s] (everything included) or until ``should_stop()``.
+    to one of ``goals``, found within ``planning_time`` [s] (goals, search, simplification, re-checks and blend
+    radii; the final check and timing of the trajectory, a few milliseconds, come after) or until ``should_stop()``.
     ``base_state`` gives the other joints (a mapping or a full state vector; default: the checker's zeros).
     ``path_validity`` is held at every state of the path. The trajectory's points are at most ``resolution`` apart
     per joint, each checked; the search checks its motions at ``search_resolution``. PlanningError for a malformed
@@ -164,7 +165,7 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
 
     candidates, diagnosis = [], [start_report]
     for index, goal in enumerate(goals):
-        found, report = context.goal_candidates(index, goal, q_free, motion, approach)
+        found, report = context.goal_candidates(index, goal, q_free, motion, approach, deadline)
         candidates += found
         diagnosis.append(report)
     if not candidates:
@@ -187,14 +188,14 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
         return context.failed(ErrorCode.PREEMPTED if stopped else ErrorCode.TIMED_OUT,
                               "stopped" if stopped else "blocked_path",
                               ("planning was stopped" if stopped else
-                               f"no collision-free path found within {planning_time:g} s "
+                               f"no collision-free path found within {planning_time:.3g} s "
                                f"({planner_id}; the start and {len(candidates)} goal configuration(s) are free)"),
                               tuple(diagnosis) if diagnose else ())
     joint_path, candidate = found
     waypoints = prefix + [Waypoint(q, "joint") for q in joint_path[1:]]
     if candidate.approach is not None:
         waypoints += [Waypoint(q, "linear") for q in candidate.approach[1:]]
-    radii = blend_radii(check, [w.positions for w in waypoints], [w.motion for w in waypoints])
+    radii = blend_radii(check, [w.positions for w in waypoints], [w.motion for w in waypoints], deadline)
     waypoints = [Waypoint(w.positions, w.motion, r) for w, r in zip(waypoints, radii)]
     scaled = (limits or joint_limits(plugin.robot_model, names)).scaled(velocity_scaling, acceleration_scaling)
     try:
@@ -282,14 +283,14 @@ class _Context:
         other = self.check.validity_problem(q)
         return StateDiagnosis(what, report.pairs, violations, (other,) if other else ())
 
-    def goal_candidates(self, index: int, goal: Goal, q_start: np.ndarray, motion: str,
-                        approach: Approach | None) -> tuple[list[_Candidate], StateDiagnosis]:
+    def goal_candidates(self, index: int, goal: Goal, q_start: np.ndarray, motion: str, approach: Approach | None,
+                        deadline: float) -> tuple[list[_Candidate], StateDiagnosis]:
         """The goal's valid candidates and its diagnosis (why the others are not)."""
         what = f"goal {index}{_named(goal)}"
         touch = motion == "touch" and isinstance(goal, PoseGoal)
         try:
             reached = goal_candidates(_pre_touch_goal(self.plugin, goal, approach) if touch else goal,
-                                      self.plugin, q_start, self.bounds)
+                                      self.plugin, q_start, self.bounds, deadline)
         except GoalError as error:
             raise PlanningError(f"{what}: {error}") from None
         if not len(reached.configurations):

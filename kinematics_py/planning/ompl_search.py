@@ -21,7 +21,7 @@ from .path_check import PathCheck
 PLANNER_IDS = ("RRTConnect", "RRT", "RRTstar", "InformedRRTstar", "BITstar", "BKPIECE1", "KPIECE1")
 DEFAULT_PLANNER = PLANNER_IDS[0]
 #: Longest simplification of a found path [s] (OMPL's shortcutting and vertex reduction; a quarter of the time
-#: limit when that is shorter).
+#: limit when that is shorter, taken from the search's time).
 SIMPLIFY_MAX_S = 0.05
 
 
@@ -63,8 +63,9 @@ def planner_id_or_default(planner_id: str) -> str:
 def search_path(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                 planner_id: str, time_limit: float, should_stop: Callable[[], bool] | None = None,
                 simplify: bool = True) -> SearchResult:
-    """A path from ``start`` to one of the ``goals`` (rows), all collision-free and within ``bounds``, found within
-    ``time_limit`` [s] (or until ``should_stop()``), simplified by OMPL's shortcutting when ``simplify``."""
+    """A path from ``start`` to one of the ``goals`` (rows), all collision-free and within ``bounds``, found and
+    simplified by OMPL's shortcutting (when ``simplify``: a quarter of the time, at most SIMPLIFY_MAX_S) within
+    ``time_limit`` [s], or until ``should_stop()``."""
     base, geometric = load_ompl()
     planner_id = planner_id_or_default(planner_id)
     dof = len(start)
@@ -94,15 +95,16 @@ def search_path(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: 
     setup.setGoal(goal_states)
     setup.setPlanner(getattr(geometric, planner_id)(information))
     stop = should_stop or (lambda: False)
+    simplify_time = min(SIMPLIFY_MAX_S, max(time_limit, 0.0) / 4) if simplify else 0.0
     condition = base.plannerOrTerminationCondition(
-        base.timedPlannerTerminationCondition(max(time_limit, 0.0)),
+        base.timedPlannerTerminationCondition(max(time_limit - simplify_time, 0.0)),
         base.PlannerTerminationCondition(stop))
     status = setup.solve(condition)
     if not setup.haveExactSolutionPath():  # RRTConnect reports an approximate path to an unreachable goal
         return SearchResult(None, str(status))
     path = setup.getSolutionPath()
     if simplify:
-        geometric.PathSimplifier(information).simplify(path, min(SIMPLIFY_MAX_S, max(time_limit / 4, 0.005)))
+        geometric.PathSimplifier(information).simplify(path, max(simplify_time, 1e-3))
     waypoints = np.array([values(path.getState(i)) for i in range(path.getStateCount())])
     return SearchResult(waypoints, str(status))
 
