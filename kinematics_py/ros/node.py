@@ -78,7 +78,7 @@ from .node_parameters import (
 )
 from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
-from .request_transit import current_take_time, current_transit
+from .request_transit import Arrival
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
 from .search_scheduler import SearchScheduler
@@ -166,11 +166,12 @@ class KinematicsNode(Node):
 
     def _serving(self, handler):
         """A service callback answering each request from one RequestContext (the state read once)."""
-        def callback(request, response):
-            taken_at = current_take_time()
+        def callback(request, response, arrival: Arrival | None = None):
+            if arrival is None:  # not taken by NodeExecutor (another executor, or an older rclpy)
+                arrival = Arrival(0.0, time.monotonic())
             return handler(request, response, RequestContext(
-                self._store.current, self._positions.current, self._tools, transit=current_transit(),
-                arrived=time.monotonic() if taken_at is None else taken_at))
+                self._store.current, self._positions.current, self._tools, transit=arrival.transit,
+                arrived=arrival.taken_at))
         return callback
 
     def _startup_count(self, name: str, default: int) -> int:
