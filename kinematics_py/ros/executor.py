@@ -127,8 +127,7 @@ class NodeExecutor(Executor):
     def _take_service(self, srv):
         """rclpy's take of a service request, keeping the header's source timestamp for the IK services; the IK
         services' further requests waiting now are taken too, each answered on a search thread of its own
-        (with one pass of the wait loop per request, each waited for those before it: under the soak's mixed
-        load, from the client's send to the take 4.4 -> 2.9 ms at p50, TIMED_OUT answers halved)."""
+        (with one pass of the wait loop per request, each would wait for those before it)."""
         if not (TAKES_SERVICE_REQUESTS_AS_COROUTINES and self._is_search(srv)):
             return super()._take_service(srv)
         taken = _take_request(srv)

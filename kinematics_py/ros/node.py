@@ -95,10 +95,9 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: sends them from threads of its own, which end with the process).
 STOP_GRACE_S = 1.0
 DELIVERY_GRACE_S = 0.2
-#: How long [s] a thread may hold the GIL while another waits for it (Python's default is 5 ms). A request's
-#: handler releases the GIL in every numpy and compiled call and waits up to this long to get it back each time:
-#: at 5 ms, an FK of a few milliseconds' CPU took hundreds of milliseconds beside busy threads (bench/soak.py
-#: mixed load: 124 answers/s, FK p99 338 ms); at 0.1 ms, 390 answers/s, FK p99 15 ms.
+#: How long [s] a thread may hold the GIL while another waits for it (Python's default: 5 ms). A handler
+#: releases the GIL in every numpy and compiled call and waits up to this long to get it back each time, so
+#: a short interval keeps short requests short beside busy threads (docs/benchmarks.md, the GIL interval).
 GIL_SWITCH_INTERVAL_S = 1e-4
 
 

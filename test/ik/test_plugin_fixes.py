@@ -1,6 +1,6 @@
-"""Bugs of the search found by issue 12, each with the test that showed it: wrapped distances in posture mode,
-solutions equal modulo 2 pi, callbacks answering None or an unknown code, searches overrunning their timeout,
-the discretization after setRedundantJoints and getSearchDiscretization() without an index."""
+"""Search behaviours that once went wrong: wrapped distances in posture mode, solutions equal modulo 2 pi,
+callbacks answering None or an unknown code, searches ending within their timeout, the discretization after
+setRedundantJoints and getSearchDiscretization() without an index."""
 from __future__ import annotations
 
 import math

@@ -1,14 +1,16 @@
-"""The closed form of 7-joint arms inside KinematicsPlugin's searches: the redundant joint locked at each of its
-values (MoveIt's discretization methods) or at the seed's (``lock_redundant_joints``), every branch of the six
-others per value, then the same verification, validity callbacks and solve modes as the numerical search.
+"""The closed form of 7-joint arms inside KinematicsPlugin's searches, one joint locked.
 
-The redundant joint is the one ``setRedundantJoints`` names when locking it leaves a closed form, else (none named)
-the one chosen at initialize (``closed_form.redundant.default_locked_joint``). Per value the branches are every
-solution within the limits (each joint's whole-turn equivalent nearest the seed): ALL_DISCRETIZED returns the
-exact solution set of every value of the grid, and a pose whose solutions are all rejected has no valid solution
-at those values. Distance mode takes the nearest solution over the grid of the redundant joint, refined around
-the nearest value (``nearest_solution_search``); speed mode keeps the numerical search (measured as fast as a 1-D
-closed-form search on the KUKA iiwa, faster on the Panda: docs/benchmarks.md).
+The locked (redundant) joint takes each value of MoveIt's discretization methods, or the seed's value
+(``lock_redundant_joints``); per value every branch of the six others, then the same verification,
+validity callbacks and solve modes as the numerical search. The joint is the one ``setRedundantJoints``
+names when locking it leaves a closed form, else the one chosen at initialize
+(``closed_form.redundant.default_locked_joint``).
+
+Per value the branches are every solution within the limits (each joint's whole-turn equivalent nearest
+the seed): ALL_DISCRETIZED returns the exact solution set of every value of the grid, and a pose whose
+solutions are all rejected has no valid solution at those values. Distance mode takes the nearest solution
+over the grid, refined around the nearest value (``nearest_solution_search``). Speed mode keeps the
+numerical search, as fast (docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -45,11 +47,11 @@ if TYPE_CHECKING:
 #: two steps of the previous one: a step of 0.1 rad ends at 0.1 / 4^3, about 1.6e-3 rad).
 REFINEMENT_ROUNDS = 3
 REFINEMENT_VALUES = 9
-#: Distance mode refines around the values of this many nearest solutions (more than a step apart): 3 were measured
-#: slower (1.9 against 1.1 ms on the iiwa) and no nearer.
+#: Distance mode refines around the values of this many nearest solutions (more than a step apart): more are
+#: slower and no nearer (docs/benchmarks.md).
 REFINED_BASINS = 1
-#: Values of the redundant joint solved per compiled call (the clock and the caller's stop hook are checked
-#: between calls: about 10 us per value).
+#: Values of the redundant joint solved per compiled call (about 10 us per value); the clock and the
+#: caller's budget are checked between calls.
 VALUES_PER_CALL = 16
 
 
