@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from robots import UR5_UNREACHABLE_POSITION, bundled_robot
+from robots import UR5_Q, UR5_UNREACHABLE_POSITION, bundled_robot
 
 from kinematics_py import (
     CollisionChecker,
@@ -21,7 +21,6 @@ from kinematics_py.ik.group_setup import PluginState
 from kinematics_py.ik.request import IkRequest
 from kinematics_py.ik.solve import solve
 
-UR5_Q = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
 PANDA_READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 UNREACHABLE = Pose(UR5_UNREACHABLE_POSITION, (0.0, 0.0, 0.0, 1.0))
 
@@ -75,14 +74,14 @@ def test_a_request_reads_its_target_once_whatever_path_it_takes(ur5, target_pars
 
 
 def test_the_closed_form_answers_6r_arms(ur5):
-    result = ur5.searchPositionIK(_reachable(ur5, UR5_Q), (UR5_Q + 0.05).tolist(), 0.5,
+    result = ur5.searchPositionIK(_reachable(ur5, np.array(UR5_Q)), (np.array(UR5_Q) + 0.05).tolist(), 0.5,
                                   solution_callback=lambda pose, solution: True)
     assert result.success and "closed form" in result.message
     assert np.allclose(result.solution, UR5_Q, atol=1e-6)
 
 
 def test_a_plain_request_to_a_6r_arm_takes_the_lean_path(ur5):
-    result = ur5.searchPositionIK(_reachable(ur5, UR5_Q), (UR5_Q + 0.05).tolist())
+    result = ur5.searchPositionIK(_reachable(ur5, np.array(UR5_Q)), (np.array(UR5_Q) + 0.05).tolist())
     assert result.success and "the branch nearest the seed" in result.message
 
 
@@ -108,7 +107,7 @@ def test_the_callbacks_get_the_pose_as_given_and_the_solution_as_a_list(ur5):
     def callback(pose, solution):
         seen.append((pose, solution))
         return True
-    target = _reachable(ur5, UR5_Q)
-    assert ur5.searchPositionIK(target, UR5_Q.tolist(), 0.5, solution_callback=callback).success
+    target = _reachable(ur5, np.array(UR5_Q))
+    assert ur5.searchPositionIK(target, list(UR5_Q), 0.5, solution_callback=callback).success
     assert seen and all(pose is target and type(solution) is list and all(type(v) is float for v in solution)
                         for pose, solution in seen)

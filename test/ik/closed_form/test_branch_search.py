@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from robots import bundled_robot
+from robots import UR5_Q, ur5_arm_plugin
 
-from kinematics_py import ErrorCode, KinematicsPlugin
+from kinematics_py import ErrorCode
 from kinematics_py.ik.budget import Budget
 from kinematics_py.ik.closed_form.branch_search import (
     call_back_branches,
@@ -16,14 +16,12 @@ from kinematics_py.ik.closed_form.branch_search import (
 )
 from kinematics_py.ik.search import SearchOutcome
 
-Q = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
+Q = np.array(UR5_Q)
 
 
 @pytest.fixture(scope="module")
 def setup():
-    plugin = KinematicsPlugin()
-    assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])
-    return plugin.group_setup
+    return ur5_arm_plugin().group_setup
 
 
 def _search(setup, **arguments):
