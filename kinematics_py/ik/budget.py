@@ -30,7 +30,7 @@ class Budget:
 
     def time_left(self) -> float:
         """Time [s] until ``deadline`` (inf without one)."""
-        return math.inf if self.deadline == math.inf else self.deadline - time.monotonic()
+        return self.deadline - time.monotonic()
 
 
 #: No limit beyond the search's own timeout.

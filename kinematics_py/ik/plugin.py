@@ -39,6 +39,7 @@ from .solve import solve
 __all__ = ["IKDiagnostics", "IKResult", "JointLimitViolation", "KinematicsPlugin", "LIMIT_SLACK", "Posture"]
 
 _log = logging.getLogger("kinematics_py.ik.plugin")
+_NDARRAY = np.ndarray
 
 
 class KinematicsPlugin:
@@ -196,8 +197,12 @@ class KinematicsPlugin:
         """One local search from the seed: the solution closest to it, no random restarts. ``budget``: the
         caller's deadline and stop hook."""
         state = self._state
-        if options is None and state.setup is not None and state.setup.fast_path is not None:
-            answered, ik_pose = _fast_path(state.setup, ik_pose, ik_seed_state)
+        setup = state.setup
+        if options is None and setup is not None and setup.fast_path is not None:
+            if type(ik_pose) is _NDARRAY:  # the common case, without a call more
+                answered = setup.fast_path(ik_pose, ik_seed_state)
+            else:
+                answered, ik_pose = _fast_path(setup, ik_pose, ik_seed_state)
             if answered is not None:
                 return answered
         return solve(state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True, budget))
@@ -227,7 +232,10 @@ class KinematicsPlugin:
         if (setup is not None and setup.fast_path is not None and solution_callback is None and cost_function is None
                 and consistency_limits is None and options is None and not avoid_collisions
                 and (timeout is None or type(timeout) is float and 0.0 <= timeout < math.inf)):
-            answered, ik_pose = _fast_path(setup, ik_pose, ik_seed_state)  # a plain request, closed-form arm
+            if type(ik_pose) is _NDARRAY:  # a plain request to a closed-form arm
+                answered = setup.fast_path(ik_pose, ik_seed_state)
+            else:
+                answered, ik_pose = _fast_path(setup, ik_pose, ik_seed_state)
             if answered is not None:
                 return answered
         request = IkRequest(ik_pose, ik_seed_state, timeout, consistency_limits, solution_callback, cost_function,
@@ -280,8 +288,8 @@ class KinematicsPlugin:
 
 
 def _fast_path(setup: GroupSetup, ik_pose, seed) -> tuple[IKResult | None, Any]:
-    """(the lean path's answer or None, the pose for the general path): a ``Pose`` (or a one-pose list) is
-    converted once, and the general path gets the transform."""
+    """(the lean path's answer or None, the pose for the general path) of a pose that is not an ndarray: a
+    ``Pose`` (or a one-pose list) is converted once, and the general path gets the transform."""
     if type(ik_pose) in (list, tuple) and len(ik_pose) == 1:
         ik_pose = ik_pose[0]
     if type(ik_pose) is Pose:
@@ -290,6 +298,6 @@ def _fast_path(setup: GroupSetup, ik_pose, seed) -> tuple[IKResult | None, Any]:
         except PoseError as error:
             refused = invalid_pose(error)
             return failure(refused.code, str(refused)), ik_pose
-    elif type(ik_pose) is not np.ndarray:
+    elif type(ik_pose) is not _NDARRAY:
         return None, ik_pose
     return setup.fast_path(ik_pose, seed), ik_pose

@@ -74,15 +74,14 @@ def parse_request(state: PluginState, request: IkRequest) -> ParsedRequest:
                          joint_vector(setup, request.seed, "ik_seed_state"),
                          search_time(request.timeout, state.default_timeout),
                          consistency_window(setup, request.consistency_limits), request.options or DEFAULT_OPTIONS,
-                         request.local_only, request.budget, _validity_callback(request), _cost_callback(request),
-                         state.discretization)
+                         request.local_only, request.budget,
+                         None if request.solution_callback is None else _validity_callback(request),
+                         None if request.cost_function is None else _cost_callback(request), state.discretization)
 
 
 def _validity_callback(request: IkRequest):
-    """q -> the request's solution_callback(ik_pose, solution as a list), or None."""
+    """q -> the request's solution_callback(ik_pose, solution as a list)."""
     callback, ik_pose = request.solution_callback, request.ik_pose
-    if callback is None:
-        return None
 
     def is_valid(q: np.ndarray) -> bool | ErrorCode | Verdict:
         return callback(ik_pose, q.tolist())
@@ -91,10 +90,8 @@ def _validity_callback(request: IkRequest):
 
 
 def _cost_callback(request: IkRequest):
-    """q -> the request's cost_function(ik_pose, solution as a list), or None."""
+    """q -> the request's cost_function(ik_pose, solution as a list)."""
     cost_function, ik_pose = request.cost_function, request.ik_pose
-    if cost_function is None:
-        return None
 
     def cost(q: np.ndarray) -> float:
         return cost_function(ik_pose, q.tolist())

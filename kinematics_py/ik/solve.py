@@ -41,7 +41,8 @@ def solve_parsed(request: ParsedRequest) -> IKResult:
     setup = request.setup
     if setup.closed_form_applies:
         return _closed_form(request)
-    locked = locked_solver(setup, request.options, request.cost_function)
+    locked = None if setup.redundant_closed_form is None else \
+        locked_solver(setup, request.options, request.cost_function)
     if locked is not None:
         return _locked_joint(request, locked)
     return _numerical(request)
