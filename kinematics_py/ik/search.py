@@ -137,12 +137,14 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, tim
         Most queries end here. Keeping this path short matters most when caches are cold (e.g. a
         process that also runs other solvers), where every Python statement costs several times more.
     """
-    if budget.should_stop():
+    unbounded = budget is UNBOUNDED  # the hot path of library calls: no calls for a budget without limits
+    if not unbounded and budget.should_stop():
         return None, 0
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
-    fitting = starts_fitting(min(timeout, budget.time_left()), solver.timing.seconds_per_start)
+    fitting = starts_fitting(timeout if unbounded else min(timeout, budget.time_left()),
+                             solver.timing.seconds_per_start)
     starts = (seed, True, solver.restarts, 0, fitting - 1)  # Starts, packed
     used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, starts, q, math.inf)
     return (q if found else None), used

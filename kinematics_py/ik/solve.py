@@ -39,19 +39,22 @@ def solve(state: PluginState, request: IkRequest) -> IKResult:
 def solve_parsed(request: ParsedRequest) -> IKResult:
     """Answer a parsed request by the strategy its set-up and its options call for."""
     setup = request.setup
+    plain = request.plain
     if setup.closed_form_applies:
-        return _closed_form(request)
+        return _closed_form(request, plain)
+    if plain:  # no options, solve mode "speed": no locked-joint closed form either
+        return _numerical(request, plain)
     locked = None if setup.redundant_closed_form is None else \
         locked_solver(setup, request.options, request.cost_function)
     if locked is not None:
         return _locked_joint(request, locked)
-    return _numerical(request)
+    return _numerical(request, plain)
 
 
-def _closed_form(request: ParsedRequest) -> IKResult:
+def _closed_form(request: ParsedRequest, plain: bool) -> IKResult:
     """Every branch in one compiled call; a plain request takes the branch nearest the seed."""
     setup = request.setup
-    if request.plain and setup.fast_path is not None:
+    if plain and setup.fast_path is not None:
         result = setup.fast_path(request.targets[0], request.seed)
         if result is not None:
             return result
@@ -60,7 +63,7 @@ def _closed_form(request: ParsedRequest) -> IKResult:
         cost_function=request.cost_function, collect_all=_wants_all(request),
         prove_out_of_reach=not request.options.return_approximate_solution, timeout=request.timeout,
         budget=request.budget)
-    return _numerical(request) if outcome is None else result_from_outcome(outcome)
+    return _numerical(request, plain) if outcome is None else result_from_outcome(outcome)
 
 
 def _locked_joint(request: ParsedRequest, locked: LockedJointSolver) -> IKResult:
@@ -68,15 +71,15 @@ def _locked_joint(request: ParsedRequest, locked: LockedJointSolver) -> IKResult
         request.setup, locked, request.step_of, request.targets, request.seed, request.options,
         timeout=request.timeout, consistency_limits=request.limits, is_valid=request.is_valid,
         cost_function=request.cost_function, budget=request.budget)
-    return _numerical(request) if outcome is None else result_from_outcome(outcome)
+    return _numerical(request, False) if outcome is None else result_from_outcome(outcome)
 
 
-def _numerical(request: ParsedRequest) -> IKResult:
+def _numerical(request: ParsedRequest, plain: bool) -> IKResult:
     """The compiled multi-start search. A plain request first tries the seed and a few restarts in one
     compiled call (most end there); the search then resumes after them."""
     setup, seed, timeout = request.setup, request.seed, request.timeout
     resume_after, elapsed = 0, 0.0
-    if request.plain and not request.local_only and not setup.closed_form_applies:
+    if plain and not request.local_only and not setup.closed_form_applies:
         started = time.perf_counter()
         q, resume_after = quick_search(setup.solver, request.targets, seed, timeout, request.budget)
         elapsed = time.perf_counter() - started
