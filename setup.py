@@ -16,12 +16,14 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*")),
     ],
-    install_requires=["setuptools", "numpy", "numba", "urdfdom-py", "xacro", "pyyaml"],
+    # The ROS-free core's requirements (requirements/runtime.txt pins them; package.xml names them for rosdep).
+    install_requires=["setuptools", "numpy", "numba", "scipy", "urdfdom-py", "coal", "trimesh", "pycollada", "xacro",
+                      "pyyaml", "toppra"],
     zip_safe=True,
     maintainer="kinematics_py maintainers",
     description="Inverse and forward kinematics for robot arms, MoveIt-compatible.",
     license="BSD-3-Clause",
-    python_requires=">=3.10",
+    python_requires=">=3.11",
     entry_points={"console_scripts": [
         "kinematics_node = kinematics_py.ros.node:main",
         "kinematics_description_publisher = kinematics_py.ros.description_publisher:main",

@@ -65,7 +65,7 @@ def one_dimensional_search(solver, T, seed, step: float, lower: float, upper: fl
 
 def measure(name: str, args) -> dict:
     plugin, distance = plugin_on(name), plugin_on(name, {"solve_mode": "distance"})
-    setup = plugin._state.setup
+    setup = plugin.group_setup
     problem, chain = setup.problem, setup.problem.chains[0]
     redundant = setup.redundant_closed_form
     solver = redundant.solvers[redundant.default_joint]
@@ -118,7 +118,7 @@ def measure(name: str, args) -> dict:
                 q_closed = distance.searchPositionIK(T_i, seed.tolist(), TIMEOUT).solution
                 closed.append(time.perf_counter() - t0)
             else:
-                q_numerical = IkSearch(distance._state.setup.solver, T_i[None], seed, timeout=TIMEOUT).run().solution
+                q_numerical = IkSearch(distance.group_setup.solver, T_i[None], seed, timeout=TIMEOUT).run().solution
                 numerical.append(time.perf_counter() - t0)
         d_closed = np.linalg.norm(np.array(q_closed) - seed) if q_closed is not None else np.inf
         d_numerical = np.linalg.norm(q_numerical - seed) if q_numerical is not None else np.inf

@@ -117,6 +117,10 @@ class JointValueError(KinematicsError, ValueError):
     """Joint values of the wrong shape, or not finite."""
 
 
+class PoseError(KinematicsError, ValueError):
+    """A pose that cannot be used: not finite, or a quaternion without orientation."""
+
+
 class Verdict(NamedTuple):
     """A validity check's answer with its reason, e.g. (GOAL_IN_COLLISION, "panda_link7 touches table")."""
 

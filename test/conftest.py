@@ -255,3 +255,21 @@ def _deselects_every_ros_test(markexpr: str) -> bool:
 def _has_marker(names: set[str]):
     """A ``-m`` matcher for a test carrying the markers ``names`` (marker arguments are not compared)."""
     return lambda name, **kwargs: name in names
+
+
+@pytest.fixture
+def target_parses(monkeypatch) -> list:
+    """Calls of ``ik.request.target_transforms`` (the one reading of a request's target poses) during the
+    test, wherever inside ``kinematics_py.ik`` it is called from: one entry per call."""
+    from kinematics_py.ik import request
+
+    calls, original = [], request.target_transforms
+
+    def counting(*args):
+        calls.append(args)
+        return original(*args)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("kinematics_py.ik") and getattr(module, "target_transforms", None) is original:
+            monkeypatch.setattr(module, "target_transforms", counting)
+    return calls

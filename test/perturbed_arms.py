@@ -101,7 +101,7 @@ def check_arm(urdf: str, base: str, tip: str, rng: np.random.Generator, robot_se
         if not plugin.last_error:
             outcome.problems.append("initialize returned False without a reason")
     else:
-        outcome.closed_form = plugin._require_setup().closed_form_report
+        outcome.closed_form = plugin.group_setup.closed_form_report
         try:
             _check_answers(plugin, urdf, base, tip, rng, outcome)
         except Exception as error:  # the property under test: no IK or FK call raises

@@ -32,6 +32,17 @@ BUNDLED_URDFS = sorted(p.name for p in BUNDLED_ROBOTS_DIR.glob("*.urdf"))
 #: (its wrist point would be on the base axis, which the shoulder offset keeps it 0.11 m from): a search for it
 #: runs until its timeout, as tests of slow searches need (a pose beyond the arm's reach is answered at once).
 UR5_UNREACHABLE_POSITION = (0.0, 0.0, 0.5)
+#: A configuration [rad] of the bundled UR5 away from its singularities (eight branches reach its pose).
+UR5_Q = (0.3, -1.0, 1.2, -0.4, 0.5, -0.6)
+
+
+def ur5_arm_plugin():
+    """A KinematicsPlugin on the bundled UR5, base_link to tool0 (no SRDF)."""
+    from kinematics_py import KinematicsPlugin
+
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"]), plugin.last_error
+    return plugin
 
 
 def example_robot_data_dir() -> Path:

@@ -3,7 +3,10 @@
 - Only ``kinematics_py/ros/`` imports rclpy, tf2_ros, launch, launch_ros or a ``*_msgs`` package; the rest
   (the ROS-free core) imports with those blocked.
 - No module over MAX_MODULE_LINES lines, no class over MAX_CLASS_LINES, no function over MAX_FUNCTION_LINES.
-- Every exception class defined in the package derives from ``KinematicsError``.
+- Every exception class defined in the package derives from ``KinematicsError``, and no module raises a bare
+  ValueError.
+- ``ik/`` has no import ring (imports under TYPE_CHECKING count) and no ContextVar: what changes a search
+  travels in its arguments.
 """
 from __future__ import annotations
 
@@ -159,6 +162,107 @@ def test_every_exception_derives_from_kinematics_error():
     assert len(exceptions) >= 10, sorted(exceptions)  # the walk found the package's exceptions
     outside = sorted(name for name, cls in exceptions.items() if not issubclass(cls, KinematicsError))
     assert not outside, f"exceptions outside the KinematicsError tree: {outside}"
+
+
+def _raised_names(tree: ast.AST) -> set[str]:
+    """Names of the exceptions ``raise`` statements raise (``raise X(...)`` or ``raise X``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name):
+                names.add(raised.id)
+    return names
+
+
+def test_the_package_raises_no_bare_value_error():
+    """Errors of the package are KinematicsError subclasses (ParameterError, JointValueError ... which are
+    ValueErrors too): a caller catches them all with one except clause."""
+    offenders = [_relative(path) for path in _sources() if "ValueError" in _raised_names(ast.parse(path.read_text()))]
+    assert not offenders, f"modules raising ValueError itself: {offenders}"
+    assert "ValueError" in _raised_names(ast.parse("raise ValueError('x')"))  # the check sees them
+
+
+IK_LAYER = PACKAGE_DIR / "ik"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_within(path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``path`` imports, at the top, in functions or under TYPE_CHECKING alike."""
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            candidates = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            candidates = [f"{module}.{alias.name}" for alias in node.names] + [module]
+        else:
+            continue
+        for name in candidates:
+            if name in known:
+                found.add(name)
+                break  # ``from .x import y``: the submodule x.y if there is one, else x
+    return found
+
+
+def _import_rings(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (or a module importing itself)."""
+    index, low, stack, on_stack, rings, counter = {}, {}, [], set(), [], [0]
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = counter[0]
+        counter[0] += 1
+        stack.append(name)
+        on_stack.add(name)
+        for other in graph[name]:
+            if other not in index:
+                visit(other)
+                low[name] = min(low[name], low[other])
+            elif other in on_stack:
+                low[name] = min(low[name], index[other])
+        if low[name] == index[name]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == name:
+                    break
+            if len(component) > 1 or name in graph[name]:
+                rings.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return rings
+
+
+def test_ik_has_no_import_ring():
+    """Not even one held together by imports under TYPE_CHECKING: the set-up's data types import none of their
+    users, and one builder module builds them."""
+    paths = sorted(IK_LAYER.rglob("*.py"))
+    known = {_module_name(path) for path in paths}
+    graph = {_module_name(path): _imports_within(path, known) - {_module_name(path)} for path in paths}
+    package_of = {name: name.rsplit(".", 1)[0] for name in known}
+    for name in graph:  # a package importing its own modules is no ring: they import it first
+        graph[name] = {other for other in graph[name] if package_of.get(other) != name}
+    assert not _import_rings(graph), f"import rings inside ik/: {_import_rings(graph)}"
+    assert _import_rings({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]  # the check sees rings
+
+
+def test_ik_holds_no_context_variables():
+    """Values that change what a search does (the caller's deadline, its stop hook) are arguments."""
+    offenders = [_relative(path) for path in sorted(IK_LAYER.rglob("*.py"))
+                 if "contextvars" in _imported_modules(ast.parse(path.read_text()))]
+    assert not offenders, f"ik/ modules importing contextvars: {offenders}"
 
 
 #: Names users import from ``kinematics_py`` itself (issue 8: the redesign must not break their code).

@@ -91,7 +91,7 @@ COMMANDS = {
         "test/ros/test_node_launch.py::test_running_it_on_your_robot_works_for_a_urdf_with_colons_in_comments",
     ".venv/bin/kinematics_node --ros-args -p base_frame:=base_link":
         "test/ros/test_node_launch.py::test_running_it_on_your_robot_works_for_a_urdf_with_colons_in_comments",
-    ".venv/bin/kinematics_node --ros-args --params-file": "test/ros/test_node_harness.py::start_node",
+    ".venv/bin/kinematics_node --ros-args --params-file": "test/ros/node_harness.py::start_node",
     "ros2 launch kinematics_py kinematics.launch.py": ROS2_LAUNCH_TEST,
     "ros2 run kinematics_py kinematics_node": ROS2_LAUNCH_TEST,
     "ros2 param describe": "not run here: needs ros2cli (test_node_parameters reads the same descriptions)",

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..model.ranges import uniform
 from ..model.urdf import SINGLE_DOF_JOINT_TYPES
+from ..parameters import ParameterError
 from .checker import CollisionChecker
 from .tables import adjacent_link_pairs
 
@@ -61,9 +62,9 @@ def propose_disabled_pairs(checker: CollisionChecker, *, samples: int = DEFAULT_
     """Sample ``samples`` uniformly random states (within the joint limits) and classify every pair of the
     checker's links with geometry (see the module docstring). Deterministic for a given ``seed``."""
     if samples < 1:
-        raise ValueError(f"samples must be >= 1; got {samples}")
+        raise ParameterError(f"samples must be >= 1; got {samples}")
     if not 0.0 < always_fraction <= 1.0:
-        raise ValueError(f"always_fraction must be within (0, 1]; got {always_fraction}")
+        raise ParameterError(f"always_fraction must be within (0, 1]; got {always_fraction}")
     model = checker.model
     default = checker.state_vector(default_state).reshape(1, -1)
     # Floating and planar joints stay where the default state has them: they carry the links they move rigidly.

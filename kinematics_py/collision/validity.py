@@ -5,6 +5,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..errors import ErrorCode, Verdict
 
 if TYPE_CHECKING:
@@ -30,13 +32,13 @@ class CollisionValidity:
         #: body pair -> how many rejected solutions it appeared in.
         self.pair_counts: Counter = Counter()
 
-    def __call__(self, q: Sequence[float]) -> Verdict:
+    def __call__(self, q: np.ndarray | Sequence[float]) -> Verdict:
         state = self._base.copy()
         state[self._indices] = q
         self.checks += 1
-        if not self.checker.is_colliding(state):
+        report = self.checker.check(state)  # one query: the colliding pairs come with the answer
+        if not report.in_collision:
             return Verdict(ErrorCode.SUCCESS)
-        report = self.checker.check(state)
         self.rejections += 1
         self.pair_counts.update(report.pairs)
         return Verdict(ErrorCode.GOAL_IN_COLLISION, f"in collision: {report.describe()}")

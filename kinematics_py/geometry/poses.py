@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import KinematicsError
+from ..errors import PoseError
 from .transforms import quaternion_from_rotation, rotations_from_quaternions, transform_from_pose
 
 #: Quaternions shorter than this carry no orientation and are refused.
@@ -22,10 +22,6 @@ class Pose(NamedTuple):
     @classmethod
     def from_transform(cls, T: np.ndarray) -> Pose:
         return cls(tuple(T[:3, 3].tolist()), tuple(quaternion_from_rotation(T[:3, :3]).tolist()))
-
-
-class PoseError(KinematicsError, ValueError):
-    """A pose that cannot be used: not finite, or a quaternion without orientation."""
 
 
 def pose_values(pose) -> tuple[tuple[float, ...], tuple[float, ...]]:

@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
+from ..errors import PoseError
 from . import kernels
 
-#: Quaternions shorter than this carry no orientation: the transforms refuse them (ValueError).
+#: Quaternions shorter than this carry no orientation: the transforms refuse them (PoseError).
 NO_ORIENTATION_NORM = 1e-12
 
 
@@ -60,7 +61,7 @@ def unit_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
     """(N, 4) unit quaternions (x, y, z, w) of (N, 4) finite, non-zero ones of any magnitude.
 
     Where the squared norms overflow or underflow, each quaternion is divided by its largest component first,
-    so (0, 0, 0, 1e200) normalises too. ValueError names the first quaternion that is not finite or shorter
+    so (0, 0, 0, 1e200) normalises too. PoseError names the first quaternion that is not finite or shorter
     than ``NO_ORIENTATION_NORM``.
     """
     q = np.asarray(quaternions_xyzw, dtype=float).reshape(-1, 4)
@@ -73,7 +74,7 @@ def unit_quaternions(quaternions_xyzw: np.ndarray) -> np.ndarray:
         scaled_norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
         usable = np.isfinite(q).all(axis=1) & (largest * scaled_norms >= NO_ORIENTATION_NORM)
     if not usable.all():
-        raise ValueError(f"quaternion {tuple(q[~usable][0].tolist())} has no orientation (zero or non-finite)")
+        raise PoseError(f"quaternion {tuple(q[~usable][0].tolist())} has no orientation (zero or non-finite)")
     return scaled / scaled_norms[:, None]
 
 
@@ -116,7 +117,7 @@ def unit_quaternion(x: float, y: float, z: float, w: float) -> tuple[float, floa
         scaled_norm = math.sqrt(sx * sx + sy * sy + sz * sz + sw * sw)
         if largest * scaled_norm >= NO_ORIENTATION_NORM:
             return sx / scaled_norm, sy / scaled_norm, sz / scaled_norm, sw / scaled_norm
-    raise ValueError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite)")
+    raise PoseError(f"quaternion {(x, y, z, w)} has no orientation (zero or non-finite)")
 
 
 def transform_from_pose(position, orientation_xyzw) -> np.ndarray:

@@ -10,11 +10,10 @@ from ..compiled import PARALLEL_KERNEL_LOCK
 from ..errors import ErrorCode, RequestError
 from ..geometry.poses import transforms_from_poses
 from . import kernels
-from .analytic import closed_form_applies, closed_form_check_suffices
 from .results import IKResult, failure, solved
 
 if TYPE_CHECKING:
-    from .state import GroupSetup, PluginState
+    from .group_setup import GroupSetup, PluginState
 
 
 def search_batch(state: PluginState, ik_poses, ik_seed_states: Sequence[Sequence[float]] | None,
@@ -73,7 +72,7 @@ def _search(setup: GroupSetup, targets: np.ndarray, seeds: np.ndarray, max_start
     solutions = np.empty((count, problem.dof))
     found = np.zeros(count, dtype=np.bool_)
     closed_form = np.zeros(count, dtype=np.bool_)
-    if closed_form_applies(setup) and closed_form_check_suffices(setup.solver.params):
+    if setup.closed_form_is_exact:
         branches, _, counts = setup.closed_form.solve_batch(targets[:, 0], seeds, wanted=1)
         closed_form = counts > 0
         found = closed_form.copy()

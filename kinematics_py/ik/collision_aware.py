@@ -2,22 +2,23 @@
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ErrorCode, KinematicsError
+from ..errors import ErrorCode, KinematicsError, RequestError
 from . import kernels
 from .kernels import LIMIT_SLACK
 from .problem import IkProblem, SolverSetup
-from .request import IkRequest, consistency_window, joint_vector, target_transforms
+from .request import IkRequest, ParsedRequest, parse_request
 from .results import IKDiagnostics, IKResult, JointLimitViolation, failure
 from .search import IkSearch, verdict_of
-from .solve import solve
+from .solve import solve_parsed
 
 if TYPE_CHECKING:
-    from .state import GroupSetup, PluginState
+    from .group_setup import PluginState
 
 #: Time [s] and least iterations per local search of the follow-up search that explains why nothing
 #: reached the pose.
@@ -32,23 +33,26 @@ def collision_aware_search(state: PluginState, request: IkRequest, context_state
         return failure(ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
                        "avoid_collisions needs a collision checker: call setCollisionChecker() first")
     try:
-        setup = state.require_setup()
-        validity = checker.validity(setup.problem.variable_names, context_state)
+        parsed = parse_request(state, request)
+    except RequestError as error:
+        return failure(error.code, str(error))
+    try:
+        validity = checker.validity(parsed.setup.problem.variable_names, context_state)
     except KinematicsError as error:
         code = getattr(error, "code", ErrorCode.INVALID_ROBOT_STATE)
         return failure(code, f"cannot check collisions: {error}")
     other_rejections = 0
-    solution_callback = request.solution_callback
+    request_valid = parsed.is_valid
 
-    def callback(pose, solution):
+    def is_valid(q: np.ndarray):
         nonlocal other_rejections
-        verdict = validity(solution)
-        if verdict.error_code == ErrorCode.SUCCESS and solution_callback is not None:
-            verdict = solution_callback(pose, solution)
+        verdict = validity(q)
+        if verdict.error_code == ErrorCode.SUCCESS and request_valid is not None:
+            verdict = request_valid(q)
             other_rejections += not _accepts(verdict)
         return verdict
 
-    result = solve(state, request._replace(solution_callback=callback, local_only=False))
+    result = solve_parsed(parsed._replace(is_valid=is_valid, local_only=False))
     diagnostics = IKDiagnostics(validity.checks, validity.rejections, validity.colliding_pairs())
     if result.success or result.error_code not in (ErrorCode.NO_IK_SOLUTION, ErrorCode.GOAL_IN_COLLISION):
         return result._replace(diagnostics=diagnostics)
@@ -58,31 +62,28 @@ def collision_aware_search(state: PluginState, request: IkRequest, context_state
             f"{validity.checks} solution(s) reached the pose but every one was in collision: {counts}"))
     if validity.checks:
         return result._replace(diagnostics=diagnostics)
-    return explain_unreached(setup, request, result, diagnostics)
+    return explain_unreached(parsed, result, diagnostics)
 
 
-def explain_unreached(setup: GroupSetup, request: IkRequest, result: IKResult, diagnostics: IKDiagnostics
-                      ) -> IKResult:
+def explain_unreached(request: ParsedRequest, result: IKResult, diagnostics: IKDiagnostics) -> IKResult:
     """Nothing reached the pose: search on briefly, with long local searches, to tell a pose the time was
     too short for (TIMED_OUT) from one out of reach or beyond the joint limits (NO_IK_SOLUTION, with the
     pose error or the limit violations, from a search with the limits lifted). Consistency limits count
     as joint limits here."""
-    problem = setup.problem
-    targets = target_transforms(setup, request.ik_pose)
-    q_seed = joint_vector(setup, request.seed, "ik_seed_state")
-    window = consistency_window(setup, request.consistency_limits)
+    problem = request.setup.problem
+    targets, q_seed, window, budget = request.targets, request.seed, request.limits, request.budget
     lower, upper = problem.lower, problem.upper
     if window is not None:
         lower, upper = np.maximum(lower, q_seed - window), np.minimum(upper, q_seed + window)
     timed_out = result._replace(error_code=ErrorCode.TIMED_OUT, diagnostics=diagnostics, message=(
         f"the time ran out while still searching: {result.message}; the pose is reachable within the joint "
         f"limits (a follow-up search found a configuration), so a longer timeout may succeed"))
-    within, relaxed = setup.diagnosis
-    if IkSearch(within, targets, q_seed, timeout=DIAGNOSIS_TIMEOUT / 2, consistency_limits=window).run().solution \
-            is not None:
+    within, relaxed = diagnosis_solvers(request.setup.solver)
+    if IkSearch(within, targets, q_seed, timeout=DIAGNOSIS_TIMEOUT / 2, consistency_limits=window,
+                budget=budget).run().solution is not None:
         return timed_out
     outcome = IkSearch(relaxed, targets, q_seed, timeout=DIAGNOSIS_TIMEOUT / 2, collect_all=True,
-                       return_approximate=True).run()
+                       return_approximate=True, budget=budget).run()
     if outcome.solution is None:
         return result._replace(diagnostics=diagnostics)
     if outcome.approximate:
@@ -101,9 +102,20 @@ def explain_unreached(setup: GroupSetup, request: IkRequest, result: IKResult, d
         diagnostics=replace(diagnostics, joint_limit_violations=violations))
 
 
+#: solver -> its diagnosis solvers: built when a collision-aware search first fails (most never do).
+_DIAGNOSIS_SOLVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def diagnosis_solvers(solver: SolverSetup) -> tuple[SolverSetup, SolverSetup]:
     """``solver`` with long local searches, within the limits and with revolute joints unbounded and
-    prismatic ranges tripled (accepting any closest approach as approximate)."""
+    prismatic ranges tripled (accepting any closest approach as approximate); built once per solver."""
+    found = _DIAGNOSIS_SOLVERS.get(solver)
+    if found is None:
+        found = _DIAGNOSIS_SOLVERS[solver] = _built_diagnosis_solvers(solver)
+    return found
+
+
+def _built_diagnosis_solvers(solver: SolverSetup) -> tuple[SolverSetup, SolverSetup]:
     problem = solver.problem
     params = solver.params.replace(
         approximate_solution_position_threshold=10.0, approximate_solution_orientation_threshold=math.pi,

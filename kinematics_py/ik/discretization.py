@@ -15,7 +15,7 @@ from .options import DiscretizationMethod
 from .search import IkSearch, SearchOutcome, same_solution, wrapped_difference
 
 if TYPE_CHECKING:
-    from .state import GroupSetup
+    from .group_setup import GroupSetup
 
 #: The most values a redundant joint is tried at in one request (1.6e5: ten turns in steps of 0.4 mrad).
 MAX_JOINT_VALUES = 160_000
@@ -70,9 +70,10 @@ def discretized_search(setup: GroupSetup, step_of: Callable[[int], float], targe
 def joint_values(setup: GroupSetup, step_of: Callable[[int], float], q_seed: np.ndarray, redundant: list[int],
                   method: DiscretizationMethod) -> list[np.ndarray]:
     """Per redundant joint, the values to try: its range (or a turn around the seed) in steps, or as many
-    uniform samples (reproducible: the solver's random seed), a revolute joint's within MAX_REVOLUTE_TURNS turns of
-    the seed (of the nearer limit for a seed outside them). A range of more than MAX_JOINT_VALUES steps (a URDF
-    writing 1e300 for no limit) gets MAX_JOINT_VALUES values spread over it, its ends included."""
+    uniform samples (reproducible: the solver's random seed). A revolute joint's values lie within
+    MAX_REVOLUTE_TURNS turns of the seed (of the nearer limit for a seed outside them). A range of more than
+    MAX_JOINT_VALUES steps (a URDF writing 1e300 for no limit) gets MAX_JOINT_VALUES values spread over it,
+    its ends included."""
     problem = setup.problem
     rng = np.random.default_rng(setup.solver.params.random_seed)
     discretized = method in (DiscretizationMethod.ALL_DISCRETIZED, DiscretizationMethod.SOME_DISCRETIZED)

@@ -5,8 +5,8 @@ IK calls return an ``IKResult`` whose ``error_code`` is a MoveIt error code and 
 what went wrong. Joint vectors are in ``getJointNames()`` order, values in [rad] or [m]; poses are
 ``Pose`` values (or geometry_msgs/Pose-like objects) in the base frame.
 
-Thread safety: the plugin's whole state is one immutable ``PluginState``; each call reads it once, each
-change swaps in a new one under a lock (``state`` module).
+Thread safety: the plugin's whole state is one immutable ``PluginState`` (``group_setup``); each call reads
+it once, each change swaps in a new one under a lock.
 """
 from __future__ import annotations
 
@@ -17,32 +17,29 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from ..errors import KinematicsError, RequestError
-from ..geometry.poses import Pose
+from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from ..geometry.transforms import invert_transform
 from ..model.robot_model import RobotModel
 from ..parameters import SolverParameters
 from .batch import search_batch
+from .budget import UNBOUNDED, Budget
 from .closed_form.solver import Posture
 from .collision_aware import LIMIT_SLACK, collision_aware_search
+from .group_setup import DEFAULT_SEARCH_DISCRETIZATION, DEFAULT_TIMEOUT, GroupSetup, PluginState
 from .options import DiscretizationMethod, KinematicsQueryOptions
 from .posture import posture_of, solutions_in_posture
-from .request import IkRequest, joint_vector
-from .results import IKDiagnostics, IKResult, JointLimitViolation
+from .request import IkRequest, invalid_pose, joint_vector
+from .results import IKDiagnostics, IKResult, JointLimitViolation, failure
+from .setup_builder import build_group_setup, warm_up, with_redundant_joints
 from .solve import solve
-from .state import (
-    DEFAULT_SEARCH_DISCRETIZATION,
-    DEFAULT_TIMEOUT,
-    GroupSetup,
-    PluginState,
-    build_group_setup,
-    redundant_joint_indices,
-    warm_up,
-)
 
 __all__ = ["IKDiagnostics", "IKResult", "JointLimitViolation", "KinematicsPlugin", "LIMIT_SLACK", "Posture"]
 
 _log = logging.getLogger("kinematics_py.ik.plugin")
+_NDARRAY = np.ndarray
 
 
 class KinematicsPlugin:
@@ -82,7 +79,7 @@ class KinematicsPlugin:
             setup = build_group_setup(robot_description, group_name, base_frame, tip_frames,
                                       robot_description_semantic, parameters)
             warm_up(setup)
-        except (KinematicsError, ValueError) as error:
+        except KinematicsError as error:
             return self._fail(f"cannot initialize group {group_name!r}: {error}")
         except Exception as error:  # MoveIt's contract: initialize answers false with a reason, whatever the input
             _log.error("initialize of group %r failed", group_name, exc_info=True)
@@ -100,6 +97,11 @@ class KinematicsPlugin:
         return True
 
     def _require_setup(self) -> GroupSetup:
+        return self._state.require_setup()
+
+    @property
+    def group_setup(self) -> GroupSetup:
+        """The group's current set-up (immutable; RequestError before ``initialize``)."""
         return self._state.require_setup()
 
     # ------------------------------------------------------------------ queries
@@ -142,11 +144,10 @@ class KinematicsPlugin:
             state = self._state
             setup = state.require_setup()
             try:
-                indices = redundant_joint_indices(setup, redundant_joints)
-            except ValueError as error:
+                changed = with_redundant_joints(setup, redundant_joints)
+            except KinematicsError as error:
                 return self._fail(str(error))
-            self._state = replace(state, setup=replace(setup, redundant_joints=indices)).with_discretization(
-                DEFAULT_SEARCH_DISCRETIZATION)
+            self._state = replace(state, setup=changed).with_discretization(DEFAULT_SEARCH_DISCRETIZATION)
         return True
 
     def getRedundantJoints(self) -> list[int]:
@@ -191,21 +192,27 @@ class KinematicsPlugin:
         return True, [Pose.from_transform(T_base_root @ poses[link]) for link in link_names]
 
     # ------------------------------------------------------------------ IK
-    def getPositionIK(self, ik_pose, ik_seed_state: Sequence[float],
-                      options: KinematicsQueryOptions | None = None) -> IKResult:
-        """One local search from the seed: the solution closest to it, no random restarts."""
+    def getPositionIK(self, ik_pose, ik_seed_state: Sequence[float], options: KinematicsQueryOptions | None = None,
+                      *, budget: Budget = UNBOUNDED) -> IKResult:
+        """One local search from the seed: the solution closest to it, no random restarts. ``budget``: the
+        caller's deadline and stop hook."""
         state = self._state
-        if options is None and state.setup is not None and state.setup.fast_path is not None:
-            result = state.setup.fast_path(ik_pose, ik_seed_state)
-            if result is not None:
-                return result
-        return solve(state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True))
+        setup = state.setup
+        if options is None and setup is not None and setup.fast_path is not None:
+            if type(ik_pose) is _NDARRAY:  # the common case, without a call more
+                answered = setup.fast_path(ik_pose, ik_seed_state)
+            else:
+                answered, ik_pose = _fast_path(setup, ik_pose, ik_seed_state)
+            if answered is not None:
+                return answered
+        return solve(state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True, budget))
 
     def searchPositionIK(self, ik_pose, ik_seed_state: Sequence[float], timeout: float | None = None,
                          consistency_limits: Sequence[float] | None = None,
                          solution_callback: Callable | None = None, cost_function: Callable | None = None,
                          options: KinematicsQueryOptions | None = None, context_state: Any = None, *,
-                         avoid_collisions: bool = False, collision_checker=None) -> IKResult:
+                         avoid_collisions: bool = False, collision_checker=None,
+                         budget: Budget = UNBOUNDED) -> IKResult:
         """Search until a valid solution is found or ``timeout`` [s] (default: getDefaultTimeout()) runs out.
 
         ``ik_pose`` is one pose or a list with one pose per tip. ``solution_callback(ik_pose, solution)``
@@ -218,17 +225,21 @@ class KinematicsPlugin:
         remaining error or the joints are named) or TIMED_OUT (the pose is reachable within the limits,
         but the time ran out while still searching); ``IKResult.diagnostics`` has the details.
         ``collision_checker`` replaces the plugin's checker for this call (e.g. one for a request's scene).
+        ``budget`` bounds the search from outside (the caller's deadline and stop hook, ``ik.budget``).
         """
         state = self._state
         setup = state.setup
         if (setup is not None and setup.fast_path is not None and solution_callback is None and cost_function is None
                 and consistency_limits is None and options is None and not avoid_collisions
                 and (timeout is None or type(timeout) is float and 0.0 <= timeout < math.inf)):
-            result = setup.fast_path(ik_pose, ik_seed_state)  # a plain request to a closed-form arm
-            if result is not None:
-                return result
+            if type(ik_pose) is _NDARRAY:  # a plain request to a closed-form arm
+                answered = setup.fast_path(ik_pose, ik_seed_state)
+            else:
+                answered, ik_pose = _fast_path(setup, ik_pose, ik_seed_state)
+            if answered is not None:
+                return answered
         request = IkRequest(ik_pose, ik_seed_state, timeout, consistency_limits, solution_callback, cost_function,
-                            options)
+                            options, False, budget)
         if avoid_collisions:
             return collision_aware_search(state, request, context_state, collision_checker or state.collision_checker)
         return solve(state, request)
@@ -274,3 +285,19 @@ class KinematicsPlugin:
 
     def getCollisionChecker(self):
         return self._state.collision_checker
+
+
+def _fast_path(setup: GroupSetup, ik_pose, seed) -> tuple[IKResult | None, Any]:
+    """(the lean path's answer or None, the pose for the general path) of a pose that is not an ndarray: a
+    ``Pose`` (or a one-pose list) is converted once, and the general path gets the transform."""
+    if type(ik_pose) in (list, tuple) and len(ik_pose) == 1:
+        ik_pose = ik_pose[0]
+    if type(ik_pose) is Pose:
+        try:
+            ik_pose = transform_from_any_pose(ik_pose)
+        except PoseError as error:
+            refused = invalid_pose(error)
+            return failure(refused.code, str(refused)), ik_pose
+    elif type(ik_pose) is not _NDARRAY:
+        return None, ik_pose
+    return setup.fast_path(ik_pose, seed), ik_pose

@@ -8,13 +8,12 @@ import numpy as np
 
 from ..errors import ErrorCode, KinematicsError, RequestError
 from ..geometry.poses import transforms_from_poses
-from .analytic import closed_form_applies, closed_form_check_suffices
 from .closed_form.solver import Posture
 from .request import joint_vector
 from .search import IkSearch
 
 if TYPE_CHECKING:
-    from .state import GroupSetup, PluginState
+    from .group_setup import GroupSetup, PluginState
 
 
 def posture_of(state: PluginState, q) -> Posture:
@@ -42,7 +41,7 @@ def solutions_in_posture(state: PluginState, poses, reference_configuration) -> 
         raise RequestError(ErrorCode.INVALID_LINK_NAME, f"postures are defined for one tip; the group has "
                            f"{list(setup.tip_frames)}")
     T, bad = transforms_from_poses(poses)
-    if closed_form_applies(setup) and closed_form_check_suffices(setup.solver.params):
+    if setup.closed_form_is_exact:
         code = setup.closed_form.posture_code(reference)
         branches, codes, counts = setup.closed_form.solve_batch(T, reference)
         answers = []
@@ -59,7 +58,7 @@ def solutions_in_posture(state: PluginState, poses, reference_configuration) -> 
 
 
 def _closed_form(setup: GroupSetup):
-    if not closed_form_applies(setup):
+    if not setup.closed_form_applies:
         reason = "redundant joints are declared" if setup.closed_form is not None else setup.closed_form_report
         raise KinematicsError(f"postures are the branches of a closed form, which group {setup.group_name!r} "
                               f"does not use ({reason})")

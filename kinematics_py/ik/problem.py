@@ -10,7 +10,7 @@ import numpy as np
 
 from ..model.chain import Chain
 from ..model.robot_model import RobotModel
-from ..parameters import METHODS, SolverParameters
+from ..parameters import METHODS, ParameterError, SolverParameters
 from .kernel_data import ChainTables, SearchSettings, SolverTables, packed
 from .task_error import task_error
 
@@ -150,7 +150,7 @@ def per_joint(values: Sequence[float], default: np.ndarray, name: str, problem: 
     if len(values) == 0:
         return default
     if len(values) != problem.dof:
-        raise ValueError(f"{name} needs {problem.dof} values for joints {list(problem.variable_names)}; "
+        raise ParameterError(f"{name} needs {problem.dof} values for joints {list(problem.variable_names)}; "
                          f"got {len(values)}")
     return np.asarray(values, dtype=float)
 
@@ -167,6 +167,21 @@ def sampling_box(problem: IkProblem, lower: np.ndarray, upper: np.ndarray, seed:
     return np.where(np.isfinite(lower), lower, seed - math.pi), np.where(np.isfinite(upper), upper, seed + math.pi)
 
 
+class SearchTiming:
+    """The latest time [s] of one local search of a set-up (0: none yet), updated by each of its searches so
+    that even a search's first compiled call fits its time. Mutable on purpose; a float write is thread-safe."""
+
+    __slots__ = ("seconds_per_start",)
+
+    def __init__(self):
+        self.seconds_per_start = 0.0
+
+    def observe(self, seconds: float, starts: int) -> None:
+        """A compiled call took ``seconds`` for ``starts`` local searches: quick to follow a slower robot or
+        target, slow to forget one (halved per call)."""
+        self.seconds_per_start = max(seconds / max(starts, 1), 0.5 * self.seconds_per_start)
+
+
 @dataclass(frozen=True, eq=False)
 class SolverSetup:
     """A problem with its parameters and everything derived from them once, ready for the kernels."""
@@ -180,9 +195,8 @@ class SolverSetup:
     restarts: np.ndarray
     #: The kernels' SolverTables, packed.
     tables: tuple
-    #: The latest time [s] of one local search (0: none yet), updated by every search of this set-up, so that
-    #: even a search's first compiled call fits its time (one element; a plain float write is thread-safe).
-    start_seconds: np.ndarray
+    #: How long one local search takes (``SearchTiming``): the one part every search updates.
+    timing: SearchTiming
 
     @classmethod
     def build(cls, problem: IkProblem, params: SolverParameters) -> SolverSetup:
@@ -193,7 +207,7 @@ class SolverSetup:
                               search_settings(params))
         return cls(problem, params, weights, joint_weights, preferred,
                    np.random.default_rng(params.random_seed).random((restart_pool_size(problem.dof), problem.dof)),
-                   packed(tables), np.zeros(1))
+                   packed(tables), SearchTiming())
 
     def bounds(self, lower: np.ndarray, upper: np.ndarray, seed: np.ndarray) -> tuple:
         """The kernels' SearchBounds of a search within [lower, upper] from ``seed``, packed (its fields in order)."""

@@ -1,4 +1,5 @@
-"""An IK request as the caller gave it, and the checks that turn its parts into arrays (RequestError on bad input)."""
+"""An IK request as the caller gave it (``IkRequest``) and as the searches take it (``ParsedRequest``: checked
+arrays, built once by ``parse_request``; RequestError on bad input)."""
 from __future__ import annotations
 
 import math
@@ -7,12 +8,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..errors import ErrorCode, RequestError
+from ..errors import ErrorCode, RequestError, Verdict
 from ..geometry.poses import Pose, PoseError, transform_from_any_pose
+from .budget import UNBOUNDED, Budget
 from .options import KinematicsQueryOptions
 
 if TYPE_CHECKING:
-    from .state import GroupSetup
+    from .group_setup import GroupSetup, PluginState
 
 #: The options of a request that gives none.
 DEFAULT_OPTIONS = KinematicsQueryOptions()
@@ -30,6 +32,75 @@ class IkRequest(NamedTuple):
     options: KinematicsQueryOptions | None = None
     #: One local search from the seed, no random restarts (getPositionIK).
     local_only: bool = False
+    #: The caller's deadline and stop hook.
+    budget: Budget = UNBOUNDED
+
+
+class ParsedRequest(NamedTuple):
+    """One request checked and turned into arrays, once: what every search strategy and the diagnosis of a
+    failure take. The callbacks take the joint vector as an ndarray."""
+
+    setup: GroupSetup
+    #: (t, 4, 4) ``T_base_tip``, one per tip.
+    targets: np.ndarray
+    #: (n,) [rad or m]
+    seed: np.ndarray
+    #: The search's own time [s].
+    timeout: float
+    #: (n,) the consistency limits around the seed (>= 0), or None.
+    limits: np.ndarray | None
+    options: KinematicsQueryOptions
+    local_only: bool
+    budget: Budget
+    #: q -> bool, ErrorCode or Verdict (``search.verdict_of``), or None.
+    is_valid: Callable[[np.ndarray], bool | ErrorCode | Verdict] | None
+    #: q -> the cost to minimise, or None.
+    cost_function: Callable[[np.ndarray], float] | None
+    #: joint index -> the discretization step [rad or m] of the redundant joints.
+    step_of: Callable[[int], float]
+
+    @property
+    def plain(self) -> bool:
+        """No callbacks, consistency limits or options, and solve mode "speed"."""
+        return (self.is_valid is None and self.cost_function is None and self.limits is None
+                and (self.options is DEFAULT_OPTIONS or self.options == DEFAULT_OPTIONS)
+                and self.setup.solver.params.solve_mode == "speed")
+
+
+def parse_request(state: PluginState, request: IkRequest) -> ParsedRequest:
+    """``request`` checked against the set-up of ``state``, as arrays; RequestError says what is wrong."""
+    setup = state.require_setup()
+    return ParsedRequest(setup, target_transforms(setup, request.ik_pose),
+                         joint_vector(setup, request.seed, "ik_seed_state"),
+                         search_time(request.timeout, state.default_timeout),
+                         consistency_window(setup, request.consistency_limits), request.options or DEFAULT_OPTIONS,
+                         request.local_only, request.budget,
+                         None if request.solution_callback is None else _validity_callback(request),
+                         None if request.cost_function is None else _cost_callback(request), state.discretization)
+
+
+def _validity_callback(request: IkRequest):
+    """q -> the request's solution_callback(ik_pose, solution as a list)."""
+    callback, ik_pose = request.solution_callback, request.ik_pose
+
+    def is_valid(q: np.ndarray) -> bool | ErrorCode | Verdict:
+        return callback(ik_pose, q.tolist())
+
+    return is_valid
+
+
+def _cost_callback(request: IkRequest):
+    """q -> the request's cost_function(ik_pose, solution as a list)."""
+    cost_function, ik_pose = request.cost_function, request.ik_pose
+
+    def cost(q: np.ndarray) -> float:
+        return cost_function(ik_pose, q.tolist())
+
+    return cost
+
+
+def invalid_pose(error: PoseError) -> RequestError:
+    return RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"invalid target pose: {error}")
 
 
 def all_finite(values: np.ndarray) -> bool:
@@ -55,7 +126,7 @@ def target_transforms(setup: GroupSetup, ik_pose) -> np.ndarray:
             return transform_from_any_pose(poses[0])[None]
         return np.array([transform_from_any_pose(pose) for pose in poses])
     except PoseError as error:
-        raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"invalid target pose: {error}") from None
+        raise invalid_pose(error) from None
 
 
 def joint_vector(setup: GroupSetup, values, what: str) -> np.ndarray:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ErrorCode, Verdict
 from . import kernels
+from .budget import UNBOUNDED, Budget
 from .problem import SolverSetup
 
 #: Two solutions closer than this in every joint [rad or m] count as the same solution.
@@ -24,40 +23,6 @@ STARTS_PER_CALL = 8
 
 #: validity callback: q -> True/False, an ErrorCode (SUCCESS accepts) or a Verdict.
 ValidityCallback = Callable[[np.ndarray], "bool | ErrorCode | Verdict"]
-
-
-# ---------------------------------------------------------------- the caller's stop hook (deadline, cancellation)
-#: (should_stop, deadline): ``should_stop()`` is called between two compiled calls of every search of the current
-#: thread; True ends the search (as its own time budget running out would). It may block, e.g. while a scheduler
-#: lends the CPU to a more urgent search. ``deadline`` (``time.monotonic()`` [s], or inf) is when the caller
-#: will stop the search: compiled calls are fitted to it as to the search's own budget.
-_STOP_HOOK: ContextVar[tuple[Callable[[], bool], float] | None] = ContextVar("kinematics_py_search_stop_hook",
-                                                                              default=None)
-
-
-@contextmanager
-def stop_hook(should_stop: Callable[[], bool], deadline: float = math.inf) -> Iterator[None]:
-    """Within the block, every search of this thread asks ``should_stop()`` before each compiled call and ends
-    when it returns True: how a caller (the ROS node) bounds searches by its own deadline, cancels them, or
-    pauses them. ``deadline`` (``time.monotonic()`` [s]) is when ``should_stop`` will end them: no compiled call
-    is sized to run past it. Searches keep their own time budget too."""
-    token = _STOP_HOOK.set((should_stop, deadline))
-    try:
-        yield
-    finally:
-        _STOP_HOOK.reset(token)
-
-
-def stop_requested() -> bool:
-    """Whether the caller's ``stop_hook`` (if any) ends the searches now."""
-    hook = _STOP_HOOK.get()
-    return hook is not None and hook[0]()
-
-
-def caller_time_left() -> float:
-    """Time [s] until the deadline of the caller's ``stop_hook`` (inf without one)."""
-    hook = _STOP_HOOK.get()
-    return math.inf if hook is None else hook[1] - time.monotonic()
 
 
 @dataclass
@@ -107,30 +72,63 @@ def posture_reference(solver: SolverSetup, seed: np.ndarray) -> np.ndarray:
     return solver.preferred if len(solver.params.preferred_posture) else seed
 
 
-def preference_cost(solver: SolverSetup, q: np.ndarray, seed: np.ndarray,
-                    cost_function: Callable[[np.ndarray], float] | None) -> float:
-    """What the solve mode (or the cost function) minimises among valid solutions."""
+def preference_costs(solver: SolverSetup, solutions: np.ndarray, seed: np.ndarray,
+                     cost_function: Callable[[np.ndarray], float] | None) -> np.ndarray:
+    """(k,) what the solve mode (or the cost function) minimises, for each of ``solutions`` (k, n)."""
+    solutions = np.asarray(solutions, dtype=float).reshape(-1, solver.problem.dof)
     if cost_function is not None:
-        return float(cost_function(q))
+        return np.array([float(cost_function(q)) for q in solutions])
     mode = solver.params.solve_mode
     if mode == "distance":  # the motion from the seed (solutions are the whole-turn equivalents nearest it)
-        return float(np.sum(solver.joint_weights * (q - seed) ** 2))
+        return np.sum(solver.joint_weights * (solutions - seed) ** 2, axis=1)
     if mode == "posture":
-        difference = wrapped_difference(q, posture_reference(solver, seed), solver.problem.is_revolute)
-        return float(np.sum(solver.joint_weights * difference ** 2))
+        difference = wrapped_difference(solutions, posture_reference(solver, seed), solver.problem.is_revolute)
+        return np.sum(solver.joint_weights * difference ** 2, axis=1)
     if mode == "manipulability":
-        J = solver.problem.jacobian(q)
-        return -math.sqrt(max(np.linalg.det(J @ J.T), 0.0)) if J.shape[0] <= J.shape[1] else \
-            -math.sqrt(max(np.linalg.det(J.T @ J), 0.0))
-    return 0.0
+        return np.array([-_manipulability(solver.problem.jacobian(q)) for q in solutions])
+    return np.zeros(len(solutions))
+
+
+def _manipulability(J: np.ndarray) -> float:
+    product = J @ J.T if J.shape[0] <= J.shape[1] else J.T @ J
+    return math.sqrt(max(np.linalg.det(product), 0.0))
+
+
+def preferred_solution(solver: SolverSetup, solutions, seed: np.ndarray,
+                       cost_function: Callable[[np.ndarray], float] | None) -> np.ndarray:
+    """The solution of least ``preference_costs``; among equal costs the nearest the seed (wrapped)."""
+    if len(solutions) == 1:
+        return solutions[0]
+    stacked = np.asarray(solutions, dtype=float)
+    nearness = np.sum(wrapped_difference(stacked, seed, solver.problem.is_revolute) ** 2, axis=1)
+    return solutions[int(np.lexsort((nearness, preference_costs(solver, stacked, seed, cost_function)))[0])]
+
+
+def polished(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, found, candidates: np.ndarray, *,
+             locked: np.ndarray | None = None, budget: Budget = UNBOUNDED) -> list[tuple[int, np.ndarray]]:
+    """Closed-form candidates that missed the pose (near singularities), each after one numerical local search
+    from it (``locked`` joints stay): (index into ``candidates``, solution) for each that converges to a
+    solution not in ``found`` nor found before, each joint's whole-turn equivalent nearest the seed."""
+    problem = solver.problem
+    known, new = list(found), []
+    for index, candidate in enumerate(candidates):
+        q = IkSearch(solver, targets, candidate, timeout=0.0, local_only=True, locked=locked,
+                     budget=budget).run().solution
+        if q is None:
+            continue
+        kernels.wrap_near(q, seed, problem.is_revolute, problem.lower, problem.upper)
+        if not any(same_solution(q, other, problem.is_revolute) for other in known):
+            known.append(q)
+            new.append((index, q))
+    return new
 
 
 def solved_message(elapsed: float, compared: int, searches: int) -> str:
     return f"solved in {elapsed * 1e3:.2f} ms ({compared} distinct solution(s) compared, {searches} local search(es))"
 
 
-def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, timeout: float
-                 ) -> tuple[np.ndarray | None, int]:
+def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, timeout: float,
+                 budget: Budget = UNBOUNDED) -> tuple[np.ndarray | None, int]:
     """The first round of a plain search (no callbacks, bounds = the joint limits) in one kernel call: the
     seed, then up to STARTS_PER_CALL - 1 pool restarts (as many as fit in ``timeout`` [s]). Returns (verified
     solution or None, starts used); ``IkSearch(..., resume_after=used)`` carries on from there.
@@ -139,12 +137,14 @@ def quick_search(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, tim
         Most queries end here. Keeping this path short matters most when caches are cold (e.g. a
         process that also runs other solvers), where every Python statement costs several times more.
     """
-    if stop_requested():
+    unbounded = budget is UNBOUNDED  # the hot path of library calls: no calls for a budget without limits
+    if not unbounded and budget.should_stop():
         return None, 0
     problem = solver.problem
     q = np.empty(problem.dof)
     bounds = solver.bounds(problem.lower, problem.upper, seed)
-    fitting = starts_fitting(min(timeout, caller_time_left()), solver.start_seconds[0])
+    fitting = starts_fitting(timeout if unbounded else min(timeout, budget.time_left()),
+                             solver.timing.seconds_per_start)
     starts = (seed, True, solver.restarts, 0, fitting - 1)  # Starts, packed
     used, found, _, _ = kernels.multi_start_search(solver.tables, targets, bounds, starts, q, math.inf)
     return (q if found else None), used
@@ -164,7 +164,8 @@ class IkSearch:
                  local_only: bool = False, consistency_limits: np.ndarray | None = None,
                  locked: np.ndarray | None = None, is_valid: ValidityCallback | None = None,
                  cost_function: Callable[[np.ndarray], float] | None = None, return_approximate: bool = False,
-                 collect_all: bool = False, resume_after: int = 0, already_spent: float = 0.0):
+                 collect_all: bool = False, resume_after: int = 0, already_spent: float = 0.0,
+                 budget: Budget = UNBOUNDED):
         problem = solver.problem
         self.problem = problem
         self.solver = solver
@@ -177,6 +178,7 @@ class IkSearch:
         self.cost_function = cost_function
         self.return_approximate = return_approximate
         self.collect_all = collect_all
+        self.budget = budget
         #: Starts a ``quick_search`` already tried (the seed and the first pool restarts; 0 for none), and the
         #: time [s] it took out of ``timeout``.
         self.resume_after = resume_after
@@ -204,10 +206,10 @@ class IkSearch:
         use_seed = self.resume_after == 0
         count = 0 if self.local_only else STARTS_PER_CALL - use_seed
         if not self.local_only:
-            count = starts_fitting(self._time_left(deadline), solver.start_seconds[0]) - use_seed
+            count = starts_fitting(self._time_left(deadline), solver.timing.seconds_per_start) - use_seed
         outcome.searches = self.resume_after
         q = np.empty(problem.dof)
-        while not stop_requested():
+        while not self.budget.should_stop():
             if next_restart + count > len(pool):
                 # The shared pool is used up (a long search): continue with fresh, still reproducible draws.
                 pool_block += 1
@@ -220,8 +222,7 @@ class IkSearch:
             used, found, cost, _ = kernels.multi_start_search(solver.tables, self.targets, self.bounds, starts, q,
                                                               best_cost)
             now = time.perf_counter()
-            # Quick to follow a slower robot or target, slow to forget one (halved per call).
-            solver.start_seconds[0] = max((now - call_started) / max(used, 1), 0.5 * solver.start_seconds[0])
+            solver.timing.observe(now - call_started, used)
             outcome.searches += used
             next_restart += used - use_seed
             use_seed = False
@@ -245,13 +246,12 @@ class IkSearch:
                 break
             # As many starts as fit in the time left (at least one): a search ends within its timeout (or the
             # caller's deadline) plus about one local search.
-            count = starts_fitting(self._time_left(deadline), solver.start_seconds[0])
+            count = starts_fitting(self._time_left(deadline), solver.timing.seconds_per_start)
         if best_candidate is not None:
             kernels.wrap_near(best_candidate, self.seed, problem.is_revolute, self.lower, self.upper)
         outcome.elapsed = time.perf_counter() - started
         if outcome.solutions:
-            outcome.solution = outcome.solutions[0] if len(outcome.solutions) == 1 else \
-                min(outcome.solutions, key=lambda q: preference_cost(solver, q, self.seed, self.cost_function))
+            outcome.solution = preferred_solution(solver, outcome.solutions, self.seed, self.cost_function)
             outcome.error_code = ErrorCode.SUCCESS
             outcome.message = solved_message(outcome.elapsed, len(outcome.solutions), outcome.searches)
             return outcome
@@ -267,10 +267,9 @@ class IkSearch:
         outcome.error_code, outcome.message = self._failure(outcome, best_candidate, last_rejection)
         return outcome
 
-    @staticmethod
-    def _time_left(deadline: float) -> float:
-        """Time [s] until ``deadline`` (``time.perf_counter()``) or the caller's stop hook deadline."""
-        return min(deadline - time.perf_counter(), caller_time_left())
+    def _time_left(self, deadline: float) -> float:
+        """Time [s] until ``deadline`` (``time.perf_counter()``) or the caller's budget's."""
+        return min(deadline - time.perf_counter(), self.budget.time_left())
 
     def _approximate_ok(self, q: np.ndarray) -> bool:
         errors = self.problem.weighted_errors(q, self.targets, self.solver.weights)

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import ErrorCode, KinematicsError, Verdict
 from ..geometry.poses import transform_from_any_pose
 from ..geometry.transforms import invert_transform, quaternion_from_rotation, rotation_log, rotations_from_quaternions
+from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
 
 #: Rotation allowed per step [rad] for each metre of ``max_step`` (1 cm steps rotate at most 0.1 rad).
@@ -78,11 +79,12 @@ class CartesianPath:
 def compute_cartesian_path(plugin: KinematicsPlugin, start: Sequence[float], waypoints: Sequence,
                            max_step: float, *, T_tip_link: np.ndarray | None = None,
                            jump_thresholds: JumpThresholds = JumpThresholds(), validity: Validity | None = None,
-                           step_timeout: float = STEP_TIMEOUT) -> CartesianPath:
+                           step_timeout: float = STEP_TIMEOUT, budget: Budget = UNBOUNDED) -> CartesianPath:
     """The path of the link at ``T_tip_link`` (default: the tip) from ``start`` (the group's joint values, in
     ``plugin.getJointNames()`` order) through ``waypoints`` (poses or 4x4 transforms ``T_base_link`` in the
     plugin's base frame). CartesianPathError for a request that cannot be planned (max_step <= 0, a group with
-    several tips, a bad start or waypoint); a path that stops early is a result with its ``stop_reason``."""
+    several tips, a bad start or waypoint); a path that stops early is a result with its ``stop_reason``.
+    ``budget`` (the caller's deadline and stop hook) bounds every IK step."""
     if not (isinstance(max_step, (int, float)) and math.isfinite(max_step) and max_step > 0):
         raise CartesianPathError(f"max_step must be a finite distance > 0 [m]; got {max_step!r}")
     tips = plugin.getTipFrames()
@@ -100,7 +102,7 @@ def compute_cartesian_path(plugin: KinematicsPlugin, start: Sequence[float], way
         raise CartesianPathError(f"start {q_start.tolist()} is not a valid configuration of group "
                                  f"{plugin.getGroupName()!r}")
     T_link_tip = invert_transform(T_tip_link)
-    planner = _StepSolver(plugin, names, jump_thresholds, validity, step_timeout)
+    planner = _StepSolver(plugin, names, jump_thresholds, validity, step_timeout, budget)
     T_now = transform_from_any_pose(poses[0]) @ T_tip_link
     positions, link_poses, progress = [q_start], [T_now], [0.0]
     reason = "" if targets else "no waypoints given"
@@ -131,8 +133,9 @@ class _StepSolver:
     short search inside the window; then the absolute jump thresholds and the validity check."""
 
     def __init__(self, plugin: KinematicsPlugin, names: tuple[str, ...], thresholds: JumpThresholds,
-                 validity: Validity | None, timeout: float):
+                 validity: Validity | None, timeout: float, budget: Budget):
         self.plugin, self.names, self.validity, self.timeout = plugin, names, validity, timeout
+        self.budget = budget
         model = plugin.robot_model
         prismatic = np.array([model.joints[name].type == "prismatic" for name in names])
         self.prismatic = prismatic
@@ -159,12 +162,13 @@ class _StepSolver:
 
     def step(self, T_base_tip: np.ndarray, q_previous: np.ndarray) -> tuple[np.ndarray | None, str]:
         """(the step's configuration, "") or (None, why the path stops here)."""
-        result = self.plugin.getPositionIK(T_base_tip, q_previous)
+        result = self.plugin.getPositionIK(T_base_tip, q_previous, budget=self.budget)
         q = np.array(result.solution) if result.success else None
         if q is None or not self.in_branch(q, q_previous):
             searched = self.plugin.searchPositionIK(
                 T_base_tip, q_previous, self.timeout, consistency_limits=self.window,
-                solution_callback=lambda _pose, solution: self.in_branch(np.asarray(solution), q_previous))
+                solution_callback=lambda _pose, solution: self.in_branch(np.asarray(solution), q_previous),
+                budget=self.budget)
             if not searched.success:
                 return None, self._no_step(T_base_tip, q, q_previous, searched.message)
             q = np.array(searched.solution)
@@ -176,7 +180,7 @@ class _StepSolver:
                 solution = np.asarray(solution)
                 return self.in_branch(solution, q_previous) and self.validity(solution).error_code == ErrorCode.SUCCESS
             retry = self.plugin.searchPositionIK(T_base_tip, q_previous, self.timeout, consistency_limits=self.window,
-                                                 solution_callback=valid_in_branch)
+                                                 solution_callback=valid_in_branch, budget=self.budget)
             if retry.success:
                 return np.array(retry.solution), ""
         return None, verdict.reason
@@ -186,7 +190,7 @@ class _StepSolver:
         """Why no configuration in the window reaches the step's pose: a joint would jump (beyond a threshold, or
         into another branch), or the pose is out of reach."""
         if q_local is None:
-            elsewhere = self.plugin.searchPositionIK(T_base_tip, q_previous, self.timeout)
+            elsewhere = self.plugin.searchPositionIK(T_base_tip, q_previous, self.timeout, budget=self.budget)
             if not elsewhere.success:
                 return f"no IK solution reaches the step's pose ({message})"
             q_local = np.array(elsewhere.solution)

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import KinematicsError
 from ..geometry.poses import transform_from_any_pose
 from ..geometry.transforms import invert_transform
+from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
 
 #: Most candidate configurations taken from one pose goal (the nearest to the start first).
@@ -102,7 +103,7 @@ class GroupLimits:
 
 
 def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
-                    deadline: float = math.inf) -> Candidates:
+                    deadline: float = math.inf, budget: Budget = UNBOUNDED) -> Candidates:
     """The configurations reaching ``goal``, nearest the start first (numerical restarts end at ``deadline``, a
     ``time.perf_counter()``); GoalError for a malformed goal."""
     if isinstance(goal, JointGoal):
@@ -113,7 +114,7 @@ def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, lim
         return Candidates(q[None, :])
     if not isinstance(goal, PoseGoal):
         raise GoalError(f"a goal is a JointGoal or a PoseGoal; got {type(goal).__name__}")
-    solutions = _pose_solutions(goal, plugin, start, limits, deadline)
+    solutions = _pose_solutions(goal, plugin, start, limits, deadline, budget)
     if not solutions:
         return Candidates(np.empty((0, len(start))), "no IK solution reaches the pose within the joint limits")
     expanded = [turn for solution in solutions for turn in limits.whole_turns(solution)]
@@ -132,7 +133,7 @@ def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, lim
 
 
 def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
-                    deadline: float) -> list[np.ndarray]:
+                    deadline: float, budget: Budget) -> list[np.ndarray]:
     """The IK solutions of the goal's pose (of the tip for the link's pose)."""
     try:
         T_base_link = transform_from_any_pose(goal.pose)
@@ -149,7 +150,7 @@ def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray,
             if time.perf_counter() + NUMERICAL_RESTART_TIMEOUT > deadline:
                 break
             seed = rng.uniform(limits.bounds_lower, limits.bounds_upper)
-            result = plugin.searchPositionIK(T_base_link, seed.tolist(), NUMERICAL_RESTART_TIMEOUT)
+            result = plugin.searchPositionIK(T_base_link, seed.tolist(), NUMERICAL_RESTART_TIMEOUT, budget=budget)
             if result.success:
                 solutions.append(np.array(result.solution))
     distinct: list[np.ndarray] = []

@@ -24,6 +24,7 @@ import numpy as np
 from ..collision.checker import CollisionChecker
 from ..errors import ErrorCode, KinematicsError, Verdict
 from ..geometry.poses import transform_from_any_pose
+from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
 from .blending import blend_radii
 from .cartesian_path import compute_cartesian_path
@@ -130,17 +131,19 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
          approach: Approach | None = None, retract: Approach | None = None, planner_id: str = DEFAULT_PLANNER,
          planning_time: float = 1.0, attempts: int = 1, limits: JointLimits | None = None,
          velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0, path_validity: StateValidity | None = None,
-         should_stop: Callable[[], bool] | None = None, diagnose: bool = False,
+         budget: Budget = UNBOUNDED, diagnose: bool = False,
          resolution: float = FINE_RESOLUTION, search_resolution: float = SEARCH_RESOLUTION) -> MotionPlan:
     """A collision-free motion of the plugin's group from ``start`` (its joint values, ``getJointNames()`` order)
     to one of ``goals``, found within ``planning_time`` [s] (goals, search, simplification, re-checks and blend
-    radii; the final check and timing of the trajectory, a few milliseconds, come after) or until ``should_stop()``.
+    radii; the final check and timing of the trajectory, a few milliseconds, come after) or until
+    ``budget.should_stop()`` (the caller's stop hook, also given to the IK searches of pose goals and linear moves).
     ``base_state`` gives the other joints (a mapping or a full state vector; default: the checker's zeros).
     ``path_validity`` is held at every state of the path. The trajectory's points are at most ``resolution`` apart
     per joint, each checked; the search checks its motions at ``search_resolution``. PlanningError for a malformed
     request."""
     began = time.perf_counter()
     deadline = began + planning_time
+    should_stop = budget.should_stop
     names = tuple(plugin.getJointNames())
     planner_id = planner_id_or_default(planner_id)
     q_start = _checked_request(names, start, goals, prioritization, motion, approach, retract, planning_time)
@@ -157,7 +160,7 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
                               (start_report,))
     prefix: list[Waypoint] = [Waypoint(q_start, "joint")]
     if retract is not None:
-        retraction = _linear_motion(plugin, check, q_start, _retraction_target(plugin, q_start, retract))
+        retraction = _linear_motion(plugin, check, q_start, _retraction_target(plugin, q_start, retract), budget)
         if isinstance(retraction, str):
             return context.failed(ErrorCode.PLANNING_FAILED, "blocked_start", f"the retraction stopped: {retraction}")
         prefix += [Waypoint(q, "linear") for q in retraction[1:]]
@@ -165,7 +168,7 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
 
     candidates, diagnosis = [], [start_report]
     for index, goal in enumerate(goals):
-        found, report = context.goal_candidates(index, goal, q_free, motion, approach, deadline)
+        found, report = context.goal_candidates(index, goal, q_free, motion, approach, deadline, budget)
         candidates += found
         diagnosis.append(report)
     if not candidates:
@@ -181,10 +184,10 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
         share = remaining / (len(groups) - position)
         found = _path_to_one_of(check, search_resolution, q_free, group, bounds, planner_id, share, attempts,
                                 should_stop)
-        if found is not None or (should_stop is not None and should_stop()):
+        if found is not None or should_stop():
             break
     if found is None:
-        stopped = should_stop is not None and should_stop()
+        stopped = should_stop()
         return context.failed(ErrorCode.PREEMPTED if stopped else ErrorCode.TIMED_OUT,
                               "stopped" if stopped else "blocked_path",
                               ("planning was stopped" if stopped else
@@ -284,13 +287,13 @@ class _Context:
         return StateDiagnosis(what, report.pairs, violations, (other,) if other else ())
 
     def goal_candidates(self, index: int, goal: Goal, q_start: np.ndarray, motion: str, approach: Approach | None,
-                        deadline: float) -> tuple[list[_Candidate], StateDiagnosis]:
+                        deadline: float, budget: Budget) -> tuple[list[_Candidate], StateDiagnosis]:
         """The goal's valid candidates and its diagnosis (why the others are not)."""
         what = f"goal {index}{_named(goal)}"
         touch = motion == "touch" and isinstance(goal, PoseGoal)
         try:
             reached = goal_candidates(_pre_touch_goal(self.plugin, goal, approach) if touch else goal,
-                                      self.plugin, q_start, self.bounds, deadline)
+                                      self.plugin, q_start, self.bounds, deadline, budget)
         except GoalError as error:
             raise PlanningError(f"{what}: {error}") from None
         if not len(reached.configurations):
@@ -307,7 +310,7 @@ class _Context:
             if touch:
                 if len(found) >= MAX_TOUCH_CANDIDATES:
                     break
-                path = _linear_motion(self.plugin, self.check, q, transform_from_any_pose(goal.pose))
+                path = _linear_motion(self.plugin, self.check, q, transform_from_any_pose(goal.pose), budget)
                 if isinstance(path, str):
                     other[f"the approach stopped: {path}"] += 1
                     continue
@@ -347,7 +350,7 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     best = None
     for attempt in range(max(1, attempts)):
         remaining = deadline - time.perf_counter()
-        if remaining <= 0 or (should_stop is not None and should_stop()):
+        if remaining <= 0 or should_stop():
             break
         share = SEARCH_SHARE * remaining / (max(1, attempts) - attempt)
         result = search_path(search_check, q_start, goals, (bounds.bounds_lower, bounds.bounds_upper), planner_id,
@@ -457,12 +460,12 @@ def _retraction_target(plugin: KinematicsPlugin, q_start: np.ndarray, retract: A
     return T_to
 
 
-def _linear_motion(plugin: KinematicsPlugin, check: PathCheck, q_from: np.ndarray,
-                   T_to: np.ndarray) -> np.ndarray | str:
+def _linear_motion(plugin: KinematicsPlugin, check: PathCheck, q_from: np.ndarray, T_to: np.ndarray,
+                   budget: Budget) -> np.ndarray | str:
     """The configurations of the tip's straight-line motion from ``q_from`` to ``T_to``, or why it stopped."""
     def validity(q: np.ndarray) -> Verdict:
         problem = check.state_problem(q)
         return Verdict(ErrorCode.SUCCESS) if not problem else Verdict(ErrorCode.GOAL_IN_COLLISION, problem)
 
-    path = compute_cartesian_path(plugin, q_from, [T_to], LINEAR_STEP, validity=validity)
+    path = compute_cartesian_path(plugin, q_from, [T_to], LINEAR_STEP, validity=validity, budget=budget)
     return path.positions if path.complete else path.stop_reason

@@ -135,7 +135,7 @@ def _moveit_shape(tokens) -> tuple[Any, Pose]:
         shape = Box(values) if kind == "box" else Sphere(values[0]) if kind == "sphere" else \
             (Cylinder if kind == "cylinder" else Cone)(*values)
     else:
-        raise ValueError(f"unknown shape {kind!r}")
+        raise SceneError(f"unknown shape {kind!r}")
     pose = _moveit_pose(tokens)
     _numbers(tokens, 4)  # its colour (r, g, b, a): not needed here
     return shape, pose

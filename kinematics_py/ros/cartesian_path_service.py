@@ -30,7 +30,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 from ..collision.validity import CollisionValidity
 from ..errors import ErrorCode, RequestError, Verdict
 from ..geometry.transforms import invert_transform
-from ..ik.search import stop_hook
+from ..ik.budget import Budget
 from ..planning.cartesian_path import CartesianPathError, JumpThresholds, compute_cartesian_path
 from ..planning.time_parameterization import (
     TimeParameterizationError,
@@ -120,10 +120,9 @@ class CartesianPathService:
             with scheduler.ticket(context.sent + UNTIMED_SEARCH_S) as ticket:
                 if scheduler.admit(ticket) != Admission.GRANTED:
                     raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
-                with stop_hook(lambda: scheduler.checkpoint(ticket)):
-                    path = compute_cartesian_path(plugin, [values[name] for name in names], waypoints,
-                                                  request.max_step, T_tip_link=T_tip_link,
-                                                  jump_thresholds=thresholds, validity=validity)
+                path = compute_cartesian_path(plugin, [values[name] for name in names], waypoints,
+                                              request.max_step, T_tip_link=T_tip_link, jump_thresholds=thresholds,
+                                              validity=validity, budget=Budget(lambda: scheduler.checkpoint(ticket)))
                 if ticket.cancelled:
                     raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
             limits = joint_limits(setup.model, names, self.joint_limit_overrides())

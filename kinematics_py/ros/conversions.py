@@ -59,12 +59,9 @@ def pose_msg_from_transform(T: np.ndarray) -> PoseMsg:
 
 
 def transform_from_transform_msg(transform: Transform) -> np.ndarray:
-    """``T`` of a geometry_msgs/Transform; ValueError if it is not finite or its quaternion is zero."""
+    """``T`` of a geometry_msgs/Transform; PoseError if it is not finite or its quaternion is zero."""
     t, r = transform.translation, transform.rotation
-    try:
-        return transform_from_any_pose(PoseLike((t.x, t.y, t.z), (r.x, r.y, r.z, r.w)))
-    except PoseError as error:
-        raise ValueError(str(error)) from None
+    return transform_from_any_pose(PoseLike((t.x, t.y, t.z), (r.x, r.y, r.z, r.w)))
 
 
 def transform_msg_from_transform(T: np.ndarray) -> Transform:

@@ -26,7 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from ..errors import KinematicsError
+from ..errors import KinematicsError, UrdfError
 from ..model.robot_model import RobotModel, joint_motion
 from ..model.urdf import urdf_string_from_xacro_file
 from ..robots import BUNDLED_ROBOTS, bundled_robot_path
@@ -37,11 +37,11 @@ LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durabi
 
 class DescriptionPublisher(Node):
     def __init__(self, urdf: str = "", srdf: str = "", semantic_only: bool = False):
-        """``urdf`` "": the ``robot_description`` parameter's (ValueError when that is empty too)."""
+        """``urdf`` "": the ``robot_description`` parameter's (UrdfError when that is empty too)."""
         super().__init__("description_publisher")
         urdf = urdf or self.declare_parameter("robot_description", "").value
         if not urdf:
-            raise ValueError("no URDF: give --urdf, --robot or the robot_description parameter")
+            raise UrdfError("no URDF: give --urdf, --robot or the robot_description parameter")
         self._model = RobotModel.from_urdf_string(urdf)
         if srdf:
             self.create_publisher(String, "robot_description_semantic", LATCHED_QOS).publish(String(data=srdf))

@@ -4,7 +4,7 @@ rclpy's MultiThreadedExecutor runs every callback on one pool: with IK searches 
 validity, parameter sets and topic updates wait behind them. ``NodeExecutor`` dispatches the callbacks of the
 IK services (``search_services``) to one pool, whose threads mostly wait for a search slot
 (``search_scheduler``), and every other callback to another. It takes the IK services' requests itself, to
-give their callbacks the request's transit (``request_transit``) from the header rclpy would drop, and takes
+give their callbacks the request's ``Arrival`` (``request_transit``) from the header rclpy would drop, and takes
 every request waiting at once (up to the search pool's size). A callback waiting for a pool thread is
 dispatched once (rclpy's own executors dispatch it again on every pass of their wait loop). Both pools
 use daemon threads, so a callback still running when the node stops never holds up the process's exit; a
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from collections.abc import Callable, Collection
 
 from rclpy.exceptions import InvalidHandle
@@ -26,7 +25,7 @@ from rclpy.executors import (
     TimeoutException,
 )
 
-from .request_transit import request_transit, transit_of
+from .request_transit import arrival_of
 
 #: rclpy (Kilted and later) takes a service request in ``Executor._take_service``, which returns the coroutine
 #: answering it; older rclpy splits that into ``_execute_service``, and there the requests' transit stays 0.
@@ -128,8 +127,7 @@ class NodeExecutor(Executor):
     def _take_service(self, srv):
         """rclpy's take of a service request, keeping the header's source timestamp for the IK services; the IK
         services' further requests waiting now are taken too, each answered on a search thread of its own
-        (with one pass of the wait loop per request, each waited for those before it: under the soak's mixed
-        load, from the client's send to the take 4.4 -> 2.9 ms at p50, TIMED_OUT answers halved)."""
+        (with one pass of the wait loop per request, each would wait for those before it)."""
         if not (TAKES_SERVICE_REQUESTS_AS_COROUTINES and self._is_search(srv)):
             return super()._take_service(srv)
         taken = _take_request(srv)
@@ -174,13 +172,12 @@ def _take_request(srv) -> tuple | None:
 
 
 def _answering(srv, request, header) -> Callable[[], None]:
-    """Answers ``request``, taken now, through ``srv``'s callback, which sees the request's transit and take time
-    (``request_transit``)."""
-    transit, taken_at = transit_of(header), time.monotonic()
+    """Answers ``request``, taken now, through ``srv``'s callback, called with the request's arrival as its
+    third argument (``request_transit.Arrival``)."""
+    arrival = arrival_of(header)
 
     def answer() -> None:
-        with request_transit(transit, taken_at):
-            response = srv.callback(request, srv.srv_type.Response())
+        response = srv.callback(request, srv.srv_type.Response(), arrival)
         srv.send_response(response, header)
     return answer
 

@@ -15,8 +15,8 @@ from moveit_msgs.srv import GetPositionIK
 
 from ..errors import ErrorCode, RequestError, Verdict
 from ..geometry.transforms import invert_transform
+from ..ik.budget import Budget
 from ..ik.plugin import KinematicsPlugin
-from ..ik.search import stop_hook
 from ..robot_setup import RobotSetup
 from .constraints import request_constraints
 from .conversions import robot_state_msg, seconds_from_duration, transform_from_pose_msg
@@ -50,16 +50,16 @@ def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext)
         if admission == Admission.CANCELLED:
             return ErrorCode.PREEMPTED, SHUTTING_DOWN
         # ends the search at the ticket's stop time: the deadline less the time its answer takes to build
-        with stop_hook(lambda: scheduler.checkpoint(ticket), ticket.stop_at):
-            answer = _solve_ik(ik, response, context, plugin, budget)
+        answer = _solve_ik(ik, response, context, plugin, timeout=budget,
+                           budget=Budget(lambda: scheduler.checkpoint(ticket), ticket.stop_at))
         if ticket.cancelled and isinstance(answer, tuple):
             return ErrorCode.PREEMPTED, f"{SHUTTING_DOWN}: {answer[1]}"
         return answer
 
 
-def _solve_ik(ik, response: GetPositionIK.Response, context: RequestContext, plugin: KinematicsPlugin,
-              timeout: float):
-    """Search for ``timeout`` [s] at most (the scheduler's stop hook ends it sooner, at the deadline)."""
+def _solve_ik(ik, response: GetPositionIK.Response, context: RequestContext, plugin: KinematicsPlugin, *,
+              timeout: float, budget: Budget):
+    """Search for ``timeout`` [s] at most (``budget``, the scheduler's, ends it sooner, at the deadline)."""
     setup = context.setup
     values = context.joint_values(ik.robot_state)
     poses = LinkPoses(setup.model, values)
@@ -83,7 +83,7 @@ def _solve_ik(ik, response: GetPositionIK.Response, context: RequestContext, plu
                 Verdict(ErrorCode.GOAL_CONSTRAINTS_VIOLATED, reason)
 
     result = plugin.searchPositionIK(targets, seed, timeout, solution_callback=callback, context_state=values,
-                                     avoid_collisions=checker is not None, collision_checker=checker)
+                                     avoid_collisions=checker is not None, collision_checker=checker, budget=budget)
     if not result.success:
         return result.error_code, result.message + note
     solved = setup.model.resolve_joint_values({**values, **dict(zip(joint_names, result.solution))})

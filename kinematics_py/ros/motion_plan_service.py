@@ -24,7 +24,7 @@ from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 
 from ..errors import ErrorCode, RequestError
 from ..geometry.transforms import invert_transform
-from ..ik.search import stop_hook
+from ..ik.budget import Budget
 from ..planning.goals import JointGoal, PoseGoal
 from ..planning.motion import PlanningError, plan
 from ..planning.ompl_search import PLANNER_IDS, PlannerError
@@ -93,14 +93,12 @@ class MotionPlanService:
         with scheduler.ticket(deadline) as ticket:
             if scheduler.admit(ticket) != Admission.GRANTED:
                 raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
-            stop = lambda: scheduler.checkpoint(ticket)  # noqa: E731 (one hook for the planner and its IK)
             try:
-                with stop_hook(stop):
-                    result = plan(plugin, checker, [values[name] for name in names], goals, base_state=values,
-                                  planner_id=request.planner_id, planning_time=max(deadline - time.monotonic(), 1e-3),
-                                  attempts=max(1, request.num_planning_attempts), limits=limits,
-                                  path_validity=_path_validity(path_constraints, setup.model, values, names),
-                                  should_stop=stop)
+                result = plan(plugin, checker, [values[name] for name in names], goals, base_state=values,
+                              planner_id=request.planner_id, planning_time=max(deadline - time.monotonic(), 1e-3),
+                              attempts=max(1, request.num_planning_attempts), limits=limits,
+                              path_validity=_path_validity(path_constraints, setup.model, values, names),
+                              budget=Budget(lambda: scheduler.checkpoint(ticket), deadline))
             except (PlanningError, PlannerError) as error:
                 raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
             if ticket.cancelled:

@@ -83,7 +83,7 @@ from .node_parameters import (
 )
 from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
-from .request_transit import current_take_time, current_transit
+from .request_transit import Arrival
 from .robot_state import JointPositions
 from .scene_topics import SceneTopics
 from .search_scheduler import SearchScheduler
@@ -100,10 +100,9 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: sends them from threads of its own, which end with the process).
 STOP_GRACE_S = 1.0
 DELIVERY_GRACE_S = 0.2
-#: How long [s] a thread may hold the GIL while another waits for it (Python's default is 5 ms). A request's
-#: handler releases the GIL in every numpy and compiled call and waits up to this long to get it back each time:
-#: at 5 ms, an FK of a few milliseconds' CPU took hundreds of milliseconds beside busy threads (bench/soak.py
-#: mixed load: 124 answers/s, FK p99 338 ms); at 0.1 ms, 390 answers/s, FK p99 15 ms.
+#: How long [s] a thread may hold the GIL while another waits for it (Python's default: 5 ms). A handler
+#: releases the GIL in every numpy and compiled call and waits up to this long to get it back each time, so
+#: a short interval keeps short requests short beside busy threads (docs/benchmarks.md, the GIL interval).
 GIL_SWITCH_INTERVAL_S = 1e-4
 
 
@@ -174,11 +173,12 @@ class KinematicsNode(Node):
 
     def _serving(self, handler):
         """A service callback answering each request from one RequestContext (the state read once)."""
-        def callback(request, response):
-            taken_at = current_take_time()
+        def callback(request, response, arrival: Arrival | None = None):
+            if arrival is None:  # not taken by NodeExecutor (another executor, or an older rclpy)
+                arrival = Arrival(0.0, time.monotonic())
             return handler(request, response, RequestContext(
-                self._store.current, self._positions.current, self._tools, transit=current_transit(),
-                arrived=time.monotonic() if taken_at is None else taken_at))
+                self._store.current, self._positions.current, self._tools, transit=arrival.transit,
+                arrived=arrival.taken_at))
         return callback
 
     def _startup_count(self, name: str, default: int) -> int:

@@ -4,9 +4,8 @@ A client's timeout starts when it sends the request, so the node counts an IK re
 not from when it took it, and expects its answer to take about as long to arrive as the request did.
 rclpy hands a service callback the request only; the header taken with it (rmw_service_info_t) carries the
 client's source timestamp (system clock, ns). ``NodeExecutor`` takes the search services' requests itself and
-runs their callbacks inside ``request_transit(seconds, taken_at)``; ``current_transit()`` reads it (0
-elsewhere), ``current_take_time()`` when the node took the request (a request taken beside another one may
-wait for its thread: that wait counts too).
+calls their callbacks with a third argument, the request's ``Arrival``: its transit and when the node took it
+(a request taken beside another one may wait for its thread: that wait counts too).
 
 A transit is trusted between 0 and ``TRUSTED_TRANSIT_S``: outside, the clocks of the client's and the node's
 machines differ (or the request waited in DDS behind ``max_concurrent_ik_requests``), and counting it would
@@ -15,14 +14,19 @@ cut the budget by a clock error, so the budget then starts when the node took th
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from typing import NamedTuple
 
 #: Largest transit [s] counted; longer is a clock skew between machines, not a DDS delivery.
 TRUSTED_TRANSIT_S = 0.05
 
-_TRANSIT: ContextVar[tuple[float, float | None]] = ContextVar("kinematics_py_request_transit", default=(0.0, None))
+
+class Arrival(NamedTuple):
+    """How a service request reached the node."""
+
+    #: How long it was under way [s] (0 when unknown or untrusted).
+    transit: float
+    #: ``time.monotonic()`` when the node took it.
+    taken_at: float
 
 
 def transit_of(header) -> float:
@@ -34,22 +38,6 @@ def transit_of(header) -> float:
     return transit if 0.0 <= transit <= TRUSTED_TRANSIT_S else 0.0
 
 
-@contextmanager
-def request_transit(seconds: float, taken_at: float | None = None) -> Iterator[None]:
-    """Within the block (one callback), ``current_transit()`` is ``seconds`` and ``current_take_time()`` is
-    ``taken_at`` (``time.monotonic()``)."""
-    token = _TRANSIT.set((seconds, taken_at))
-    try:
-        yield
-    finally:
-        _TRANSIT.reset(token)
-
-
-def current_transit() -> float:
-    """The transit [s] of the request whose callback runs in this thread (0 when unknown)."""
-    return _TRANSIT.get()[0]
-
-
-def current_take_time() -> float | None:
-    """``time.monotonic()`` when the node took the request whose callback runs in this thread (None: unknown)."""
-    return _TRANSIT.get()[1]
+def arrival_of(header) -> Arrival:
+    """The arrival of a request taken now with ``header``."""
+    return Arrival(transit_of(header), time.monotonic())

@@ -111,8 +111,8 @@ class SceneTopics:
             if scene.version == state.scene.version:
                 return True  # nothing the checks see changed (e.g. a diff of move_group's robot state)
             self._store.change(lambda current: current.with_scene(scene))
-        # debug, as MoveIt's scene monitor: move_group sends diffs many times a second, and an rclpy log call
-        # (its caller's source position looked up) was 5 % of the node's GIL time under the soak's mixed load
+        # debug, as MoveIt's scene monitor: move_group sends diffs many times a second, and each rclpy log
+        # call looks up its caller's source position
         self._logger.debug(f"{what} applied; world objects {sorted(scene.world_objects)}, attached objects "
                            f"{sorted(scene.attached_objects)}")
         return True

@@ -5,7 +5,7 @@ Every IK request holds a ``SearchTicket`` with its deadline (arrival + timeout, 
 than ``LONG_SEARCH_S`` (most IK requests end well within it), then the long ones (a pose out of reach searches
 until its deadline), each kind earliest deadline first. So a client's requests are never held up by long
 searches, not even by those of a client that is gone (killed with its searches in flight). A computing search
-calls ``checkpoint`` between two compiled calls (``ik.search.stop_hook``): when a waiting ticket comes first,
+calls ``checkpoint`` between two compiled calls (its ``ik.budget.Budget``): when a waiting ticket comes first,
 the slot goes to it and the search waits for its turn again. ``checkpoint`` returns True (the search ends) once
 the ticket's stop time has passed or the ticket is cancelled, so no answer waits past its deadline for CPU time,
 and a ticket whose deadline passes while it waits is told so at once.
@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
+
+from ..parameters import ParameterError
 
 #: Slot time [s] after which a search counts as long: it then waits behind every shorter one.
 LONG_SEARCH_S = 0.1
@@ -103,7 +105,7 @@ class SearchScheduler:
 
     def __init__(self, slots: int):
         if slots < 1:
-            raise ValueError(f"slots must be >= 1; got {slots}")
+            raise ParameterError(f"slots must be >= 1; got {slots}")
         self.slots = slots
         self._lock = threading.Lock()
         self._free = slots

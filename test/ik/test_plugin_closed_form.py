@@ -47,7 +47,7 @@ def plugin_on(name: str, parameters: dict | None = None) -> KinematicsPlugin:
 
 
 def chain_of(plugin: KinematicsPlugin):
-    return plugin._state.setup.problem.chains[0]
+    return plugin.group_setup.problem.chains[0]
 
 
 def queries(chain, count: int = QUERIES, seed: int = SEED):
@@ -66,7 +66,7 @@ def test_initialize_logs_the_family_found_or_the_numerical_search(caplog):
 
 
 def test_position_only_groups_keep_the_numerical_search():
-    assert plugin_on("ur5", {"position_only_ik": True})._state.setup.closed_form is None
+    assert plugin_on("ur5", {"position_only_ik": True}).group_setup.closed_form is None
 
 
 @pytest.mark.parametrize("name", sorted(CLOSED_FORM_ROBOTS))
@@ -75,7 +75,7 @@ def test_speed_and_distance_modes_return_the_globally_nearest_solution(name):
     for mode in ("speed", "distance"):
         plugin = plugin_on(name, {"solve_mode": mode})
         chain = chain_of(plugin)
-        robot = eaik_robot(plugin._state.setup.closed_form)
+        robot = eaik_robot(plugin.group_setup.closed_form)
         for T, seed in zip(*queries(chain)[1:]):
             result = plugin.searchPositionIK(T, seed.tolist(), TIMEOUT)
             assert result.success, result.message
@@ -92,7 +92,7 @@ def test_all_discretized_returns_exactly_the_in_limit_branches(name):
     pytest.importorskip("eaik")
     plugin = plugin_on(name)
     chain = chain_of(plugin)
-    robot = eaik_robot(plugin._state.setup.closed_form)
+    robot = eaik_robot(plugin.group_setup.closed_form)
     for T, seed in zip(*queries(chain, seed=SEED + 1)[1:]):
         result = plugin.getPositionIK(T, seed.tolist(), ALL)
         expected = in_limit_branches(chain, robot, T, seed)
@@ -226,7 +226,7 @@ def test_a_branch_rejected_by_a_joint_constraint_is_offered_in_its_other_turns()
 def test_every_branch_is_checked_before_a_final_goal_in_collision_even_past_the_callers_stop_time():
     """A verdict over every branch says "there are no others": the checks may not end at the caller's stop time
     (a node's request past its answer reserve) after the first branch, as a time-limited search would."""
-    from kinematics_py.ik.search import stop_hook
+    from kinematics_py.ik.budget import Budget
 
     plugin = KinematicsPlugin()
     assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])
@@ -238,8 +238,8 @@ def test_every_branch_is_checked_before_a_final_goal_in_collision_even_past_the_
         def in_collision(pose, solution):
             seen.append(solution)
             return ErrorCode.GOAL_IN_COLLISION
-        with stop_hook(lambda: stopped):
-            result = plugin.searchPositionIK(T, q.tolist(), 1.0, solution_callback=in_collision)
+        result = plugin.searchPositionIK(T, q.tolist(), 1.0, solution_callback=in_collision,
+                                         budget=Budget(lambda: stopped))
         assert result.error_code == ErrorCode.GOAL_IN_COLLISION and "there are no others" in result.message
         return len(seen)
     assert checked(stopped=True) == checked(stopped=False) > 1
@@ -276,7 +276,7 @@ def test_whole_turn_alternatives_stay_within_the_limits_and_the_consistency_limi
 
     plugin = KinematicsPlugin()
     assert plugin.initialize(bundled_robot("ur5.urdf").read_text(), "arm", "base_link", ["tool0"])
-    problem = plugin._state.setup.problem
+    problem = plugin.group_setup.problem
     q = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
     alternatives = whole_turn_alternatives(problem, q, q)
     assert len(alternatives) == 2 ** 6 - 1  # every joint of the UR5 spans +-2 pi: one other turn each

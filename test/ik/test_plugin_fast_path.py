@@ -1,5 +1,6 @@
-"""The lean path of plain requests to closed-form arms (``ik.fast_path``): the same answers as the general path,
-every input it does not take handed on (and still answered or reported), no compilation on a request's path."""
+"""The lean path of plain requests to closed-form arms (``ik.closed_form.fast_path``): the same answers as the
+general path, every input it does not take handed on (and still answered or reported), no compilation on a
+request's path."""
 from __future__ import annotations
 
 import math
@@ -29,7 +30,7 @@ def plugin_on(name: str, parameters: dict | None = None) -> KinematicsPlugin:
 
 
 def queries(plugin: KinematicsPlugin, count: int = QUERIES):
-    chain = plugin._state.setup.problem.chains[0]
+    chain = plugin.group_setup.problem.chains[0]
     rng = np.random.default_rng(SEED)
     Ts = np.ascontiguousarray(chain.forward_kinematics(random_configurations(chain, rng, count)))
     return chain, Ts, random_configurations(chain, rng, count)
@@ -44,7 +45,7 @@ def test_plain_requests_get_the_general_paths_answer(name):
     """Speed mode without callbacks: the nearest branch, as the general path (here forced by an accepting callback)
     finds it, with the same result fields."""
     plugin = plugin_on(name)
-    assert plugin._state.setup.fast_path is not None
+    assert plugin.group_setup.fast_path is not None
     chain, Ts, seeds = queries(plugin)
     for T, seed in zip(Ts, seeds):
         fast = plugin.searchPositionIK(T, seed)
@@ -78,11 +79,13 @@ def test_every_form_of_pose_and_seed_gets_the_same_answer_without_compiling_a_va
 def test_a_pose_value_takes_the_lean_path_too():
     plugin = plugin_on("ur5")
     _, Ts, seeds = queries(plugin, 3)
-    fast_path = plugin._state.setup.fast_path
+    fast_path = plugin.group_setup.fast_path
     for T, seed in zip(Ts, seeds):
-        result = fast_path(Pose.from_transform(T), seed)
-        assert result is not None and np.allclose(result.solution, fast_path(T, seed).solution, atol=1e-9)
-    assert fast_path(Pose((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)), seeds[0]) is None  # refused by the general path
+        result = plugin.searchPositionIK(Pose.from_transform(T), seed)
+        assert "the branch nearest the seed" in result.message
+        assert np.allclose(result.solution, fast_path(T, seed).solution, atol=1e-9)
+    refused = plugin.searchPositionIK(Pose((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)), seeds[0])
+    assert refused.error_code == ErrorCode.INVALID_GOAL_CONSTRAINTS and "invalid target pose" in refused.message
 
 
 def test_bad_input_is_still_reported():
@@ -101,14 +104,14 @@ def test_bad_input_is_still_reported():
 
 
 def test_only_plain_set_ups_take_it():
-    assert plugin_on("ur5", {"solve_mode": "distance"})._state.setup.fast_path is None
-    assert plugin_on("ur5", {"position_threshold": 1e-7})._state.setup.fast_path is None
+    assert plugin_on("ur5", {"solve_mode": "distance"}).group_setup.fast_path is None
+    assert plugin_on("ur5", {"position_threshold": 1e-7}).group_setup.fast_path is None
     plugin = plugin_on("ur5")
     assert plugin.setRedundantJoints([0])
-    assert plugin._state.setup.fast_path is None
+    assert plugin.group_setup.fast_path is None
     panda = KinematicsPlugin()
     assert panda.initialize(bundled_robot("panda.urdf").read_text(), "panda_arm", "panda_link0", ["panda_link8"])
-    assert panda._state.setup.fast_path is None
+    assert panda.group_setup.fast_path is None
 
 
 def test_requests_with_anything_else_take_the_general_path():

@@ -1,6 +1,6 @@
-"""Bugs of the search found by issue 12, each with the test that showed it: wrapped distances in posture mode,
-solutions equal modulo 2 pi, callbacks answering None or an unknown code, searches overrunning their timeout,
-the discretization after setRedundantJoints and getSearchDiscretization() without an index."""
+"""Search behaviours that once went wrong: wrapped distances in posture mode, solutions equal modulo 2 pi,
+callbacks answering None or an unknown code, searches ending within their timeout, the discretization after
+setRedundantJoints and getSearchDiscretization() without an index."""
 from __future__ import annotations
 
 import math
@@ -12,7 +12,7 @@ from test_plugin_api import PANDA, SHORT_TIMEOUT, panda_text, plugin_for_urdf, r
 from test_plugin_conformance import PANDA_READY, make_plugin, verifier_for
 
 from kinematics_py import DiscretizationMethod, ErrorCode, KinematicsPlugin, KinematicsQueryOptions, Pose
-from kinematics_py.ik.search import preference_cost, same_solution
+from kinematics_py.ik.search import preference_costs, same_solution
 
 #: A search may end this much [s] after its timeout beyond a few local searches (Python, the clock, load).
 TIMEOUT_MARGIN = 0.02
@@ -22,13 +22,13 @@ UNREACHABLE = Pose((5.0, 0.0, 0.0))
 def test_posture_mode_measures_the_wrapped_distance_to_preferred_posture():
     """A solution a whole turn away from preferred_posture on a revolute joint is in its posture: cost 0."""
     plugin = make_plugin(PANDA, {"solve_mode": "posture", "preferred_posture": PANDA_READY})
-    solver = plugin._state.setup.solver
+    solver = plugin.group_setup.solver
     preferred = np.array(PANDA_READY)
     turned = preferred.copy()
     turned[0] += 2 * math.pi
-    assert preference_cost(solver, turned, np.zeros(7), None) == pytest.approx(0.0, abs=1e-18)
+    assert preference_costs(solver, turned[None], np.zeros(7), None)[0] == pytest.approx(0.0, abs=1e-18)
     nearby = preferred + 0.1
-    assert preference_cost(solver, nearby, np.zeros(7), None) == pytest.approx(0.07)
+    assert preference_costs(solver, nearby[None], np.zeros(7), None)[0] == pytest.approx(0.07)
 
 
 def test_solutions_equal_modulo_two_pi_are_one_solution():

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "closed_form"))
 from closed_form_cases import CLOSED_FORM_ROBOTS, pose_errors  # noqa: E402
 
 from kinematics_py import ErrorCode, KinematicsPlugin, KinematicsQueryOptions  # noqa: E402
-from kinematics_py.ik.analytic import out_of_reach_message  # noqa: E402
+from kinematics_py.ik.closed_form.branch_search import out_of_reach_message  # noqa: E402
 
 TIMEOUT = 1.0
 #: An out-of-reach answer comes well within this [s] (the search would take the whole TIMEOUT).
@@ -31,7 +31,7 @@ def plugin_on(name: str) -> KinematicsPlugin:
 def stretched(plugin: KinematicsPlugin, seed: int = 3) -> np.ndarray:
     """A configuration within the limits whose wrist point is (nearly) as far as it goes: the arm stretched, a
     singular pose."""
-    closed_form = plugin._state.setup.closed_form
+    closed_form = plugin.group_setup.closed_form
     chain = closed_form.chain
     lower, upper = np.maximum(chain.lower, -np.pi), np.minimum(chain.upper, np.pi)
     rng = np.random.default_rng(seed)
@@ -60,7 +60,7 @@ def outward(T: np.ndarray, distance: float, centre: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("name", ["ur5", "kinova", "kr16", "puma560", "spherical-shoulder"])
 def test_a_pose_beyond_the_reach_is_no_ik_solution_at_once(name):
     plugin = plugin_on(name)
-    chain = plugin._state.setup.closed_form.chain
+    chain = plugin.group_setup.closed_form.chain
     T = chain.forward_kinematics(np.zeros(6)).copy()
     T[:3, 3] += (3.0, 0.0, 0.0)
     for call in (lambda: plugin.searchPositionIK(T, np.zeros(6), TIMEOUT),
@@ -77,7 +77,7 @@ def test_a_pose_beyond_the_reach_is_no_ik_solution_at_once(name):
 @pytest.mark.parametrize("name", ["kr16", "ur5"])
 def test_a_stretched_arm_is_still_solved_and_just_past_it_is_left_to_the_search(name):
     plugin = plugin_on(name)
-    setup = plugin._state.setup
+    setup = plugin.group_setup
     chain = setup.closed_form.chain
     T = chain.forward_kinematics(stretched(plugin))
     assert -0.01 < setup.closed_form.beyond_reach(T) <= 1e-9  # at the edge of the reach
@@ -91,7 +91,7 @@ def test_a_stretched_arm_is_still_solved_and_just_past_it_is_left_to_the_search(
 
 def test_approximate_solutions_are_still_searched_for():
     plugin = plugin_on("kr16")
-    setup = plugin._state.setup
+    setup = plugin.group_setup
     T = outward(setup.closed_form.chain.forward_kinematics(stretched(plugin)), 0.02, setup.closed_form.reach.centre)
     assert setup.closed_form.beyond_reach(T) > 0.01
     assert plugin.searchPositionIK(T, np.zeros(6), TIMEOUT).message.startswith("the pose is out of reach")

@@ -69,7 +69,7 @@ def test_lbr_iiwa_as_ros_industrial_describes_it_initializes_with_its_closed_for
     urdf = small_urdf("lbr_iiwa_14_r820.urdf").read_text()
     plugin = KinematicsPlugin()
     assert plugin.initialize(urdf, "arm", "base_link", "tool0"), plugin.last_error
-    report = plugin._require_setup().closed_form_report
+    report = plugin.group_setup.closed_form_report
     assert "closed form with joint_a3 locked" in report and "nearest ideal arm" in report, report
     assert "these work too: joint_a1, joint_a4, joint_a5)" in report, report
     chain = plugin.robot_model.chain("base_link", "tool0")

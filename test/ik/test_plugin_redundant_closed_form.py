@@ -53,7 +53,7 @@ def plugin_on(name: str, parameters: dict | None = None) -> KinematicsPlugin:
 
 
 def random_pose(plugin: KinematicsPlugin, rng):
-    problem = plugin._state.setup.problem
+    problem = plugin.group_setup.problem
     q = rng.uniform(problem.lower, problem.upper)
     return q, problem.chains[0].forward_kinematics(q), rng.uniform(problem.lower, problem.upper)
 
@@ -61,7 +61,7 @@ def random_pose(plugin: KinematicsPlugin, rng):
 def numerical_solutions(plugin: KinematicsPlugin, T, seed, joint: int, value: float, rng) -> list[np.ndarray]:
     """Every distinct in-limit solution with ``joint`` at ``value`` that ENUMERATION_STARTS local searches from
     random starts find, each joint's whole-turn equivalent nearest the seed (brute force)."""
-    setup = plugin._state.setup
+    setup = plugin.group_setup
     problem = setup.problem
     solver = SolverSetup.build(problem, setup.solver.params.replace(**PRECISE))
     locked = np.arange(problem.dof) == joint
@@ -82,7 +82,7 @@ def numerical_solutions(plugin: KinematicsPlugin, T, seed, joint: int, value: fl
 def test_all_discretized_returns_every_solution_at_every_value_of_the_redundant_joint(name):
     plugin = plugin_on(name)
     joint = REDUNDANT_ROBOTS[name][3]
-    problem = plugin._state.setup.problem
+    problem = plugin.group_setup.problem
     step = plugin.getSearchDiscretization(joint)
     grid = problem.lower[joint] + step * np.arange(int(np.floor((problem.upper[joint] - problem.lower[joint]) / step))
                                                    + 1)
@@ -128,7 +128,7 @@ def test_a_locked_redundant_joint_gets_the_nearest_solution_at_the_seeds_value(n
         assert result.success and "closed form" in result.message, result.message
         solution = np.array(result.solution)
         assert solution[joint] == seed[joint]
-        every = plugin._state.setup.redundant_closed_form.solvers[joint].solve(T, seed, seed[joint])
+        every = plugin.group_setup.redundant_closed_form.solvers[joint].solve(T, seed, seed[joint])
         assert np.linalg.norm(solution - seed) <= np.linalg.norm(every - seed, axis=1).min() + 1e-12
 
 
@@ -168,7 +168,7 @@ def test_a_seven_joint_arm_without_a_closed_form_keeps_the_numerical_search_and_
     with caplog.at_level(logging.INFO, logger="kinematics_py.ik.plugin"):
         assert plugin.initialize(example_robot_urdf("baxter").read_text(), "left_arm", "left_arm_mount",
                                  ["left_wrist"])
-    problem = plugin._state.setup.problem
+    problem = plugin.group_setup.problem
     rng = np.random.default_rng(SEED)
     T = problem.chains[0].forward_kinematics(rng.uniform(problem.lower, problem.upper))
     result = plugin.getPositionIK(T, problem.middle.tolist(), ALL)
@@ -182,8 +182,8 @@ def test_distance_mode_returns_the_nearest_solution_over_the_grid_refined(name):
     and, where rejected by the validity callback, the next nearest."""
     plugin = plugin_on(name, {"solve_mode": "distance"})
     joint = REDUNDANT_ROBOTS[name][3]
-    chain = plugin._state.setup.problem.chains[0]
-    solver = plugin._state.setup.redundant_closed_form.solvers[joint]
+    chain = plugin.group_setup.problem.chains[0]
+    solver = plugin.group_setup.redundant_closed_form.solvers[joint]
     rng = np.random.default_rng(SEED)
     for _ in range(10):
         _, T, seed = random_pose(plugin, rng)
@@ -238,8 +238,8 @@ def test_a_solution_rejected_by_a_joint_constraint_is_offered_in_its_other_turns
     for options, parameters, search in modes:
         plugin = KinematicsPlugin()
         assert plugin.initialize(urdf, "arm", base, [tip], parameters=parameters), plugin.last_error
-        assert plugin._state.setup.redundant_closed_form is not None
-        chain = plugin._state.setup.problem.chains[0]
+        assert plugin.group_setup.redundant_closed_form is not None
+        chain = plugin.group_setup.problem.chains[0]
         T = chain.forward_kinematics(q)
         result = plugin.searchPositionIK(T, (q + 0.01).tolist(), TIMEOUT, options=options,
                                          solution_callback=lambda pose, solution: bool(solution[6] >= 4.0))

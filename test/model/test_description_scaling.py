@@ -77,9 +77,9 @@ def test_an_ik_group_of_a_long_chain_sets_up_linearly_with_a_bounded_restart_poo
             times.append(best_time(lambda links=links: plugin_of(links), 1))
     ratio = min(runs[1]) / min(runs[0])
     assert ratio < LINEAR_RATIO_BOUND, f"{runs}: 4x the joints took {ratio:.1f}x as long (quadratic: 16x)"
-    restarts = plugin_of(long)._require_setup().solver.restarts
+    restarts = plugin_of(long).group_setup.solver.restarts
     assert restarts.shape == (max(RESTART_POOL_MIN_SIZE, RESTART_POOL_VALUES // (long - 1)), long - 1)
-    assert plugin_of(6)._require_setup().solver.restarts.shape == (RESTART_POOL_SIZE, 5)
+    assert plugin_of(6).group_setup.solver.restarts.shape == (RESTART_POOL_SIZE, 5)
 
 
 @pytest.mark.parametrize("limits, words", [

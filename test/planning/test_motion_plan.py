@@ -16,6 +16,7 @@ from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.poses import transform_from_any_pose
 from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.ik.budget import Budget
 from kinematics_py.planning.goals import JointGoal, PoseGoal
 from kinematics_py.planning.motion import Approach, PlanningError, plan
 from kinematics_py.planning.ompl_search import PLANNER_IDS, PlannerError
@@ -226,7 +227,7 @@ def test_a_free_goal_that_no_path_reaches_is_a_timeout_with_the_planning_time(ar
 
 def test_a_stop_request_ends_planning_with_preempted(arm):
     plugin, checker, _ = arm
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=30.0, should_stop=lambda: True)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=30.0, budget=Budget(lambda: True))
     assert (result.error_code, result.failure) == (ErrorCode.PREEMPTED, "stopped"), result.message
 
 

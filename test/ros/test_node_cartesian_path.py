@@ -24,9 +24,7 @@ from moveit_msgs.msg import (
     PositionConstraint,
 )
 from moveit_msgs.srv import GetCartesianPath
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from shape_msgs.msg import SolidPrimitive
-from test_node_harness import (
+from node_harness import (
     CALL_TIMEOUT_S,
     NodeUnderTest,
     ik_request,
@@ -36,6 +34,8 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from shape_msgs.msg import SolidPrimitive
 from tf2_msgs.msg import TFMessage
 
 from kinematics_py.geometry.transforms import invert_transform, make_transform, rotation_about_axis

@@ -31,11 +31,7 @@ from moveit_msgs.msg import (
     MoveItErrorCodes,
     PositionConstraint,
 )
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from reference import PinocchioCollisions
-from robots import example_robot_urdf, ur5_collision_srdf, without_collision_geometry
-from shape_msgs.msg import Mesh, MeshTriangle, Plane, SolidPrimitive
-from test_node_harness import (
+from node_harness import (
     NodeUnderTest,
     fk_request,
     ik_request,
@@ -48,6 +44,10 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from reference import PinocchioCollisions
+from robots import example_robot_urdf, ur5_collision_srdf, without_collision_geometry
+from shape_msgs.msg import Mesh, MeshTriangle, Plane, SolidPrimitive
 from tf2_msgs.msg import TFMessage
 
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis

@@ -8,8 +8,7 @@ import time
 import numpy as np
 import pytest
 from moveit_msgs.msg import MoveItErrorCodes
-from robots import UR5_UNREACHABLE_POSITION
-from test_node_harness import (
+from node_harness import (
     PROCESSES,
     fk_request,
     ik_request,
@@ -17,6 +16,7 @@ from test_node_harness import (
     serving_node,
     ur5_parameters,
 )
+from robots import UR5_UNREACHABLE_POSITION
 
 from kinematics_py.geometry.transforms import make_transform
 

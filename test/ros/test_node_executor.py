@@ -12,7 +12,6 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
 from kinematics_py.ros.executor import NodeExecutor, search_entities
-from kinematics_py.ros.request_transit import current_take_time
 
 #: Time given to requests sent on this machine to reach the server's DDS reader [s].
 DELIVERY_S = 1.0
@@ -99,9 +98,9 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
     spinning = threading.Thread(target=client_executor.spin, daemon=True)
     gate, started, times = threading.Event(), [], []
 
-    def callback(request, response):
+    def callback(request, response, arrival):
         started.append(request.fk_link_names[0])
-        times.append((current_take_time(), time.monotonic()))
+        times.append((arrival.taken_at, time.monotonic()))
         gate.wait(10.0)
         response.fk_link_names = request.fk_link_names
         return response

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from conftest import PythonProcesses
 from first_calls import answering_services, first_calls
+from node_harness import CALL_TIMEOUT_S, NODE_READY_TIMEOUT_S, PROCESSES, serving_node, ur5_parameters
 from processes.node_reporting_compiles import COMPILE_REPORT
-from test_node_harness import CALL_TIMEOUT_S, NODE_READY_TIMEOUT_S, PROCESSES, serving_node, ur5_parameters
 
 from kinematics_py.robots import bundled_robot_path
 

@@ -26,10 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from moveit_msgs.msg import AttachedCollisionObject, CollisionObject, JointConstraint, MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK, GetPositionIK, GetStateValidity
-from sensor_msgs.msg import JointState
-from shape_msgs.msg import SolidPrimitive
-from std_msgs.msg import String
-from test_node_harness import (
+from node_harness import (
     NodeUnderTest,
     module_processes,  # noqa: F401 (fixture)
     serving_node,
@@ -37,6 +34,9 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from sensor_msgs.msg import JointState
+from shape_msgs.msg import SolidPrimitive
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from kinematics_py.geometry.poses import transform_from_any_pose

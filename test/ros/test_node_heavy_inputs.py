@@ -8,6 +8,11 @@ import time
 
 from geometry_msgs.msg import Point, Pose
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
+from node_harness import (
+    fk_request,
+    module_processes,  # noqa: F401 (fixture)
+    wait_for,
+)
 from robots import chain_urdf
 from shape_msgs.msg import Mesh, MeshTriangle
 from test_node_collision import (
@@ -20,11 +25,6 @@ from test_node_collision import (
     link_pose,
     remove,
     scene_node,  # noqa: F401 (fixture)
-)
-from test_node_harness import (
-    fk_request,
-    module_processes,  # noqa: F401 (fixture)
-    wait_for,
 )
 
 from kinematics_py.parameters import NODE_SPECS_BY_NAME

@@ -15,6 +15,15 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import Point, Pose, TransformStamped
 from moveit_msgs.msg import BoundingVolume, CollisionObject, MoveItErrorCodes, OrientationConstraint, PositionConstraint
+from node_harness import (
+    fk_request,
+    ik_request,
+    module_processes,  # noqa: F401 (fixture)
+    poses_close,
+    state_validity_request,
+    transform_of_pose_stamped,
+    wait_for,
+)
 from shape_msgs.msg import Mesh, MeshTriangle, SolidPrimitive
 from test_node_collision import (
     ELBOW_BOX,
@@ -34,15 +43,6 @@ from test_node_collision import (
     scene_node,  # noqa: F401 (fixture)
     solved,
     sphere_object,
-)
-from test_node_harness import (
-    fk_request,
-    ik_request,
-    module_processes,  # noqa: F401 (fixture)
-    poses_close,
-    state_validity_request,
-    transform_of_pose_stamped,
-    wait_for,
 )
 from tf2_msgs.msg import TFMessage
 

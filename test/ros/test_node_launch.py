@@ -249,7 +249,7 @@ def documented_commands(document: Path, heading: str) -> list[list[str]]:
 
 
 def serving_client(process, tip: str, domain_id: int | None = None):
-    from test_node_harness import NodeUnderTest
+    from node_harness import NodeUnderTest
 
     node = NodeUnderTest(process, "", domain_id)
     node.wait_serving(tip)
@@ -258,7 +258,7 @@ def serving_client(process, tip: str, domain_id: int | None = None):
 
 def assert_solves_ik(node, group: str, robot: str = "ur5", tip: str = "tool0") -> None:
     from moveit_msgs.msg import MoveItErrorCodes
-    from test_node_harness import ik_request
+    from node_harness import ik_request
 
     model = RobotModel.from_urdf_file(bundled_robot_path(robot))
     state = {name: 0.3 for name in model.single_dof_joint_names}

@@ -21,9 +21,7 @@ from moveit_msgs.msg import (
     PositionConstraint,
 )
 from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from shape_msgs.msg import SolidPrimitive
-from test_node_harness import (
+from node_harness import (
     CALL_TIMEOUT_S,
     NodeUnderTest,
     module_processes,  # noqa: F401 (fixture)
@@ -32,6 +30,8 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from shape_msgs.msg import SolidPrimitive
 
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from moveit_msgs.msg import MoveItErrorCodes
-from test_node_harness import (
+from node_harness import (
     TREE_URDF,
     ik_request,
     module_processes,  # noqa: F401 (fixture)

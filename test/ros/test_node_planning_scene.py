@@ -24,10 +24,7 @@ from moveit_msgs.msg import (
     PlanningSceneComponents,
 )
 from moveit_msgs.srv import ApplyPlanningScene, GetPlanningScene
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.task import Future
-from shape_msgs.msg import SolidPrimitive
-from test_node_harness import (
+from node_harness import (
     CALL_TIMEOUT_S,
     NodeUnderTest,
     ik_request,
@@ -38,6 +35,9 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
+from shape_msgs.msg import SolidPrimitive
 
 from kinematics_py.collision.octree import OCTOMAP_ID, Octree
 from kinematics_py.geometry.transforms import make_transform

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from node_harness import module_processes, serving_node, ur5_parameters, wait_for  # noqa: F401 (fixture)
 from rclpy.task import Future
 from std_msgs.msg import String
-from test_node_harness import module_processes, serving_node, ur5_parameters, wait_for  # noqa: F401 (fixture)
 from visualization_msgs.msg import Marker, MarkerArray
 
 from kinematics_py.reachability import MapSpec, RobotSource, VoxelGrid, compute_map, sphere_orientations

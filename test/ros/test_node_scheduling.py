@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 from moveit_msgs.msg import MoveItErrorCodes
-from robots import UR5_UNREACHABLE_POSITION
-from test_node_harness import (
+from node_harness import (
     NodeUnderTest,
     fk_request,
     ik_request,
@@ -28,6 +27,7 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from robots import UR5_UNREACHABLE_POSITION
 
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.model.robot_model import RobotModel

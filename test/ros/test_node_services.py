@@ -19,10 +19,7 @@ from moveit_msgs.msg import (
     PositionConstraint,
     VisibilityConstraint,
 )
-from robots import UR5_UNREACHABLE_POSITION, without_collision_geometry
-from sensor_msgs.msg import JointState
-from shape_msgs.msg import Mesh, SolidPrimitive
-from test_node_harness import (
+from node_harness import (
     fk_request,
     ik_request,
     module_processes,  # noqa: F401 (fixture)
@@ -36,6 +33,9 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from robots import UR5_UNREACHABLE_POSITION, without_collision_geometry
+from sensor_msgs.msg import JointState
+from shape_msgs.msg import Mesh, SolidPrimitive
 
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 from kinematics_py.model.robot_model import RobotModel

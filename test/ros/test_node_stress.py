@@ -16,11 +16,7 @@ from collections import Counter
 
 import pytest
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from robots import UR5_UNREACHABLE_POSITION
-from shape_msgs.msg import SolidPrimitive
-from std_msgs.msg import String
-from test_node_harness import (
+from node_harness import (
     PROCESSES,
     NodeUnderTest,
     fk_request,
@@ -31,6 +27,10 @@ from test_node_harness import (
     ur5_parameters,
     wait_for,
 )
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from robots import UR5_UNREACHABLE_POSITION
+from shape_msgs.msg import SolidPrimitive
+from std_msgs.msg import String
 
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.robots import bundled_robot_path

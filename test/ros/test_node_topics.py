@@ -10,11 +10,7 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import PoseStamped, TransformStamped
 from moveit_msgs.msg import MoveItErrorCodes
-from rclpy.duration import Duration
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from robots import TREE_SRDF
-from std_msgs.msg import String
-from test_node_harness import (
+from node_harness import (
     TREE_URDF,
     NodeUnderTest,
     fk_request,
@@ -27,6 +23,10 @@ from test_node_harness import (
     transform_of_pose_stamped,
     wait_for,
 )
+from rclpy.duration import Duration
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from robots import TREE_SRDF
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from test_node_harness import (
+from node_harness import (
     REPO,
     module_processes,  # noqa: F401 (fixture)
     serving_node,

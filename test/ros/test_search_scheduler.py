@@ -1,5 +1,5 @@
 """The node's SearchScheduler (earliest deadline first, lending between kernel calls, expiry, close), the search
-loop's stop hook it works through (ik.search.stop_hook), and compute_ik's TIMED_OUT answers from it. No DDS here:
+loop's budget it works through (ik.budget.Budget), and compute_ik's TIMED_OUT answers from it. No DDS here:
 threads in this process."""
 from __future__ import annotations
 
@@ -15,19 +15,13 @@ from robots import UR5_UNREACHABLE_POSITION
 from kinematics_py import KinematicsPlugin, Pose
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.errors import ErrorCode
-from kinematics_py.ik.search import caller_time_left, stop_hook
+from kinematics_py.ik.budget import UNBOUNDED, Budget
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.ik_service import compute_ik
 from kinematics_py.ros.request_context import RequestContext, ServiceTools
-from kinematics_py.ros.request_transit import (
-    TRUSTED_TRANSIT_S,
-    current_take_time,
-    current_transit,
-    request_transit,
-    transit_of,
-)
+from kinematics_py.ros.request_transit import TRUSTED_TRANSIT_S, arrival_of, transit_of
 from kinematics_py.ros.search_scheduler import (
     LATENESS_ALLOWANCE_S,
     LONG_SEARCH_S,
@@ -182,11 +176,9 @@ def test_a_transit_counts_only_from_a_plausible_source_timestamp():
     assert transit_of(Header(-1.0)) == 0.0  # the client's clock is ahead
     assert transit_of(Header(5.0)) == 0.0  # behind by more than a delivery takes: a clock skew
     assert transit_of(object()) == 0.0
-    with request_transit(0.003):
-        assert current_transit() == 0.003 and current_take_time() is None
-    with request_transit(0.003, 12.5):
-        assert current_transit() == 0.003 and current_take_time() == 12.5
-    assert current_transit() == 0.0 and current_take_time() is None
+    before = time.monotonic()
+    arrival = arrival_of(Header(0.002))
+    assert 0.002 <= arrival.transit < 0.002 + TRUSTED_TRANSIT_S and before <= arrival.taken_at <= time.monotonic()
 
 
 def test_a_search_that_lent_its_slot_ends_at_its_stop_time_if_it_does_not_get_it_back():
@@ -205,11 +197,9 @@ def test_a_search_that_lent_its_slot_ends_at_its_stop_time_if_it_does_not_get_it
     thread.join(NOTICE_S)
 
 
-def test_the_stop_hook_tells_searches_the_callers_deadline():
-    assert caller_time_left() == float("inf")
-    with stop_hook(lambda: False, time.monotonic() + 10):
-        assert 9 < caller_time_left() <= 10
-    assert caller_time_left() == float("inf")
+def test_a_budget_tells_searches_the_callers_deadline():
+    assert UNBOUNDED.time_left() == float("inf") and not UNBOUNDED.should_stop()
+    assert 9 < Budget(lambda: False, time.monotonic() + 10).time_left() <= 10
 
 
 def test_close_cancels_waiting_and_computing_tickets_and_later_ones():
@@ -238,9 +228,9 @@ def ur5():
 
 
 @pytest.mark.parametrize("avoid_collisions", [False, True])
-def test_the_stop_hook_ends_searches_of_its_thread_between_kernel_calls(ur5, avoid_collisions):
-    """A 10 s search of an unreachable pose ends when the hook says so, and its collision-aware follow-up search
-    (which explains failures) does not run past it either."""
+def test_the_budgets_stop_hook_ends_a_search_between_kernel_calls(ur5, avoid_collisions):
+    """A 10 s search of an unreachable pose ends when the budget's hook says so, and its collision-aware
+    follow-up search (which explains failures) does not run past it either."""
     model = ur5.robot_model
     checker = CollisionChecker(model, SemanticModel.from_srdf_string(bundled_robot_path("ur5", "srdf").read_text(),
                                                                      model)) if avoid_collisions else None
@@ -253,9 +243,8 @@ def test_the_stop_hook_ends_searches_of_its_thread_between_kernel_calls(ur5, avo
         return calls[-1] >= stop_at
 
     started = time.monotonic()
-    with stop_hook(should_stop):
-        result = ur5.searchPositionIK(unreachable, [0.0] * 6, timeout=10.0, avoid_collisions=avoid_collisions,
-                                      collision_checker=checker)
+    result = ur5.searchPositionIK(unreachable, [0.0] * 6, timeout=10.0, avoid_collisions=avoid_collisions,
+                                  collision_checker=checker, budget=Budget(should_stop))
     elapsed = time.monotonic() - started
     assert result.error_code == ErrorCode.NO_IK_SOLUTION, result.message
     assert elapsed < 0.1 + NOTICE_S

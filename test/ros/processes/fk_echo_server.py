@@ -3,7 +3,7 @@
 One pose per requested link: frame = request header frame, x = index of the link,
 z = sum of the request's joint positions. Exits by itself after --lifetime seconds. With --report-transit it is
 served as kinematics_node serves IK (NodeExecutor, as a search service) and the message ends with the request's
-transit as the callback saw it (kinematics_py.ros.request_transit).
+transit as the callback saw it (its ``Arrival``, kinematics_py.ros.request_transit).
 """
 import argparse
 import time
@@ -16,7 +16,6 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from kinematics_py.ros.executor import NodeExecutor, search_entities
-from kinematics_py.ros.request_transit import current_transit
 
 SOURCE = "fk_echo_server"
 
@@ -52,9 +51,9 @@ def main() -> None:
     node = Node("fk_echo_server")
     executor = None
     if args.report_transit:
-        def callback(request, response):
+        def callback(request, response, arrival):
             response = echo_fk(request, response)
-            response.error_code.message += f"; transit {current_transit():.9f} s"
+            response.error_code.message += f"; transit {arrival.transit:.9f} s"
             return response
         service = node.create_service(GetPositionFK, args.service, callback)
         executor = NodeExecutor(2, 2, search_entities([service]), node.get_logger())

@@ -1,108 +1,37 @@
-"""A KinematicsPlugin's state: one immutable snapshot, replaced as a whole.
-
-Every plugin call reads ``PluginState`` once and uses only that snapshot; every change builds a new one
-and swaps it in under the plugin's lock. So a call never sees half of a change (e.g. the joints of one
-robot with the solver of another), whatever other threads do meanwhile.
-"""
+"""Building a group's set-up (``group_setup.GroupSetup``) from URDF, SRDF and parameters, and loading its
+compiled code ahead of the first request."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
-from types import MappingProxyType
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ..errors import ErrorCode, KinematicsError, RequestError
+from ..errors import KinematicsError, UnknownJointError
 from ..geometry.transforms import rotation_log
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from ..parameters import SolverParameters
 from . import kernels
-from .analytic import closed_form_of
 from .closed_form import ClosedFormSolver
+from .closed_form.branch_search import closed_form_of
+from .closed_form.fast_path import ClosedFormFastPath
+from .closed_form.locked_joint_search import redundant_closed_form_of
 from .closed_form.redundant import RedundantChain
-from .collision_aware import diagnosis_solvers
-from .fast_path import ClosedFormFastPath, fast_path_of
+from .group_setup import GroupSetup
 from .problem import IkProblem, SolverSetup
-from .redundant_closed_form import redundant_closed_form_of
 from .search import IkSearch
 
-_log = logging.getLogger("kinematics_py.ik.state")
-
-DEFAULT_TIMEOUT = 1.0
-DEFAULT_SEARCH_DISCRETIZATION = 0.1
-
-
-@dataclass(frozen=True, eq=False)
-class GroupSetup:
-    """Everything ``initialize`` establishes for one planning group."""
-
-    model: RobotModel
-    group_name: str
-    base_frame: str
-    tip_frames: tuple[str, ...]
-    solver: SolverSetup
-    redundant_joints: tuple[int, ...] = ()
-    #: The closed form of a 6R chain (``analytic``), or None: the numerical search alone.
-    closed_form: ClosedFormSolver | None = None
-    #: Which closed-form family was found, or why none applies (for the log).
-    closed_form_report: str = ""
-    #: A 7-joint arm's closed forms with one joint locked (``redundant_closed_form``), or None.
-    redundant_closed_form: RedundantChain | None = None
-
-    @cached_property
-    def diagnosis(self) -> tuple[SolverSetup, SolverSetup]:
-        """``collision_aware.diagnosis_solvers(solver)``: built when a collision-aware search first fails, not at
-        every initialize (most groups never need them)."""
-        return diagnosis_solvers(self.solver)
-
-    @property
-    def problem(self) -> IkProblem:
-        return self.solver.problem
-
-    @cached_property
-    def fast_path(self) -> ClosedFormFastPath | None:
-        """The lean path of plain requests (``fast_path``), or None where they take the general one."""
-        return fast_path_of(self)
-
-
-@dataclass(frozen=True, eq=False)
-class PluginState:
-    """Everything a KinematicsPlugin holds."""
-
-    setup: GroupSetup | None = None
-    default_timeout: float = DEFAULT_TIMEOUT
-    #: One step [rad or m] for every joint, or per joint index (read-only).
-    search_discretization: float | Mapping[int, float] = DEFAULT_SEARCH_DISCRETIZATION
-    #: The ``collision.CollisionChecker`` used by ``avoid_collisions`` (or None).
-    collision_checker: Any = None
-
-    def require_setup(self) -> GroupSetup:
-        if self.setup is None:
-            raise RequestError(ErrorCode.FAILURE, "the plugin is not initialized: call initialize() first")
-        return self.setup
-
-    def discretization(self, joint_index: int | None = None) -> float:
-        """The step [rad or m] of joint ``joint_index`` (None: joint 0, as MoveIt's default argument)."""
-        value = self.search_discretization
-        if isinstance(value, Mapping):
-            return value.get(0 if joint_index is None else joint_index, DEFAULT_SEARCH_DISCRETIZATION)
-        return value
-
-    def with_discretization(self, discretization: float | Mapping[int, float]) -> PluginState:
-        if isinstance(discretization, Mapping):
-            discretization = MappingProxyType(dict(discretization))
-        return replace(self, search_discretization=discretization)
+_log = logging.getLogger("kinematics_py.ik.setup_builder")
 
 
 def build_group_setup(robot_description: str | RobotModel, group_name: str, base_frame: str,
                       tip_frames: str | Sequence[str], srdf_text: str | SemanticModel | None,
                       parameters: dict[str, Any] | None) -> GroupSetup:
-    """A group's set-up from URDF (and SRDF) text, or from the models already built of them: KinematicsError or
-    ValueError says what is wrong.
+    """A group's set-up from URDF (and SRDF) text, or from the models already built of them: KinematicsError says
+    what is wrong.
 
     Checked in this order: URDF, SRDF, group, base frame, tip frames, chain from base to every tip, solver
     parameters. With an SRDF, an empty base/tip list takes the group's chain (``SemanticModel.chain_ends``).
@@ -134,9 +63,21 @@ def build_group_setup(robot_description: str | RobotModel, group_name: str, base
     closed_form, report = _detected(_tried_closed_form, solver, group_name, "the closed-form detection")
     redundant, redundant_report = _detected(_tried_redundant_closed_form, solver, group_name,
                                             "the locked-joint closed-form search")
-    return GroupSetup(model, group_name, base_frame, tuple(tips), solver, closed_form=closed_form,
-                      closed_form_report="; ".join(filter(None, (report, redundant_report))),
-                      redundant_closed_form=redundant)
+    return with_fast_path(GroupSetup(model, group_name, base_frame, tuple(tips), solver, closed_form=closed_form,
+                                     closed_form_report="; ".join(filter(None, (report, redundant_report))),
+                                     redundant_closed_form=redundant))
+
+
+def with_fast_path(setup: GroupSetup) -> GroupSetup:
+    """``setup`` with the lean path of its plain requests, or none where they need the general path (no exact
+    closed form, or another solve mode than speed)."""
+    exact = setup.closed_form_is_exact and setup.solver.params.solve_mode == "speed"
+    return replace(setup, fast_path=ClosedFormFastPath(setup.closed_form) if exact else None)
+
+
+def with_redundant_joints(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> GroupSetup:
+    """``setup`` with these redundant joints (indices or names): UnknownJointError names one that is neither."""
+    return with_fast_path(replace(setup, redundant_joints=redundant_joint_indices(setup, redundant_joints)))
 
 
 def _detected(detect: Callable[[SolverSetup], tuple[Any, str]], solver: SolverSetup, group_name: str, what: str
@@ -179,7 +120,7 @@ def _middle_targets(problem: IkProblem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | str]) -> tuple[int, ...]:
-    """Sorted indices of joints given by index or name; ValueError names one that is neither."""
+    """Sorted indices of joints given by index or name; UnknownJointError names one that is neither."""
     names = setup.problem.variable_names
     indices = set()
     for joint in redundant_joints:
@@ -188,7 +129,8 @@ def redundant_joint_indices(setup: GroupSetup, redundant_joints: Sequence[int | 
         elif isinstance(joint, (int, np.integer)) and not isinstance(joint, bool) and 0 <= joint < len(names):
             indices.add(int(joint))
         else:
-            raise ValueError(f"redundant joint {joint!r} is not one of {list(names)} (or an index into them)")
+            raise UnknownJointError(joint, names, f"the redundant joints of group {setup.group_name!r} "
+                                                  f"(a name or an index into the valid ones)")
     return tuple(sorted(indices))
 
 

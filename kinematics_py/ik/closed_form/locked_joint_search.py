@@ -1,14 +1,16 @@
-"""The closed form of 7-joint arms inside KinematicsPlugin's searches: the redundant joint locked at each of its
-values (MoveIt's discretization methods) or at the seed's (``lock_redundant_joints``), every branch of the six
-others per value, then the same verification, validity callbacks and solve modes as the numerical search.
+"""The closed form of 7-joint arms inside KinematicsPlugin's searches, one joint locked.
 
-The redundant joint is the one ``setRedundantJoints`` names when locking it leaves a closed form, else (none named)
-the one chosen at initialize (``closed_form.redundant.default_locked_joint``). Per value the branches are every
-solution within the limits (each joint's whole-turn equivalent nearest the seed): ALL_DISCRETIZED returns the
-exact solution set of every value of the grid, and a pose whose solutions are all rejected has no valid solution
-at those values. Distance mode takes the nearest solution over the grid of the redundant joint, refined around
-the nearest value (``nearest_solution_search``); speed mode keeps the numerical search (measured as fast as a 1-D
-closed-form search on the KUKA iiwa, faster on the Panda: docs/benchmarks.md).
+The locked (redundant) joint takes each value of MoveIt's discretization methods, or the seed's value
+(``lock_redundant_joints``); per value every branch of the six others, then the same verification,
+validity callbacks and solve modes as the numerical search. The joint is the one ``setRedundantJoints``
+names when locking it leaves a closed form, else the one chosen at initialize
+(``closed_form.redundant.default_locked_joint``).
+
+Per value the branches are every solution within the limits (each joint's whole-turn equivalent nearest
+the seed): ALL_DISCRETIZED returns the exact solution set of every value of the grid, and a pose whose
+solutions are all rejected has no valid solution at those values. Distance mode takes the nearest solution
+over the grid, refined around the nearest value (``nearest_solution_search``). Speed mode keeps the
+numerical search, as fast (docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -18,40 +20,38 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ErrorCode
-from . import kernels
-from .analytic import _verified as verified_branches
-from .analytic import call_back_branches, turns_ran_out
-from .closed_form.families import MAX_BRANCHES
-from .closed_form.near_ideal import FamilyTolerance
-from .closed_form.redundant import LockedJointSolver, RedundantChain, redundant_chain
-from .discretization import joint_values
-from .options import DiscretizationMethod, KinematicsQueryOptions
-from .problem import SolverSetup
-from .search import (
+from ...errors import ErrorCode
+from .. import kernels
+from ..budget import UNBOUNDED, Budget
+from ..discretization import joint_values
+from ..options import DiscretizationMethod, KinematicsQueryOptions
+from ..problem import SolverSetup
+from ..search import (
     DISTINCT_SOLUTION_TOLERANCE,
     IkSearch,
     SearchOutcome,
-    posture_reference,
-    preference_cost,
+    polished,
+    preferred_solution,
     same_solution,
-    stop_requested,
-    wrapped_difference,
 )
+from .branch_search import call_back_branches, turns_ran_out, verified_branches
+from .families import MAX_BRANCHES
+from .near_ideal import FamilyTolerance
+from .redundant import LockedJointSolver, RedundantChain, redundant_chain
 
 if TYPE_CHECKING:
-    from .search import ValidityCallback
-    from .state import GroupSetup
+    from ..group_setup import GroupSetup
+    from ..search import ValidityCallback
 
 #: Distance mode's refinement around the nearest value of the grid: rounds, and values per round (each round spans
 #: two steps of the previous one: a step of 0.1 rad ends at 0.1 / 4^3, about 1.6e-3 rad).
 REFINEMENT_ROUNDS = 3
 REFINEMENT_VALUES = 9
-#: Distance mode refines around the values of this many nearest solutions (more than a step apart): 3 were measured
-#: slower (1.9 against 1.1 ms on the iiwa) and no nearer.
+#: Distance mode refines around the values of this many nearest solutions (more than a step apart): more are
+#: slower and no nearer (docs/benchmarks.md).
 REFINED_BASINS = 1
-#: Values of the redundant joint solved per compiled call (the clock and the caller's stop hook are checked
-#: between calls: about 10 us per value).
+#: Values of the redundant joint solved per compiled call (about 10 us per value); the clock and the
+#: caller's budget are checked between calls.
 VALUES_PER_CALL = 16
 
 
@@ -90,8 +90,8 @@ def locked_solver(setup: GroupSetup, options: KinematicsQueryOptions, cost_funct
 def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, step_of: Callable[[int], float],
                                  targets: np.ndarray, seed: np.ndarray, options: KinematicsQueryOptions, *,
                                  timeout: float, consistency_limits: np.ndarray | None,
-                                 is_valid: ValidityCallback | None, cost_function: Callable[[np.ndarray], float] | None
-                                 ) -> SearchOutcome | None:
+                                 is_valid: ValidityCallback | None, cost_function: Callable[[np.ndarray], float] | None,
+                                 budget: Budget = UNBOUNDED) -> SearchOutcome | None:
     """Every branch at every value of the redundant joint (the discretization method's, or the seed's when it is
     locked) within ``timeout`` [s], called back value by value, nearest the seed first within a value; None when
     none reaches the pose and the options ask for an approximate solution (the numerical search gives those).
@@ -99,7 +99,7 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     method = options.discretization_method
     if method == DiscretizationMethod.NO_DISCRETIZATION and not options.lock_redundant_joints:
         return nearest_solution_search(setup, solver, step_of, targets, seed, timeout=timeout,
-                                       consistency_limits=consistency_limits, is_valid=is_valid)
+                                       consistency_limits=consistency_limits, is_valid=is_valid, budget=budget)
     started = time.perf_counter()
     deadline = started + timeout
     problem = setup.problem
@@ -116,7 +116,7 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     last_rejection, tried, branches, skipped = None, 0, 0, 0
     same_turn_values = _SameTurnValues(values)
     per_value: list[list[np.ndarray]] = []
-    for index, found in _solutions_per_value(setup, solver, target, targets, seed, values, deadline):
+    for index, found in _solutions_per_value(setup, solver, target, targets, seed, values, deadline, budget):
         if index and is_valid is not None and time.perf_counter() >= deadline:
             break  # the validity checks took the time
         tried = index + 1
@@ -135,7 +135,7 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
         if per_value[-1]:
             rejection, not_tried = call_back_branches(outcome, setup.solver, np.array(per_value[-1]), seed, is_valid,
                                                       consistency_limits, stop_at_first=first_wins,
-                                                      turns_until=deadline)
+                                                      turns_until=deadline, budget=budget)
             last_rejection, skipped = rejection or last_rejection, skipped + not_tried
         if outcome.solutions and first_wins:
             break
@@ -144,7 +144,7 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     swept = f"{tried} of {len(values)} value(s) of {solver.joint_name}"
     if outcome.solutions:
         outcome.error_code = ErrorCode.SUCCESS
-        outcome.solution = _preferred(setup.solver, outcome.solutions, seed, cost_function)
+        outcome.solution = preferred_solution(setup.solver, outcome.solutions, seed, cost_function)
         outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({name}: {len(outcome.solutions)} valid of "
                            f"{branches} solution(s) within the limits over {swept})")
     elif skipped:
@@ -161,30 +161,10 @@ def redundant_closed_form_search(setup: GroupSetup, solver: LockedJointSolver, s
     return outcome
 
 
-def _preferred(solver: SolverSetup, solutions: list[np.ndarray], seed: np.ndarray,
-               cost_function: Callable[[np.ndarray], float] | None) -> np.ndarray:
-    """The solution the solve mode (or the cost function) prefers (``search.preference_cost``), then the nearest
-    the seed (wrapped distance); the usual modes at once over all solutions."""
-    is_revolute = solver.problem.is_revolute
-    mode = solver.params.solve_mode
-    if cost_function is None and mode in ("speed", "distance", "posture"):
-        stacked = np.array(solutions)
-        if mode == "distance":
-            costs = np.sum(solver.joint_weights * (stacked - seed) ** 2, axis=1)
-        elif mode == "posture":
-            reference = posture_reference(solver, seed)
-            costs = np.sum(solver.joint_weights * wrapped_difference(stacked, reference, is_revolute) ** 2, axis=1)
-        else:
-            costs = np.sum(wrapped_difference(stacked, seed, is_revolute) ** 2, axis=1)
-        return solutions[int(np.argmin(costs))]
-    return min(solutions, key=lambda s: (preference_cost(solver, s, seed, cost_function),
-                                         float(np.sum(wrapped_difference(s, seed, is_revolute) ** 2))))
-
-
 def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_of: Callable[[int], float],
                             targets: np.ndarray, seed: np.ndarray, *, timeout: float,
-                            consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None
-                            ) -> SearchOutcome | None:
+                            consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None,
+                            budget: Budget = UNBOUNDED) -> SearchOutcome | None:
     """Distance mode: the valid solution nearest the seed (the joint-weighted distance) among every branch at the
     seed's value of the redundant joint and every value of its ALL_DISCRETIZED grid, then at values refined around
     those of the REFINED_BASINS nearest solutions (REFINEMENT_ROUNDS rounds of REFINEMENT_VALUES values each, a
@@ -199,7 +179,7 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     target = np.ascontiguousarray(targets[0], dtype=np.float64)
     grid = joint_values(setup, step_of, seed, [joint], DiscretizationMethod.ALL_DISCRETIZED)[0]
     values = np.append(min(max(seed[joint], problem.lower[joint]), problem.upper[joint]), grid)
-    solutions, tried = _solutions_at(setup, solver, target, targets, seed, values, deadline)
+    solutions, tried = _solutions_at(setup, solver, target, targets, seed, values, deadline, budget)
     step = step_of(joint)
     for _ in range(REFINEMENT_ROUNDS if len(solutions) and tried == len(values) else 0):
         if time.perf_counter() >= deadline:
@@ -207,9 +187,10 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
         centres = _nearest_values(solutions[:, joint], np.sum(weights * (solutions - seed) ** 2, axis=1), step)
         around = np.unique(np.clip((centres[:, None] + step * np.linspace(-1.0, 1.0, REFINEMENT_VALUES)).ravel(),
                                    problem.lower[joint], problem.upper[joint]))  # clipped values repeat
-        solutions = np.vstack([solutions, _solutions_at(setup, solver, target, targets, seed, around, deadline)[0]])
+        solutions = np.vstack([solutions, _solutions_at(setup, solver, target, targets, seed, around, deadline,
+                                                                budget)[0]])
         step *= 2.0 / (REFINEMENT_VALUES - 1)
-    local = IkSearch(setup.solver, targets, seed, timeout=0.0, local_only=True).run().solution
+    local = IkSearch(setup.solver, targets, seed, timeout=0.0, local_only=True, budget=budget).run().solution
     if local is not None:  # the solution a local search from the seed reaches: often in a basin between values
         solutions = np.vstack([solutions, local])
     solutions, _ = verified_branches(setup.solver, targets, seed, solutions, np.zeros(len(solutions), np.int64),
@@ -219,7 +200,8 @@ def nearest_solution_search(setup: GroupSetup, solver: LockedJointSolver, step_o
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
     last_rejection, skipped = call_back_branches(
         outcome, setup.solver, solutions, seed, is_valid, consistency_limits, stop_at_first=True,
-        distance=lambda q: float(np.sum(weights * (q - seed) ** 2)), deadline=deadline, turns_until=deadline)
+        distance=lambda q: float(np.sum(weights * (q - seed) ** 2)), deadline=deadline, turns_until=deadline,
+        budget=budget)
     outcome.solution = outcome.solutions[0] if outcome.solutions else None
     outcome.elapsed = time.perf_counter() - started
     name = f"closed form, {solver.name}"
@@ -254,35 +236,35 @@ def _nearest_values(values: np.ndarray, costs: np.ndarray, step: float) -> np.nd
 
 
 def _solutions_at(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
-                  seed: np.ndarray, values: np.ndarray, deadline: float) -> tuple[np.ndarray, int]:
+                  seed: np.ndarray, values: np.ndarray, deadline: float, budget: Budget) -> tuple[np.ndarray, int]:
     """(every in-limit solution (k, 7) at ``values`` of the redundant joint, near misses polished until ``deadline``,
     how many values were solved before it): ``_solutions_per_value`` gathered a compiled call at a time."""
     found, tried = [], 0
-    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or stop_requested())):
+    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or budget.should_stop())):
         chunk = values[tried:tried + VALUES_PER_CALL]
         tried += len(chunk)
         q, _, counts, failed = solver.solve_values(target, seed, chunk)
         found.append(q[np.arange(MAX_BRANCHES) < counts[:, None]])
         for v in np.flatnonzero(failed) if time.perf_counter() < deadline else ():
-            polished = _polished(setup.solver, solver.locked, targets, seed, q[v, :counts[v]],
-                                 q[v, MAX_BRANCHES - failed[v]:])
-            found.append(polished[counts[v]:])
+            found.append(_polished_at_value(setup.solver, solver.locked, targets, seed, q[v, :counts[v]],
+                                            q[v, MAX_BRANCHES - failed[v]:], budget)[counts[v]:])
     return (np.concatenate(found) if found else np.empty((0, setup.problem.dof))), tried
 
 
 def _solutions_per_value(setup: GroupSetup, solver: LockedJointSolver, target: np.ndarray, targets: np.ndarray,
-                         seed: np.ndarray, values: np.ndarray, deadline: float) -> Iterator[tuple[int, np.ndarray]]:
+                         seed: np.ndarray, values: np.ndarray, deadline: float, budget: Budget
+                         ) -> Iterator[tuple[int, np.ndarray]]:
     """(index of the value, every in-limit solution there (k, 7), nearest the seed first, near misses polished), value
     by value, VALUES_PER_CALL per compiled call, until ``deadline`` or the caller's stop hook (one call at least)."""
     tried = 0
-    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or stop_requested())):
+    while tried < len(values) and not (tried and (time.perf_counter() >= deadline or budget.should_stop())):
         chunk = values[tried:tried + VALUES_PER_CALL]
         q, _, counts, failed = solver.solve_values(target, seed, chunk)
         for v in range(len(chunk)):
             at_value = q[v, :counts[v]]
             if failed[v]:
-                at_value = _polished(setup.solver, solver.locked, targets, seed, at_value,
-                                     q[v, MAX_BRANCHES - failed[v]:])
+                at_value = _polished_at_value(setup.solver, solver.locked, targets, seed, at_value,
+                                              q[v, MAX_BRANCHES - failed[v]:], budget)
             yield tried + v, at_value
         tried += len(chunk)
 
@@ -314,20 +296,11 @@ class _SameTurnValues:
         return found
 
 
-def _polished(solver: SolverSetup, joint: int, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray,
-              missed: np.ndarray) -> np.ndarray:
-    """The solutions plus the candidates that missed the pose (near singularities), each after one numerical local
-    search from it with the redundant joint locked (where it converges to a solution not found yet)."""
-    problem = solver.problem
-    locked = np.zeros(problem.dof, dtype=bool)
+def _polished_at_value(solver: SolverSetup, joint: int, targets: np.ndarray, seed: np.ndarray,
+                       solutions: np.ndarray, missed: np.ndarray, budget: Budget) -> np.ndarray:
+    """The solutions plus the polished candidates that missed the pose (``search.polished``, the redundant
+    joint locked)."""
+    locked = np.zeros(solver.problem.dof, dtype=bool)
     locked[joint] = True
-    found = list(solutions)
-    for candidate in missed:
-        q = IkSearch(solver, targets, candidate, timeout=0.0, local_only=True, locked=locked).run().solution
-        if q is None:
-            continue
-        kernels.wrap_near(q, seed, problem.is_revolute, problem.lower, problem.upper)
-        if not any(same_solution(q, other, problem.is_revolute) for other in found):
-            found.append(q)
-    return np.array(found).reshape(-1, problem.dof)
-
+    found = polished(solver, targets, seed, solutions, missed, locked=locked, budget=budget)
+    return np.array([*solutions, *(q for _, q in found)]).reshape(-1, solver.problem.dof)

@@ -16,30 +16,28 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ErrorCode, Verdict
-from . import kernels
-from .closed_form import ClosedFormSolver, classification_report
-from .closed_form.kernels import POSITION_TOLERANCE, ROTATION_TOLERANCE
-from .closed_form.near_ideal import FamilyTolerance
-from .kernels import LIMIT_SLACK
-from .problem import SolverSetup
-from .search import (
-    IkSearch,
+from ...errors import ErrorCode, Verdict
+from ..budget import UNBOUNDED, Budget
+from ..group_setup import closed_form_check_suffices
+from ..kernels import LIMIT_SLACK
+from ..problem import SolverSetup
+from ..search import (
     SearchOutcome,
-    caller_time_left,
+    polished,
     posture_reference,
-    preference_cost,
-    same_solution,
-    stop_requested,
+    preferred_solution,
     verdict_of,
     whole_turn_alternatives,
 )
+from .classification import classification_report
+from .near_ideal import FamilyTolerance
+from .solver import ClosedFormSolver
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .search import ValidityCallback
-    from .state import GroupSetup
+    from ..group_setup import GroupSetup
+    from ..search import ValidityCallback
 
 
 #: How much farther [m] than the thresholds allow a wrist point must lie beyond the reach to prove a pose out of it
@@ -64,25 +62,11 @@ def closed_form_of(solver: SolverSetup) -> tuple[ClosedFormSolver | None, str]:
     return ClosedFormSolver(chain, classification), report
 
 
-def closed_form_applies(setup: GroupSetup) -> bool:
-    """Whether requests of this set-up go to the closed form first (a closed form, no redundant joints)."""
-    return setup.closed_form is not None and not setup.redundant_joints
-
-
-def closed_form_check_suffices(params) -> bool:
-    """Whether the closed form's own FK check is as strict as the solver's thresholds (so no other is needed)."""
-    return params.position_threshold >= POSITION_TOLERANCE and params.orientation_threshold >= ROTATION_TOLERANCE
-
-
-def closed_form_message_suffix(setup: GroupSetup) -> str:
-    """What follows the time [ms] in "solved in <time> ..." when a plain request took the branch nearest the seed."""
-    return f" ms (closed form, {setup.closed_form.name}: the branch nearest the seed)"
-
-
 def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, *,
                        consistency_limits: np.ndarray | None, is_valid: ValidityCallback | None,
                        cost_function: Callable[[np.ndarray], float] | None, collect_all: bool,
-                       prove_out_of_reach: bool = True, timeout: float = math.inf) -> SearchOutcome | None:
+                       prove_out_of_reach: bool = True, timeout: float = math.inf, budget: Budget = UNBOUNDED
+                       ) -> SearchOutcome | None:
     """Every branch reaching ``targets[0]``, called back nearest the seed first and chosen as the solve mode says
     (the other whole turns of rejected ones within ``timeout`` [s]). When no branch reaches the pose within the
     limits: NO_IK_SOLUTION if the pose is provably out of reach (and ``prove_out_of_reach``: not when an
@@ -91,8 +75,8 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
     solver, closed_form = setup.solver, setup.closed_form
     solutions, codes, missed, missed_codes = closed_form.solve_unverified(targets[0], seed)
     if len(missed):
-        solutions, codes = _polished(setup, targets, seed, solutions, codes, missed, missed_codes)
-    solutions, codes = _verified(solver, targets, seed, solutions, codes, consistency_limits)
+        solutions, codes = _with_polished(setup, targets, seed, solutions, codes, missed, missed_codes, budget)
+    solutions, codes = verified_branches(solver, targets, seed, solutions, codes, consistency_limits)
     if not len(solutions):
         unreachable = out_of_reach_message(setup, targets[0]) if prove_out_of_reach else None
         return None if unreachable is None else SearchOutcome(ErrorCode.NO_IK_SOLUTION, unreachable,
@@ -107,13 +91,13 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
     outcome = SearchOutcome(ErrorCode.NO_IK_SOLUTION, "")
     last_rejection, skipped = call_back_branches(outcome, solver, solutions, seed, is_valid, consistency_limits,
                                                  stop_at_first=nearest_wins and not collect_all,
-                                                 turns_until=started + timeout)
+                                                 turns_until=started + timeout, budget=budget)
     outcome.elapsed = time.perf_counter() - started
     family = f"closed form, {closed_form.name}"
     if outcome.solutions:
         outcome.error_code = ErrorCode.SUCCESS
         outcome.solution = outcome.solutions[0] if nearest_wins else \
-            min(outcome.solutions, key=lambda q: preference_cost(solver, q, seed, cost_function))
+            preferred_solution(solver, outcome.solutions, seed, cost_function)
         outcome.message = (f"solved in {outcome.elapsed * 1e3:.3f} ms ({family}: {len(outcome.solutions)} valid of "
                            f"{len(codes)} branch(es) within the limits)")
     elif skipped:
@@ -136,12 +120,13 @@ def closed_form_search(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray,
 def call_back_branches(outcome: SearchOutcome, solver: SolverSetup, solutions: np.ndarray, seed: np.ndarray,
                        is_valid: ValidityCallback | None, consistency_limits: np.ndarray | None, *,
                        stop_at_first: bool, distance: Callable[[np.ndarray], float] | None = None,
-                       deadline: float = math.inf, turns_until: float = math.inf) -> tuple[Verdict | None, int]:
+                       deadline: float = math.inf, turns_until: float = math.inf, budget: Budget = UNBOUNDED
+                       ) -> tuple[Verdict | None, int]:
     """Each branch's first valid solution into ``outcome.solutions``, nearest the seed first over every branch
     (``distance(q)``, the Euclidean one by default); the last rejection (or None). A branch whose representative
     is rejected for anything but a collision is tried again in its other whole-turn equivalents within the
     limits (joint constraints may allow another turn of a +-2 pi joint; a collision is the same in every turn).
-    With a ``deadline`` (``time.perf_counter()``), the calls end there or at the caller's stop hook once one
+    With a ``deadline`` (``time.perf_counter()``), the calls end there or at the caller's ``budget`` once one
     solution was called back (the caller then says the time ran out); without, every branch is called back (a
     verdict over all of them is final: "there are no others"). Other whole turns are tried until ``turns_until``
     or the caller's deadline only (a chain of six +-2 pi joints has 63 per branch); (last rejection or None,
@@ -153,12 +138,12 @@ def call_back_branches(outcome: SearchOutcome, solver: SolverSetup, solutions: n
     heapq.heapify(candidates)
     valid_branches, last_rejection, order, skipped = set(), None, itertools.count(1), 0
     while candidates:
-        if deadline < math.inf and outcome.reached and (time.perf_counter() >= deadline or stop_requested()):
+        if deadline < math.inf and outcome.reached and (time.perf_counter() >= deadline or budget.should_stop()):
             break
         _, branch, turned, q = heapq.heappop(candidates)
         if branch in valid_branches:
             continue
-        if turned and (time.perf_counter() >= turns_until or caller_time_left() <= 0.0):
+        if turned and (time.perf_counter() >= turns_until or budget.time_left() <= 0.0):
             skipped += 1
             continue
         outcome.reached += 1
@@ -205,28 +190,22 @@ def out_of_reach_message(setup: GroupSetup, T_base_tip: np.ndarray) -> str | Non
             f"{closed_form.name})")
 
 
-def _polished(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray, codes: np.ndarray,
-              missed: np.ndarray, missed_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The branches plus the candidates that missed the pose, each after one numerical local search from it
-    (where it converges to a solution not found yet), nearest the seed first."""
-    problem = setup.problem
-    found, found_codes = list(solutions), list(codes)
-    for candidate, code in zip(missed, missed_codes):
-        q = IkSearch(setup.solver, targets, candidate, timeout=0.0, local_only=True).run().solution
-        if q is None:
-            continue
-        kernels.wrap_near(q, seed, problem.is_revolute, problem.lower, problem.upper)
-        if not any(same_solution(q, other, problem.is_revolute) for other in found):
-            found.append(q)
-            found_codes.append(code)
-    if len(found) == len(solutions):
+def _with_polished(setup: GroupSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray,
+                   codes: np.ndarray, missed: np.ndarray, missed_codes: np.ndarray, budget: Budget
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The branches plus the candidates that missed the pose, polished (``search.polished``), nearest the seed
+    first."""
+    found = polished(setup.solver, targets, seed, solutions, missed, budget=budget)
+    if not found:
         return solutions, codes
-    order = np.argsort([float(np.sum((q - seed) ** 2)) for q in found], kind="stable")
-    return np.array(found)[order], np.array(found_codes)[order]
+    solutions = np.vstack([solutions.reshape(-1, setup.problem.dof), [q for _, q in found]])
+    codes = np.concatenate([codes, [missed_codes[i] for i, _ in found]]).astype(codes.dtype)
+    order = np.argsort(np.sum((solutions - seed) ** 2, axis=1), kind="stable")
+    return solutions[order], codes[order]
 
 
-def _verified(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray, codes: np.ndarray,
-              consistency_limits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def verified_branches(solver: SolverSetup, targets: np.ndarray, seed: np.ndarray, solutions: np.ndarray,
+                      codes: np.ndarray, consistency_limits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The branches within the consistency limits, and within the solver's thresholds when they are tighter
     than the closed form's own check."""
     keep = np.ones(len(solutions), dtype=bool)
