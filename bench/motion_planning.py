@@ -5,22 +5,22 @@
 
 Protocol: per scene of boxes (``table_wall``: a table with a wall across it; ``shelf``: a shelf with 2 cm boards;
 ``cage``: a cage of 4 cm bars around the robot on a floor), ``--problems`` start/goal pairs drawn uniformly within
-the joint limits and [-pi, pi] (seed ``--seed``; the UR5's joints turn +-2 pi), each collision-free for both
-planners, whose straight joint segment collides (checked at 0.01 rad). Both planners get the same pairs, the same
-robot (the bundled URDF's primitive collision shapes and the SRDF's disabled pairs), the same boxes and the same
-joint velocity and acceleration limits; on each problem they take turns in a random order (seed + 1), so
-background load falls on both alike. One untimed warm-up plan each first. Timing: the whole call, everything
-included (ours: goal checks, search, simplification, re-checks, timing; mplib: RRTConnect, simplification, TOPP
-at ``--time-step``); mplib's is measured inside its worker, so the pipe is not counted. Success: a trajectory
-returned within ``--planning-time`` (both are given that budget; mplib's applies to its search alone).
+the joint limits and [-pi, pi] (seed ``--seed``; the UR5's joints turn +-2 pi; ``--full-range``: the limits alone),
+each collision-free for both planners, whose straight joint segment collides (checked at 0.01 rad). Both planners
+get the same pairs, the same robot (the bundled URDF's primitive collision shapes and the SRDF's disabled pairs),
+the same boxes and the same joint velocity and acceleration limits; on each problem they take turns in a random
+order (seed + 1), so background load falls on both alike. One untimed warm-up plan each first. Timing: the whole
+call, everything included (ours: goal checks, search, simplification, re-checks, timing; mplib: RRTConnect,
+simplification, TOPP at ``--time-step``); mplib's is measured inside its worker, so the pipe is not counted.
+Success: a trajectory returned within ``--planning-time`` (both are given that budget; mplib's applies to its
+search alone).
 
-Independent check of every returned trajectory: consecutive points joined by straight joint segments, densified
-to at most 0.01 rad per joint and checked with the project's ``CollisionChecker`` (``check_batch``, not the
-planner's path checks), plus the joint limits (1e-6 slack) and the ends (start and goal within 1e-3 rad; mplib
-treats a joint with a 4 pi range as circular and may end a whole turn away from the goal). Valid success: within
-the budget, no colliding state, within the limits, the right ends.
-Path length: the sum of the joint-space (Euclidean) lengths between trajectory points, median over the problems
-both planners solved. Ratios: ours / mplib.
+Independent check of every returned trajectory: consecutive points joined by straight joint segments, densified to
+at most 0.01 rad per joint and checked with the project's ``CollisionChecker`` (``check_batch``, not the planner's
+path checks), plus the joint limits (1e-6 slack) and the ends (start and goal within 1e-3 rad; mplib treats a joint
+with a 4 pi range as circular and may end a whole turn away from the goal). Valid success: within the budget, no
+colliding state, within the limits, the right ends. Path length: the sum of the joint-space (Euclidean) lengths
+between trajectory points, median over the problems both planners solved. Ratios: ours / mplib.
 
 mplib (PyPI ``mplib`` 0.2.1) pins numpy 1.26, so it runs in its own venv (``--peers-python``, default
 ``.venv-bench-peers/bin/python``; ``scripts/setup_venv.sh`` does not make it):
@@ -125,7 +125,7 @@ class Record:
 class Problem:
     """The robot, its scene in the project's checker, and the independent trajectory check."""
 
-    def __init__(self, robot: str, scene: str):
+    def __init__(self, robot: str, scene: str, full_range: bool = False):
         self.urdf_path, self.srdf_path = bundled_robot_path(robot), bundled_robot_path(robot, "srdf")
         urdf, srdf = self.urdf_path.read_text(), self.srdf_path.read_text()
         self.plugin = KinematicsPlugin()
@@ -139,14 +139,15 @@ class Problem:
         self.names = tuple(self.plugin.getJointNames())
         bounds = GroupLimits(self.plugin, np.zeros(len(self.names)))
         self.lower, self.upper = bounds.lower, bounds.upper
-        self.sample_lower, self.sample_upper = np.maximum(self.lower, -np.pi), np.minimum(self.upper, np.pi)
+        self.sample_lower, self.sample_upper = ((self.lower, self.upper) if full_range else
+                                                (np.maximum(self.lower, -np.pi), np.minimum(self.upper, np.pi)))
         self.limits = joint_limits(model, self.names)
 
     def colliding(self, states: np.ndarray) -> np.ndarray:
         return self.checker.check_batch(np.atleast_2d(states), joint_names=self.names)
 
     def draw_pairs(self, count: int, rng: np.random.Generator, peer_free=None) -> tuple[list, int]:
-        """``count`` (start, goal) pairs drawn within the limits and [-pi, pi], both free (for the peer too when
+        """``count`` (start, goal) pairs drawn within the limits (and [-pi, pi]), both free (for the peer too when
         ``peer_free``), whose straight segment collides; and how many free pairs the peer found in collision."""
         pairs, peer_refused = [], 0
         while len(pairs) < count:
@@ -255,6 +256,8 @@ def parse_args(argv):
     parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, from: {', '.join(SCENES)}")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--robot", default="panda", choices=sorted(GROUPS))
+    parser.add_argument("--full-range", action="store_true",
+                        help="draw the problems within the whole joint limits (default: within [-pi, pi] too)")
     parser.add_argument("--planning-time", type=float, default=1.0, help="budget of one plan [s] (default 1)")
     parser.add_argument("--time-step", type=float, default=0.01, help="mplib's TOPP sampling step [s]")
     parser.add_argument("--peers-python", type=Path, default=DEFAULT_PEERS_PYTHON,
@@ -274,6 +277,10 @@ def parse_args(argv):
 def _ms(values) -> tuple[float, float]:
     values = np.asarray(values, dtype=float)
     return 1e3 * float(np.median(values)), 1e3 * float(np.percentile(values, 90))
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}" if np.isfinite(value) else "-"
 
 
 def _ratio(ours: float, theirs: float) -> str:
@@ -304,8 +311,8 @@ def table(results: dict[str, dict[str, Record]], planning_time: float, mplib_not
             bad = sum(1 for c in record.colliding if c)
             summary[name] = (in_time.sum(), valid.sum(), median, p90, length, duration)
             lines.append(f"| {scene} | {name} | {in_time.sum()}/{n} | {valid.sum()}/{n} | {median:.1f} | {p90:.1f} | "
-                         f"{length:.2f} | {duration:.2f} | {bad}/{sum(record.solved)} | {sum(record.colliding)} | "
-                         f"{sum(record.outside_limits)} | {sum(record.wrong_ends)} |")
+                         f"{_number(length)} | {_number(duration)} | {bad}/{sum(record.solved)} | "
+                         f"{sum(record.colliding)} | {sum(record.outside_limits)} | {sum(record.wrong_ends)} |")
         if MPLIB in summary:
             o, m = summary[OURS], summary[MPLIB]
             lines.append(f"| {scene} | ours / mplib | " + " | ".join(_ratio(a, b) for a, b in zip(o, m)) + " | | | | |")
@@ -330,7 +337,7 @@ def main(argv=None) -> int:
     began = time.perf_counter()
     try:
         for scene in args.scenes:
-            problem = Problem(args.robot, scene)
+            problem = Problem(args.robot, scene, args.full_range)
             if mplib is not None:
                 mplib.load(problem, args.seed)
             pairs, peer_refused[scene] = problem.draw_pairs(args.problems + 1, rng_pairs,
@@ -363,11 +370,13 @@ def main(argv=None) -> int:
             overall[name].extend(record)
     results["overall"] = overall
     report = [f"# Motion planning: kinematics_py `plan` vs mplib `Planner.plan_qpos` ({args.robot})", "",
-              f"{args.problems} problems per scene, seed {args.seed}, budget {args.planning_time:g} s, mplib TOPP "
-              f"step {args.time_step:g} s; mplib {mplib.version if mplib else mplib_note}; "
+              f"{args.problems} problems per scene drawn within the joint limits"
+              f"{'' if args.full_range else ' and [-pi, pi]'}, seed {args.seed}, budget {args.planning_time:g} s, "
+              f"mplib TOPP step {args.time_step:g} s; mplib {mplib.version if mplib else mplib_note}; "
               f"{platform.python_version()}, {os.cpu_count()} CPUs; load average {load_start:.2f} at start, "
               f"{os.getloadavg()[0]:.2f} at end; {time.perf_counter() - began:.0f} s.",
-              f"Free pairs left out because mplib found the start or goal in collision: {peer_refused}.", "",
+              (f"Free pairs left out because mplib found the start or goal in collision: {peer_refused}." if mplib
+               else ""), "",
               table(results, args.planning_time, mplib_note), "",
               f"Trajectory states checked at <= {CHECK_STEP} rad per joint by CollisionChecker.check_batch; "
               f"wrong ends: {OURS} {sum(overall[OURS].wrong_ends)}"
