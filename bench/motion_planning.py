@@ -34,10 +34,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -47,7 +45,9 @@ import numpy as np
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
-sys.path.insert(0, str(ROOT))  # benchmark the checkout's own kinematics_py
+sys.path[:0] = [str(BENCH_DIR), str(ROOT)]  # bench/ for peers.worker; the checkout's own kinematics_py
+
+from peers.worker import JsonLinesWorker  # noqa: E402
 
 from kinematics_py import KinematicsPlugin, SemanticModel  # noqa: E402
 from kinematics_py.collision.checker import CollisionChecker  # noqa: E402
@@ -200,26 +200,10 @@ class MplibPeer:
     def __init__(self, python: Path):
         if not python.exists():
             raise PeerUnavailable(f"{python} not found; {PEERS_INSTALL}")
-        self.process = subprocess.Popen([str(python), str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        hello = self._receive()
-        if not hello.get("ok"):
-            self.close()
-            raise PeerUnavailable(f"{hello.get('error')}; {PEERS_INSTALL}")
+        self.worker = JsonLinesWorker([str(python), str(WORKER)], "mplib", PeerUnavailable, PEERS_INSTALL,
+                                      quiet=True)
+        self.call, self.close = self.worker.call, self.worker.close
         self.version = ""
-
-    def _receive(self) -> dict:
-        line = self.process.stdout.readline()
-        if not line:
-            raise PeerUnavailable(f"mplib worker exited (code {self.process.poll()})")
-        return json.loads(line)
-
-    def call(self, **request) -> dict:
-        self.process.stdin.write(json.dumps(request) + "\n")
-        answer = self._receive()
-        if not answer.get("ok"):
-            raise PeerUnavailable(f"mplib worker: {answer.get('error')}")
-        return answer
 
     def load(self, problem: Problem, seed: int) -> None:
         answer = self.call(
@@ -240,14 +224,6 @@ class MplibPeer:
                            planning_time=planning_time, time_step=time_step)
         positions = None if answer["positions"] is None else np.array(answer["positions"])
         return float(answer["seconds"]), positions, (np.nan if answer["duration"] is None else answer["duration"])
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
 
 
 def parse_args(argv):

@@ -14,17 +14,18 @@ one JSON object per line. Requests and replies:
                                                 "positions": [[...], ...] or null, "duration": s}
 
 ``q``, ``start`` and ``goal`` are the move group's joints (``joint_names`` order); the other joints keep their
-``fixed`` values. ``seconds`` is measured here around ``plan_qpos`` alone (the pipe is not counted). On start it
-writes {"ok": true, "mplib": "ready"}, or {"ok": false, "error": ...} when mplib cannot be imported; every
-failure is a reply with "ok": false and the error, never a traceback on stdout.
+``fixed`` values. ``seconds`` is measured here around ``plan_qpos`` alone (the pipe is not counted). The
+protocol's frame (the hello line, errors as replies) is bench/worker_protocol.py's.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
-import json
 import os
 import sys
 import time
+
+from worker_protocol import serve  # bench/ is this script's directory
 
 #: The replies' stream: a copy of the original stdout; fd 1 itself goes to stderr, because mplib's C++ code prints
 #: on it ("invalid start state!!") and would corrupt the protocol.
@@ -81,38 +82,17 @@ class MplibPlanner:
                 "duration": float(result["duration"]) if solved else None}
 
 
-def reply(message):
-    PROTOCOL.write(json.dumps(message) + "\n")
-    PROTOCOL.flush()
-
-
 def main():
-    try:
-        import mplib
-    except Exception as error:  # ImportError, or a binary that does not load
-        reply({"ok": False, "error": f"mplib not importable by {sys.executable}: {type(error).__name__}: {error}"})
-        return 1
-    reply({"ok": True, "mplib": "ready"})
-    planner = None
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-            op = request["op"]
-            if op == "init":
-                planner = MplibPlanner(mplib, request)
-                reply({"ok": True, "joint_names": planner.joint_names, "mplib": importlib.metadata.version("mplib")})
-            elif planner is None:
-                reply({"ok": False, "error": f"{op!r} before 'init'"})
-            elif op == "free":
-                collisions = planner.collisions(request["q"])
-                reply({"ok": True, "free": not collisions, "collisions": collisions})
-            elif op == "plan":
-                reply({"ok": True, **planner.plan(request)})
-            else:
-                reply({"ok": False, "error": f"unknown op {op!r}"})
-        except Exception as error:  # report, keep serving
-            reply({"ok": False, "error": f"{type(error).__name__}: {error}"})
-    return 0
+    def start(mplib, request):
+        planner = MplibPlanner(mplib, request)
+        return planner, {"joint_names": planner.joint_names, "mplib": importlib.metadata.version("mplib")}
+
+    def free(planner, request):
+        collisions = planner.collisions(request["q"])
+        return {"free": not collisions, "collisions": collisions}
+
+    return serve("mplib", lambda: importlib.import_module("mplib"), start,
+                 {"free": free, "plan": lambda planner, request: planner.plan(request)}, PROTOCOL)
 
 
 if __name__ == "__main__":
