@@ -10,17 +10,18 @@ Standard library and PyKDL only. Requests and replies:
     {"op": "solve", "T": 4x4 rows, "q0": [...]}
                                             -> {"ok": true, "q": [...] or null, "seconds": s}
 
-On start it writes {"ok": true, "kdl": "ready"}, or {"ok": false, "error": ...} when PyKDL is
-missing; every failure is a reply with "ok": false and the error, never a traceback on stdout.
+The protocol's frame (the hello line, errors as replies) is bench/worker_protocol.py's.
 """
 from __future__ import annotations
 
-import json
+import importlib
 import math
 import random
 import sys
 import time
 import xml.etree.ElementTree as ET
+
+from worker_protocol import serve  # bench/ is this script's directory
 
 MOVING = {"revolute": "RotAxis", "continuous": "RotAxis", "prismatic": "TransAxis"}
 
@@ -120,38 +121,17 @@ class Solver:
                 q_init[i] = self.rng.uniform(lo, hi)
 
 
-def reply(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
 def main():
-    try:
-        import PyKDL as kdl
-    except ImportError as error:
-        reply({"ok": False, "error": f"PyKDL not importable by {sys.executable}: {error}"})
-        return 1
-    reply({"ok": True, "kdl": "ready"})
-    solver = None
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-            op = request["op"]
-            if op == "init":
-                solver = Solver(kdl, request)
-                reply({"ok": True, "dof": solver.dof, "joint_names": solver.names})
-            elif solver is None:
-                reply({"ok": False, "error": f"{op!r} before 'init'"})
-            elif op == "fk":
-                reply({"ok": True, "T": solver.forward(request["q"])})
-            elif op == "solve":
-                q, seconds = solver.solve(request["T"], request["q0"])
-                reply({"ok": True, "q": q, "seconds": seconds})
-            else:
-                reply({"ok": False, "error": f"unknown op {op!r}"})
-        except Exception as error:  # report, keep serving
-            reply({"ok": False, "error": f"{type(error).__name__}: {error}"})
-    return 0
+    def start(kdl, request):
+        solver = Solver(kdl, request)
+        return solver, {"dof": solver.dof, "joint_names": solver.names}
+
+    def solve(solver, request):
+        q, seconds = solver.solve(request["T"], request["q0"])
+        return {"q": q, "seconds": seconds}
+
+    return serve("PyKDL", lambda: importlib.import_module("PyKDL"), start,
+                 {"fk": lambda solver, request: {"T": solver.forward(request["q"])}, "solve": solve})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,368 @@
+"""Motion planning benchmark: kinematics_py's ``planning.motion.plan`` against mplib's ``Planner.plan_qpos``.
+
+    .venv/bin/python bench/motion_planning.py                       # Panda, 3 scenes x 10 problems, ~1-2 min
+    .venv/bin/python bench/motion_planning.py --problems 40 --scenes shelf,cage --robot ur5 --seed 3
+
+Protocol: per scene of boxes (``table_wall``: a table with a wall across it; ``shelf``: a shelf with 2 cm boards;
+``cage``: a cage of 4 cm bars around the robot on a floor), ``--problems`` start/goal pairs drawn uniformly within
+the joint limits and [-pi, pi] (seed ``--seed``; the UR5's joints turn +-2 pi; ``--full-range``: the limits alone),
+each collision-free for both planners, whose straight joint segment collides (checked at 0.01 rad). Both planners
+get the same pairs, the same robot (the bundled URDF's primitive collision shapes and the SRDF's disabled pairs),
+the same boxes and the same joint velocity and acceleration limits; on each problem they take turns in a random
+order (seed + 1), so background load falls on both alike. One untimed warm-up plan each first. Timing: the whole
+call, everything included (ours: goal checks, search, simplification, re-checks, timing; mplib: RRTConnect,
+simplification, TOPP at ``--time-step``); mplib's is measured inside its worker, so the pipe is not counted.
+Success: a trajectory returned within ``--planning-time`` (both are given that budget; mplib's applies to its
+search alone).
+
+Independent check of every returned trajectory: consecutive points joined by straight joint segments, densified to
+at most 0.01 rad per joint and checked with the project's ``CollisionChecker`` (``check_batch``, not the planner's
+path checks), plus the joint limits (1e-6 slack) and the ends (start and goal within 1e-3 rad; mplib treats a joint
+with a 4 pi range as circular and may end a whole turn away from the goal). Valid success: within the budget, no
+colliding state, within the limits, the right ends. Path length: the sum of the joint-space (Euclidean) lengths
+between trajectory points, median over the problems both planners solved. Ratios: ours / mplib.
+
+mplib (PyPI ``mplib`` 0.2.1) pins numpy 1.26, so it runs in its own venv (``--peers-python``, default
+``.venv-bench-peers/bin/python``; ``scripts/setup_venv.sh`` does not make it):
+
+    python3.11 -m venv .venv-bench-peers && .venv-bench-peers/bin/pip install -r requirements/bench-peers.txt
+
+Without it the mplib columns read "not available" and why; ours runs alone. Writes a Markdown report (stdout
+and ``--output``, default bench/results/motion_planning.md).
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+sys.path[:0] = [str(BENCH_DIR), str(ROOT)]  # bench/ for peers.worker; the checkout's own kinematics_py
+
+from peers.worker import JsonLinesWorker  # noqa: E402
+
+from kinematics_py import KinematicsPlugin, SemanticModel  # noqa: E402
+from kinematics_py.collision.checker import CollisionChecker  # noqa: E402
+from kinematics_py.collision.geometry import Box  # noqa: E402
+from kinematics_py.geometry.transforms import make_transform  # noqa: E402
+from kinematics_py.planning.goals import GroupLimits, JointGoal  # noqa: E402
+from kinematics_py.planning.motion import plan  # noqa: E402
+from kinematics_py.planning.time_parameterization import joint_limits  # noqa: E402
+from kinematics_py.robots import bundled_robot_path  # noqa: E402
+
+WORKER = BENCH_DIR / "mplib_worker.py"
+DEFAULT_PEERS_PYTHON = ROOT / ".venv-bench-peers" / "bin" / "python"
+PEERS_INSTALL = ("python3.11 -m venv .venv-bench-peers && "
+                 ".venv-bench-peers/bin/pip install -r requirements/bench-peers.txt")
+GROUPS = {"panda": "panda_arm", "ur5": "ur_manipulator"}
+CHECK_STEP = 0.01  # [rad] densification of the independent check
+LIMIT_SLACK = 1e-6
+END_TOLERANCE = 1e-3
+OURS, MPLIB = "kinematics_py", "mplib"
+NOT_AVAILABLE = "not available"
+
+
+def _cage() -> list[tuple[str, tuple, tuple]]:
+    boxes = [("floor", (1.6, 1.6, 0.02), (0.0, 0.0, -0.011))]
+    for i, (x, y) in enumerate(((0.55, 0.55), (0.55, -0.55), (-0.55, 0.55), (-0.55, -0.55))):
+        boxes.append((f"post{i}", (0.04, 0.04, 1.2), (x, y, 0.6)))
+    for z in (0.45, 1.2):
+        for side in (-1, 1):
+            boxes.append((f"bar_x{side:+d}_{z}", (0.04, 1.14, 0.04), (side * 0.55, 0.0, z)))
+            boxes.append((f"bar_y{side:+d}_{z}", (1.14, 0.04, 0.04), (0.0, side * 0.55, z)))
+    return boxes
+
+
+#: Scene name -> boxes (name, size [m], centre [m] in the robot's base frame).
+SCENES: dict[str, list[tuple[str, tuple, tuple]]] = {
+    "table_wall": [("table", (0.8, 1.6, 0.04), (0.6, 0.0, 0.0)),
+                   ("wall", (0.04, 1.2, 0.6), (0.5, 0.0, 0.32))],
+    "shelf": [("board0", (0.4, 0.8, 0.02), (0.65, 0.0, 0.2)),
+              ("board1", (0.4, 0.8, 0.02), (0.65, 0.0, 0.5)),
+              ("board2", (0.4, 0.8, 0.02), (0.65, 0.0, 0.8)),
+              ("side_left", (0.4, 0.02, 0.9), (0.65, 0.41, 0.45)),
+              ("side_right", (0.4, 0.02, 0.9), (0.65, -0.41, 0.45)),
+              ("back", (0.02, 0.84, 0.9), (0.86, 0.0, 0.45))],
+    "cage": _cage(),
+}
+
+
+@dataclass
+class Record:
+    """One planner's outcomes on the problems of one scene."""
+
+    seconds: list[float] = field(default_factory=list)
+    solved: list[bool] = field(default_factory=list)
+    lengths: list[float] = field(default_factory=list)  # nan when not solved
+    colliding: list[int] = field(default_factory=list)  # colliding densified states (0 when not solved)
+    outside_limits: list[bool] = field(default_factory=list)
+    wrong_ends: list[bool] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
+
+    def add(self, seconds, positions, duration, verdict):
+        self.seconds.append(seconds)
+        self.solved.append(positions is not None)
+        self.lengths.append(path_length(positions) if positions is not None else np.nan)
+        colliding, outside, wrong_ends = verdict if positions is not None else (0, False, False)
+        self.colliding.append(colliding)
+        self.outside_limits.append(outside)
+        self.wrong_ends.append(wrong_ends)
+        self.durations.append(duration if positions is not None else np.nan)
+
+    def extend(self, other: Record) -> None:
+        for name in self.__dataclass_fields__:
+            getattr(self, name).extend(getattr(other, name))
+
+
+class Problem:
+    """The robot, its scene in the project's checker, and the independent trajectory check."""
+
+    def __init__(self, robot: str, scene: str, full_range: bool = False):
+        self.urdf_path, self.srdf_path = bundled_robot_path(robot), bundled_robot_path(robot, "srdf")
+        urdf, srdf = self.urdf_path.read_text(), self.srdf_path.read_text()
+        self.plugin = KinematicsPlugin()
+        if not self.plugin.initialize(urdf, GROUPS[robot], robot_description_semantic=srdf):
+            raise RuntimeError(f"KinematicsPlugin.initialize failed for {robot}")
+        model = self.plugin.robot_model
+        self.checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+        self.boxes = SCENES[scene]
+        for name, size, centre in self.boxes:
+            self.checker.scene.add_object(name, [Box(size)], pose=make_transform(None, centre))
+        self.names = tuple(self.plugin.getJointNames())
+        bounds = GroupLimits(self.plugin, np.zeros(len(self.names)))
+        self.lower, self.upper = bounds.lower, bounds.upper
+        self.sample_lower, self.sample_upper = ((self.lower, self.upper) if full_range else
+                                                (np.maximum(self.lower, -np.pi), np.minimum(self.upper, np.pi)))
+        self.limits = joint_limits(model, self.names)
+
+    def colliding(self, states: np.ndarray) -> np.ndarray:
+        return self.checker.check_batch(np.atleast_2d(states), joint_names=self.names)
+
+    def draw_pairs(self, count: int, rng: np.random.Generator, peer_free=None) -> tuple[list, int]:
+        """``count`` (start, goal) pairs drawn within the limits (and [-pi, pi]), both free (for the peer too when
+        ``peer_free``), whose straight segment collides; and how many free pairs the peer found in collision."""
+        pairs, peer_refused = [], 0
+        while len(pairs) < count:
+            a, b = rng.uniform(self.sample_lower, self.sample_upper, (2, len(self.names)))
+            if self.colliding(np.array([a, b])).any() or not self.colliding(densified([a, b])).any():
+                continue
+            if peer_free is not None and not (peer_free(a) and peer_free(b)):
+                peer_refused += 1
+                continue
+            pairs.append((a, b))
+        return pairs, peer_refused
+
+    def verdict(self, positions: np.ndarray, start: np.ndarray, goal: np.ndarray) -> tuple[int, bool, bool]:
+        """(colliding densified states, outside the limits, wrong ends) of a trajectory."""
+        dense = densified(positions)
+        outside = bool(((dense < self.lower - LIMIT_SLACK) | (dense > self.upper + LIMIT_SLACK)).any())
+        wrong_ends = bool(np.abs(positions[0] - start).max() > END_TOLERANCE
+                          or np.abs(positions[-1] - goal).max() > END_TOLERANCE)
+        return int(self.colliding(dense).sum()), outside, wrong_ends
+
+    def plan_ours(self, start, goal, *, planning_time):
+        began = time.perf_counter()
+        result = plan(self.plugin, self.checker, start, [JointGoal(goal)], planning_time=planning_time)
+        seconds = time.perf_counter() - began
+        return seconds, (result.positions if result.success else None), (
+            float(result.timing.time_from_start[-1]) if result.success else np.nan)
+
+
+def densified(positions) -> np.ndarray:
+    """Straight joint segments between consecutive points, at most CHECK_STEP apart per joint, points included."""
+    positions = np.asarray(positions, dtype=float)
+    parts = [positions[:1]]
+    for q_from, q_to in zip(positions[:-1], positions[1:]):
+        steps = max(1, int(np.ceil(np.abs(q_to - q_from).max() / CHECK_STEP - 1e-9)))
+        parts.append(q_from + (np.arange(1, steps + 1)[:, None] / steps) * (q_to - q_from))
+    return np.concatenate(parts)
+
+
+def path_length(positions) -> float:
+    return float(np.linalg.norm(np.diff(np.asarray(positions), axis=0), axis=1).sum())
+
+
+class PeerUnavailable(RuntimeError):
+    pass
+
+
+class MplibPeer:
+    """mplib's Planner in ``bench/mplib_worker.py``, run by the bench-peers venv's python (JSON lines)."""
+
+    def __init__(self, python: Path):
+        if not python.exists():
+            raise PeerUnavailable(f"{python} not found; {PEERS_INSTALL}")
+        self.worker = JsonLinesWorker([str(python), str(WORKER)], "mplib", PeerUnavailable, PEERS_INSTALL,
+                                      quiet=True)
+        self.call, self.close = self.worker.call, self.worker.close
+        self.version = ""
+
+    def load(self, problem: Problem, seed: int) -> None:
+        answer = self.call(
+            op="init", urdf=str(problem.urdf_path), srdf=str(problem.srdf_path),
+            move_group=problem.plugin.getTipFrames()[0], seed=seed,
+            boxes=[{"name": n, "size": list(s), "centre": list(c)} for n, s, c in problem.boxes],
+            velocity_limits=problem.limits.max_velocities.tolist(),
+            acceleration_limits=problem.limits.max_accelerations.tolist())
+        if tuple(answer["joint_names"]) != problem.names:
+            raise PeerUnavailable(f"mplib's move group joints {answer['joint_names']} differ from {problem.names}")
+        self.version = answer["mplib"]
+
+    def free(self, q) -> bool:
+        return bool(self.call(op="free", q=[float(v) for v in q])["free"])
+
+    def plan(self, start, goal, *, planning_time, time_step):
+        answer = self.call(op="plan", start=[float(v) for v in start], goal=[float(v) for v in goal],
+                           planning_time=planning_time, time_step=time_step)
+        positions = None if answer["positions"] is None else np.array(answer["positions"])
+        return float(answer["seconds"]), positions, (np.nan if answer["duration"] is None else answer["duration"])
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--problems", type=int, default=10, help="start/goal pairs per scene (default 10)")
+    parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, from: {', '.join(SCENES)}")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--robot", default="panda", choices=sorted(GROUPS))
+    parser.add_argument("--full-range", action="store_true",
+                        help="draw the problems within the whole joint limits (default: within [-pi, pi] too)")
+    parser.add_argument("--planning-time", type=float, default=1.0, help="budget of one plan [s] (default 1)")
+    parser.add_argument("--time-step", type=float, default=0.01, help="mplib's TOPP sampling step [s]")
+    parser.add_argument("--peers-python", type=Path, default=DEFAULT_PEERS_PYTHON,
+                        help="python of the venv with mplib (default .venv-bench-peers/bin/python)")
+    parser.add_argument("--output", type=Path, default=BENCH_DIR / "results" / "motion_planning.md")
+    args = parser.parse_args(argv)
+    scenes = [s.strip() for s in args.scenes.split(",") if s.strip()]
+    unknown = [s for s in scenes if s not in SCENES]
+    if unknown or not scenes:
+        parser.error(f"unknown scene(s) {unknown}; scenes are {list(SCENES)}")
+    if args.problems < 1 or not (args.planning_time > 0) or not (args.time_step > 0):
+        parser.error("--problems must be >= 1, --planning-time and --time-step > 0")
+    args.scenes = scenes
+    return args
+
+
+def _ms(values) -> tuple[float, float]:
+    values = np.asarray(values, dtype=float)
+    return 1e3 * float(np.median(values)), 1e3 * float(np.percentile(values, 90))
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}" if np.isfinite(value) else "-"
+
+
+def _ratio(ours: float, theirs: float) -> str:
+    return f"{ours / theirs:.2f}" if np.isfinite(ours) and np.isfinite(theirs) and theirs > 0 else "-"
+
+
+def table(results: dict[str, dict[str, Record]], planning_time: float, mplib_note: str) -> str:
+    t = f"{planning_time:g}"
+    head = (f"| scene | planner | success <= {t} s | valid success <= {t} s | median ms | p90 ms | "
+            "path length rad (both solved, median) | trajectory s (median) | trajectories with colliding states | "
+            "colliding states | outside limits | wrong ends |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for scene, records in results.items():
+        ours, theirs = records[OURS], records.get(MPLIB)
+        n = len(ours.seconds)
+        both = np.array(ours.solved) & (np.array(theirs.solved) if theirs else np.array(ours.solved))
+        summary = {}
+        for name, record in ((OURS, ours), (MPLIB, theirs)):
+            if record is None:
+                lines.append(f"| {scene} | {name} | {mplib_note} |" + " |" * 9)
+                continue
+            in_time = np.array(record.solved) & (np.array(record.seconds) <= planning_time)
+            median, p90 = _ms(record.seconds)
+            length = float(np.median(np.array(record.lengths)[both])) if both.any() else np.nan
+            duration = float(np.nanmedian(record.durations)) if any(record.solved) else np.nan
+            valid = (in_time & ~np.array(record.colliding, dtype=bool) & ~np.array(record.outside_limits)
+                     & ~np.array(record.wrong_ends))
+            bad = sum(1 for c in record.colliding if c)
+            summary[name] = (in_time.sum(), valid.sum(), median, p90, length, duration)
+            lines.append(f"| {scene} | {name} | {in_time.sum()}/{n} | {valid.sum()}/{n} | {median:.1f} | {p90:.1f} | "
+                         f"{_number(length)} | {_number(duration)} | {bad}/{sum(record.solved)} | "
+                         f"{sum(record.colliding)} | {sum(record.outside_limits)} | {sum(record.wrong_ends)} |")
+        if MPLIB in summary:
+            o, m = summary[OURS], summary[MPLIB]
+            lines.append(f"| {scene} | ours / mplib | " + " | ".join(_ratio(a, b) for a, b in zip(o, m)) + " | | | | |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    load_start = os.getloadavg()[0]
+    from ompl import util as ompl_util  # seeds OMPL's RNG for our planner (mplib's worker seeds its own)
+
+    ompl_util.RNG.setSeed(args.seed + 7)
+    mplib, mplib_note = None, NOT_AVAILABLE
+    try:
+        mplib = MplibPeer(args.peers_python)
+    except PeerUnavailable as error:
+        mplib_note = f"{NOT_AVAILABLE}: {error}"
+        print(f"mplib: {mplib_note}", file=sys.stderr)
+    rng_pairs, rng_order = np.random.default_rng(args.seed), np.random.default_rng(args.seed + 1)
+    results: dict[str, dict[str, Record]] = {}
+    peer_refused = {}
+    began = time.perf_counter()
+    try:
+        for scene in args.scenes:
+            problem = Problem(args.robot, scene, args.full_range)
+            if mplib is not None:
+                mplib.load(problem, args.seed)
+            pairs, peer_refused[scene] = problem.draw_pairs(args.problems + 1, rng_pairs,
+                                                            mplib.free if mplib is not None else None)
+            planners = {OURS: functools.partial(problem.plan_ours, planning_time=args.planning_time)}
+            if mplib is not None:
+                planners[MPLIB] = functools.partial(mplib.plan, planning_time=args.planning_time,
+                                                    time_step=args.time_step)
+            for run in planners.values():  # warm-up (numba's compiled kernels, mplib's first plan), untimed
+                run(*pairs[0])
+            records = {name: Record() for name in planners}
+            for k, (a, b) in enumerate(pairs[1:]):
+                points = {}
+                for name in rng_order.permutation(list(planners)):
+                    seconds, positions, duration = planners[name](a, b)
+                    verdict = problem.verdict(positions, a, b) if positions is not None else None
+                    records[name].add(seconds, positions, duration, verdict)
+                    points[name] = 0 if positions is None else len(positions)
+                print(f"{scene} {k + 1}/{args.problems}: " + ", ".join(
+                    f"{name} {'ok' if r.solved[-1] else 'FAIL'} {1e3 * r.seconds[-1]:.0f} ms, {points[name]} points"
+                    + (f" ({r.colliding[-1]} colliding states)" if r.colliding[-1] else "")
+                    for name, r in records.items()), file=sys.stderr, flush=True)
+            results[scene] = records
+    finally:
+        if mplib is not None:
+            mplib.close()
+    overall = {name: Record() for name in results[args.scenes[0]]}
+    for records in results.values():
+        for name, record in records.items():
+            overall[name].extend(record)
+    results["overall"] = overall
+    report = [f"# Motion planning: kinematics_py `plan` vs mplib `Planner.plan_qpos` ({args.robot})", "",
+              f"{args.problems} problems per scene drawn within the joint limits"
+              f"{'' if args.full_range else ' and [-pi, pi]'}, seed {args.seed}, budget {args.planning_time:g} s, "
+              f"mplib TOPP step {args.time_step:g} s; mplib {mplib.version if mplib else mplib_note}; "
+              f"{platform.python_version()}, {os.cpu_count()} CPUs; load average {load_start:.2f} at start, "
+              f"{os.getloadavg()[0]:.2f} at end; {time.perf_counter() - began:.0f} s.",
+              (f"Free pairs left out because mplib found the start or goal in collision: {peer_refused}." if mplib
+               else ""), "",
+              table(results, args.planning_time, mplib_note), "",
+              f"Trajectory states checked at <= {CHECK_STEP} rad per joint by CollisionChecker.check_batch; "
+              f"wrong ends: {OURS} {sum(overall[OURS].wrong_ends)}"
+              + (f", {MPLIB} {sum(overall[MPLIB].wrong_ends)}" if MPLIB in overall else "") + "."]
+    text = "\n".join(report)
+    print(text)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
