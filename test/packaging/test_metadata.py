@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ROSDEP_KEYS = {
     "numpy": "python3-numpy", "numba": "python3-numba", "scipy": "python3-scipy", "urdfdom-py": "urdfdom_py",
     "coal": "coal", "trimesh": "python3-trimesh-pip", "pycollada": "python3-collada", "xacro": "xacro",
-    "pyyaml": "python3-yaml", "toppra": "python3-toppra-pip",
+    "pyyaml": "python3-yaml", "toppra": "python3-toppra-pip", "ompl": "python3-ompl-pip",
 }
 
 

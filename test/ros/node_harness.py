@@ -20,6 +20,7 @@ import pytest
 import yaml
 from conftest import ChildProcess, PythonProcesses
 
+from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.client import KinematicsClient, fk_request, ik_request  # noqa: F401
 from kinematics_py.ros.conversions import pose_msg_from_transform as pose_msg  # noqa: F401
@@ -28,6 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 TREE_URDF = REPO / "test" / "data" / "urdf" / "tree.urdf"
 PROCESSES = Path(__file__).parent / "processes"
 #: The first node of a fresh checkout compiles the solver (numba) before it serves.
+#: The bundled UR5 as the node serves it with ur5_parameters: its group, model and the group's joints in order.
+UR5_GROUP = "ur_manipulator"
+UR5_MODEL = RobotModel.from_urdf_string(bundled_robot_path("ur5").read_text())
+UR5_JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+              "wrist_3_joint")
 NODE_READY_TIMEOUT_S = 240.0
 CALL_TIMEOUT_S = 30.0
 _namespaces = itertools.count(1)

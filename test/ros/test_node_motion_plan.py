@@ -23,6 +23,9 @@ from moveit_msgs.msg import (
 from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 from node_harness import (
     CALL_TIMEOUT_S,
+    UR5_GROUP,
+    UR5_JOINTS,
+    UR5_MODEL,
     NodeUnderTest,
     module_processes,  # noqa: F401 (fixture)
     serving_node,
@@ -36,17 +39,13 @@ from shape_msgs.msg import SolidPrimitive
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.planning.ompl_search import PLANNER_IDS
 from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.client import box_object, joint_goal, motion_plan_request, pose_goal
 
-GROUP = "ur_manipulator"
-MODEL = RobotModel.from_urdf_string(bundled_robot_path("ur5").read_text())
-JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-          "wrist_3_joint")
+GROUP, MODEL, JOINTS = UR5_GROUP, UR5_MODEL, UR5_JOINTS
 START = dict(zip(JOINTS, (0.3, -1.2, 1.5, -1.9, -1.57, 0.0)))
 GOAL = dict(zip(JOINTS, (-1.5, -1.2, 1.5, -1.9, -1.57, 0.0)))
 BOX_SIZE = 0.15

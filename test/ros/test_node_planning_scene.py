@@ -26,6 +26,9 @@ from moveit_msgs.msg import (
 from moveit_msgs.srv import ApplyPlanningScene, GetPlanningScene
 from node_harness import (
     CALL_TIMEOUT_S,
+    UR5_GROUP,
+    UR5_JOINTS,
+    UR5_MODEL,
     NodeUnderTest,
     ik_request,
     module_processes,  # noqa: F401 (fixture)
@@ -41,13 +44,8 @@ from shape_msgs.msg import SolidPrimitive
 
 from kinematics_py.collision.octree import OCTOMAP_ID, Octree
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.model.robot_model import RobotModel
-from kinematics_py.robots import bundled_robot_path
 
-GROUP = "ur_manipulator"
-MODEL = RobotModel.from_urdf_string(bundled_robot_path("ur5").read_text())
-JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
-          "wrist_3_joint")
+GROUP, MODEL, JOINTS = UR5_GROUP, UR5_MODEL, UR5_JOINTS
 ARM_ON_TABLE = {"shoulder_lift_joint": 0.5}
 #: A reachable tool pose: elbow up, tool low in front of the robot.
 Q_TARGET = dict(zip(JOINTS, (0.3, -1.2, 1.5, -1.9, -1.57, 0.0)))
