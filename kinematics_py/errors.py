@@ -49,6 +49,11 @@ class ErrorCode(IntEnum):
 
 
 
+def error_code_name(code: int) -> str:
+    """The ErrorCode name of a MoveItErrorCodes value, or the number itself for one MoveIt does not define."""
+    return ErrorCode(code).name if code in ErrorCode._value2member_map_ else str(code)
+
+
 class KinematicError(IntEnum):
     """kinematics::KinematicErrors (the KinematicsResult codes)."""
 

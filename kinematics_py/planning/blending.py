@@ -45,7 +45,7 @@ def blend_radii(check: PathCheck, waypoints: Sequence[np.ndarray], motions: Sequ
             radius = fraction * largest
             before = waypoints[i] - radius * incoming / lengths[0]
             after = waypoints[i] + radius * outgoing / lengths[1]
-            if check.path_free(blend_curve(before, waypoints[i], after, check.resolution)) < 0:
+            if check.first_invalid(blend_curve(before, waypoints[i], after, check.resolution)) < 0:
                 radii[i] = radius
                 break
     return radii

@@ -26,6 +26,8 @@ MAX_CANDIDATES_PER_GOAL = 64
 #: Random restarts of the numerical IK search that collect a pose goal's solutions when there is no closed form.
 NUMERICAL_RESTARTS = 16
 NUMERICAL_RESTART_TIMEOUT = 0.02
+#: A joint this far past a limit [rad or m] is outside it (rounding of values at the limit).
+LIMIT_TOLERANCE = 1e-9
 #: Two solutions closer than this in every joint are the same one [rad or m].
 SAME_SOLUTION = 1e-6
 
@@ -87,7 +89,13 @@ class GroupLimits:
         """Each joint outside its limits, with its value and limits."""
         return [f"{name} = {value:.6g} outside [{low:.6g}, {high:.6g}]"
                 for name, value, low, high in zip(self.names, q, self.lower, self.upper)
-                if not (low - 1e-9 <= value <= high + 1e-9)]
+                if not (low - LIMIT_TOLERANCE <= value <= high + LIMIT_TOLERANCE)]
+
+    def first_outside(self, positions: np.ndarray) -> int:
+        """Index of the first row of ``positions`` with a joint outside its limits (as ``violations``), -1: none."""
+        outside = np.any((positions < self.lower - LIMIT_TOLERANCE) | (positions > self.upper + LIMIT_TOLERANCE),
+                         axis=1)
+        return int(np.argmax(outside)) if outside.any() else -1
 
     def whole_turns(self, q: np.ndarray) -> list[np.ndarray]:
         """``q`` and its equivalents with revolute joints whole turns away, within the planning bounds."""

@@ -209,11 +209,10 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
     if problem:
         return context.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
     retraction = None
-    if candidate.approach is not None:
-        T_touch = transform_from_any_pose(goals[candidate.goal_index].pose)
-        direction = _unit(approach.direction) if approach.direction is not None else T_touch[:3, 2]
-        retraction = Approach(approach.distance, tuple(-direction))
     goal = goals[candidate.goal_index]
+    if candidate.approach is not None:
+        direction = _approach_direction(approach, transform_from_any_pose(goal.pose))
+        retraction = Approach(approach.distance, tuple(-direction))
     return MotionPlan(names, ErrorCode.SUCCESS,
                       f"reached goal {candidate.goal_index}{_named(goal)}: {len(waypoints)} waypoints, "
                       f"{len(positions)} points, {timing.time_from_start[-1]:.3f} s; {check.states_checked} states "
@@ -323,15 +322,11 @@ class _Context:
     def trajectory_problem(self, positions: np.ndarray) -> str:
         """Why a densified path cannot be returned ("" when it can): a state in collision, off the path
         constraints or outside the limits."""
-        for q in positions:
-            violations = self.bounds.violations(q)
-            if violations:
-                return "joint limits: " + ", ".join(violations)
-        colliding = self.check.path_free(positions)
-        if colliding >= 0:
-            report = self.check.checker.check(self.check.full_state(positions[colliding]))
-            return f"point {colliding} collides ({report.describe()})"
-        return ""
+        outside = self.bounds.first_outside(positions)
+        if outside >= 0:
+            return "joint limits: " + ", ".join(self.bounds.violations(positions[outside]))
+        invalid = self.check.first_invalid(positions)
+        return f"point {invalid}: {self.check.state_problem(positions[invalid])}" if invalid >= 0 else ""
 
 
 def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndarray, candidates: list[_Candidate],
@@ -430,6 +425,11 @@ def _unit(direction: Sequence[float]) -> np.ndarray:
     return vector / norm
 
 
+def _approach_direction(approach: Approach, T_touch: np.ndarray) -> np.ndarray:
+    """The unit direction a touch approach moves along: the given one, or the touch pose's z axis (the tool axis)."""
+    return _unit(approach.direction) if approach.direction is not None else T_touch[:3, 2]
+
+
 def _tip_transform(plugin: KinematicsPlugin, q: np.ndarray) -> np.ndarray:
     _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), q.tolist())
     return transform_from_any_pose(pose)
@@ -444,7 +444,7 @@ def _pre_touch_goal(plugin: KinematicsPlugin, goal: PoseGoal, approach: Approach
         T_goal = transform_from_any_pose(goal.pose)
     except KinematicsError as error:
         raise PlanningError(f"touch goal: {error}") from None
-    direction = _unit(approach.direction) if approach.direction is not None else T_goal[:3, 2]
+    direction = _approach_direction(approach, T_goal)
     T_pre = T_goal.copy()
     T_pre[:3, 3] -= approach.distance * direction
     return PoseGoal(T_pre, "", goal.accept, goal.name)

@@ -91,17 +91,17 @@ class PathCheck:
     def state_problem(self, q: np.ndarray) -> str:
         """Why ``q`` is not a valid state of a path ("" when it is): its collisions or its validity problem."""
         self.states_checked += 1
-        state = self.full_state(q)
-        if self.checker.is_colliding(state):
-            return f"in collision ({self.checker.check(state).describe()})"
+        report = self.checker.check(self.full_state(q))
+        if report.in_collision:
+            return f"in collision ({report.describe()})"
         return self.validity_problem(q) or ""
 
     def state_free(self, q: np.ndarray) -> bool:
         return not self.state_problem(q)
 
-    def first_collision(self, states: np.ndarray) -> int:
-        """Index of an invalid state among ``states`` (group joint vectors; the first found, midpoints first),
-        -1 when all are valid."""
+    def first_invalid(self, states: np.ndarray) -> int:
+        """Index of an invalid state among ``states`` (group joint vectors, e.g. a path's points at most
+        ``resolution`` apart; the first found, midpoints first), -1 when all are valid."""
         order = bisection_order(len(states))
         self.states_checked += len(states)
         rounds = [order[:FIRST_ROUND], order[FIRST_ROUND:]] if len(order) > FIRST_ROUND else [order]
@@ -114,8 +114,4 @@ class PathCheck:
 
     def segment_free(self, q_from: np.ndarray, q_to: np.ndarray) -> bool:
         """True when the straight motion from ``q_from`` (not checked) to ``q_to`` is valid throughout."""
-        return self.first_collision(segment_states(q_from, q_to, self.resolution)) < 0
-
-    def path_free(self, states: np.ndarray) -> int:
-        """For consecutive states already at most ``resolution`` apart: the index of an invalid one (-1: none)."""
-        return self.first_collision(states)
+        return self.first_invalid(segment_states(q_from, q_to, self.resolution)) < 0

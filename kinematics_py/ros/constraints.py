@@ -63,7 +63,7 @@ class PositionRegion:
 
     def violation(self, poses: Mapping[str, np.ndarray]) -> str | None:
         point_in_root = self._point(poses)
-        T_root_frame = self._T_root_frame(poses)
+        T_root_frame = frame_pose(self, poses)
         for shape_type, dimensions, T_frame_shape in self.shapes:
             T_shape_root = invert_transform(T_root_frame @ T_frame_shape)
             if _inside(shape_type, dimensions, T_shape_root[:3, :3] @ point_in_root + T_shape_root[:3, 3]):
@@ -73,14 +73,15 @@ class PositionRegion:
 
     def distance(self, poses: Mapping[str, np.ndarray]) -> float:
         """Distance [m] of the point from the centre of the region's first shape, as MoveIt reports it."""
-        center = (self._T_root_frame(poses) @ self.shapes[0][2])[:3, 3]
-        return float(np.linalg.norm(self._point(poses) - center))
+        return float(np.linalg.norm(self._point(poses) - self.centre(poses)))
+
+    def centre(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The centre of the region's first shape in the model frame (a goal's target point)."""
+        return (frame_pose(self, poses) @ self.shapes[0][2])[:3, 3]
 
     def _point(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
         return poses[self.link][:3, :3] @ self.offset + poses[self.link][:3, 3]
 
-    def _T_root_frame(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
-        return poses[self.frame] if self.T_root_frame is None else self.T_root_frame
 
 
 @dataclass(frozen=True)
@@ -105,12 +106,20 @@ class OrientationBound:
         """Sum of the per-axis errors [rad], as MoveIt reports it."""
         return float(np.sum(self._error(poses)))
 
+    def desired_rotation(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
+        """R_root_desired: the orientation the link is held to, in the model frame."""
+        return frame_pose(self, poses)[:3, :3] @ self.R_frame_desired
+
     def _error(self, poses: Mapping[str, np.ndarray]) -> np.ndarray:
-        T_root_frame = poses[self.frame] if self.T_root_frame is None else self.T_root_frame
-        R_desired_link = (T_root_frame[:3, :3] @ self.R_frame_desired).T @ poses[self.link][:3, :3]
+        R_desired_link = self.desired_rotation(poses).T @ poses[self.link][:3, :3]
         if self.parameterization == OrientationConstraint.ROTATION_VECTOR:
             return np.abs(rotation_log(R_desired_link))
         return np.array([_absolute_angle(a) for a in xyz_euler_angles(R_desired_link)])
+
+
+def frame_pose(constraint: PositionRegion | OrientationBound, poses: Mapping[str, np.ndarray]) -> np.ndarray:
+    """T_root_frame of a constraint's frame: fixed, or the robot link's pose in ``poses``."""
+    return poses[constraint.frame] if constraint.T_root_frame is None else constraint.T_root_frame
 
 
 def xyz_euler_angles(R: np.ndarray) -> tuple[float, float, float]:

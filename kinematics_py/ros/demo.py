@@ -32,7 +32,7 @@ from moveit_msgs.srv import GetStateValidity
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from ..errors import ErrorCode
+from ..errors import error_code_name
 from ..geometry.transforms import make_transform, rotation_about_axis
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
@@ -57,13 +57,6 @@ SCENE_REPUBLISH_S = 0.5
 #: Timeouts of the collision-aware IK calls [s]: a search for a pose reachable only in collision uses all of it.
 COLLISION_IK_TIMEOUT_S = 0.5
 GOAL_IN_COLLISION_TIMEOUT_S = 0.2
-
-
-def _code_name(code: int) -> str:
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return str(code)
 
 
 def percentile_ms(samples: Sequence[float], q: float) -> float:
@@ -159,7 +152,7 @@ def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
         code = response.error_code.val
         ok &= code == expected
         text = detail if code == MoveItErrorCodes.SUCCESS and detail else response.error_code.message
-        print(f"  {what}: {_code_name(code)} in {elapsed * 1e3:.2f} ms: {text}")
+        print(f"  {what}: {error_code_name(code)} in {elapsed * 1e3:.2f} ms: {text}")
 
     print(f"compute_fk of {tip!r} (group {group.name!r}) in the SRDF's named states:")
     for state, values in semantic.group_states.get(group.name, {}).items():
@@ -247,7 +240,7 @@ def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, grou
         print(f"  {what}: {text}" + ("" if good else "  <-- NOT as expected"))
 
     def outcome(response, elapsed: float) -> str:
-        return f"{_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms"
+        return f"{error_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms"
 
     def touches_obstacle(response) -> bool:
         return any(OBSTACLE_ID in (c.contact_body_1, c.contact_body_2) for c in response.contacts)

@@ -12,7 +12,7 @@ from moveit_msgs.srv import GetCartesianPath
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from ..errors import ErrorCode
+from ..errors import error_code_name
 from ..geometry.transforms import make_transform
 from ..model.robot_model import RobotModel
 from .client import KinematicsClient, box_object, cartesian_path_request
@@ -75,8 +75,6 @@ def cartesian_demo(client: KinematicsClient, robot: str, model: RobotModel, grou
     return ok
 
 
-def _code_name(code: int) -> str:
-    return ErrorCode(code).name if code in ErrorCode._value2member_map_ else str(code)
 
 
 def _show(what: str, response, elapsed: float, model: RobotModel, start: dict, tip: str, T_start: np.ndarray,
@@ -92,7 +90,7 @@ def _show(what: str, response, elapsed: float, model: RobotModel, start: dict, t
         offset = p - T_start[:3, 3]
         deviation = max(deviation, float(np.linalg.norm(offset - np.dot(offset, LINE) / np.dot(LINE, LINE) * LINE)))
     duration = (points[-1].time_from_start.sec + points[-1].time_from_start.nanosec * 1e-9) if points else 0.0
-    print(f"  {what}: {_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms, fraction "
+    print(f"  {what}: {error_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms, fraction "
           f"{response.fraction:.3f}, {len(points)} points timed over {duration:.2f} s, every point within "
           f"{deviation * 1e6:.1f} um of the line; {response.error_code.message}"
           + ("" if good else "  <-- NOT as expected"))

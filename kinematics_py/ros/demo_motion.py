@@ -9,7 +9,7 @@ import numpy as np
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetMotionPlan
 
-from ..errors import ErrorCode
+from ..errors import error_code_name
 from .client import KinematicsClient, joint_goal, motion_plan_request
 
 #: The second and third joints moved this far either way of the obstacle's configuration [rad]: the start and the
@@ -33,8 +33,7 @@ def motion_demo(client: KinematicsClient, group: str, joints: Sequence[str], thr
         elapsed = time.perf_counter() - began
     finally:
         client.node.destroy_client(planner)
-    code = ErrorCode(answer.error_code.val).name if answer.error_code.val in ErrorCode._value2member_map_ else \
-        str(answer.error_code.val)
+    code = error_code_name(answer.error_code.val)
     points = answer.trajectory.joint_trajectory.points
     good = answer.error_code.val == MoveItErrorCodes.SUCCESS and len(points) > 1
     detour = 0.0

@@ -151,14 +151,10 @@ def _target_pose(context: RequestContext, plugin, constraints: RequestConstraint
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: {error}") from None
     T_model_link = poses[link].copy()
     if constraints.orientation_bounds:
-        bound = constraints.orientation_bounds[0]
-        T_root_frame = poses[bound.frame] if bound.T_root_frame is None else bound.T_root_frame
-        T_model_link[:3, :3] = T_root_frame[:3, :3] @ bound.R_frame_desired
+        T_model_link[:3, :3] = constraints.orientation_bounds[0].desired_rotation(poses)
     if constraints.position_regions:
         region = constraints.position_regions[0]
-        T_root_frame = poses[region.frame] if region.T_root_frame is None else region.T_root_frame
-        centre = (T_root_frame @ region.shapes[0][2])[:3, 3]
-        T_model_link[:3, 3] = centre - T_model_link[:3, :3] @ region.offset
+        T_model_link[:3, 3] = region.centre(poses) - T_model_link[:3, :3] @ region.offset
     base = plugin.getBaseFrame()
     T_base_model = np.eye(4) if base == setup.model_frame else invert_transform(poses[base])
     return T_base_model @ T_model_link @ invert_transform(poses[link]) @ poses[tip]

@@ -117,7 +117,7 @@ def test_plan_around_the_box_reaches_the_goal_collision_free_and_is_displayed(no
     np.testing.assert_allclose(positions[0], list(START.values()), atol=1e-9)
     np.testing.assert_allclose(positions[-1], list(GOAL.values()), atol=1e-9)
     assert np.abs(np.diff(positions, axis=0)).max() <= 0.01 + 1e-9
-    assert check.path_free(positions) < 0
+    assert check.first_invalid(positions) < 0
     assert np.all(np.diff(_times(answer)) > 0)
     assert answer.planning_time > 0 and answer.group_name == GROUP
     assert list(answer.trajectory_start.joint_state.name)
@@ -138,7 +138,7 @@ def test_pose_goal_ends_at_the_pose(node, check):
     positions = _positions(answer)
     reached = MODEL.link_poses(dict(zip(JOINTS, positions[-1])))["tool0"]
     np.testing.assert_allclose(reached[:3, 3], T_goal[:3, 3], atol=1e-3)
-    assert check.path_free(densify(positions, 0.01)) < 0
+    assert check.first_invalid(densify(positions, 0.01)) < 0
 
 
 def test_path_constraints_hold_at_every_point(node):

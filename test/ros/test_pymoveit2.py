@@ -81,4 +81,4 @@ def test_pymoveit2_example_runs_unchanged_against_the_node(module_processes, tmp
     reached = MODEL.link_poses(dict(zip(JOINTS, pose_plan[-1])))["tool0"]
     np.testing.assert_allclose(reached[:3, 3], steps["pose goal"][:3], atol=1e-3)
     for trajectory in (joint_plan, pose_plan):
-        assert check.path_free(densify(trajectory, 0.01)) < 0
+        assert check.first_invalid(densify(trajectory, 0.01)) < 0
