@@ -224,8 +224,10 @@ def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ orchestration
-def start_node(directory: Path, namespace: str, env: dict, collision: bool = False) -> subprocess.Popen:
-    """The node on the bundled UR5, or (``collision``) on example-robot-data's UR5 with its collision meshes."""
+def start_node(directory: Path, namespace: str, env: dict, collision: bool = False,
+               extra: dict | None = None) -> subprocess.Popen:
+    """The node on the bundled UR5, or (``collision``) on example-robot-data's UR5 with its collision meshes;
+    ``extra``: further node parameters."""
     from robots import example_robot_urdf, ur5_collision_srdf
 
     from kinematics_py.robots import bundled_robot_path
@@ -236,6 +238,7 @@ def start_node(directory: Path, namespace: str, env: dict, collision: bool = Fal
         "robot_description_semantic": ur5_collision_srdf() if collision else
         bundled_robot_path("ur5", "srdf").read_text(),
         "robot_description_kinematics": yaml.safe_load((REPO / "config" / "kinematics.yaml").read_text()),
+        **(extra or {}),
     }
     name = "collision_node" if collision else "node"
     params_file = directory / f"{name}.params.yaml"

@@ -198,6 +198,11 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("max_concurrent_ik_requests", 64, "IK requests the node holds at once (searching or waiting "
                   "for a search slot, each on a thread of its own); further ones wait unread in DDS. Read at "
                   "start-up.", 1, 1024),
+    ParameterSpec("planning_processes", 1, "Processes plan_kinematic_path plans in (OMPL holds the GIL while it "
+                  "searches: planning on the node's own threads would hold up every other answer); further plans "
+                  "wait for one until their deadline. The processes start with the first plan and build each robot "
+                  "the node serves; until one has, plans run on the node's threads. 0: always on the node's threads. "
+                  "Read at start-up.", 0, 64),
     ParameterSpec("ik_display_topic", "", "Topic on which every successful IK answer (compute_ik, solve_ik) is "
                   "published as moveit_msgs/DisplayRobotState for RViz (latched: transient local, depth 1). Empty: "
                   "not published."),

@@ -66,6 +66,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..parameters import ParameterError
+from ..planning.processes import PlanningProcesses
 from ..robot_setup import SetupError
 from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .cartesian_path_service import CartesianPathService
@@ -116,9 +117,11 @@ class KinematicsNode(Node):
         self._store = StateStore(ServingState(self._node_parameters.settings()))
         self._positions = JointPositions()
         self._topic_descriptions = MappingProxyType(dict.fromkeys(DESCRIPTIONS, ""))
+        processes = self._node_parameters.value("planning_processes")
+        #: Where plan_kinematic_path plans (None: on the node's threads); each process builds every robot served.
+        self.planning = PlanningProcesses(processes) if processes else None
         self._setups = SetupUpdates(self._store, lambda changes: self._node_parameters.setup_inputs(
-            self._topic_descriptions, changes), self.get_logger(), lambda setup: self._node_parameters.declare_groups(
-            setup.groups))
+            self._topic_descriptions, changes), self.get_logger(), self._on_served)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set_parameters)
 
@@ -126,7 +129,7 @@ class KinematicsNode(Node):
         transforms = create_transform_source(self, callbacks)
         self.search_scheduler = SearchScheduler(self._startup_count("search_threads", _cpu_count()))
         self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name(),
-                                   self.search_scheduler)
+                                   self.search_scheduler, self.planning)
         for which in DESCRIPTIONS:
             self.create_subscription(String, which, lambda msg, which=which: self._on_description(which, msg.data),
                                      DESCRIPTION_QOS, callback_group=callbacks)
@@ -191,8 +194,10 @@ class KinematicsNode(Node):
                             self.get_logger())
 
     def stop_searches(self, executor: NodeExecutor) -> None:
-        """Cancel every IK search and request, and give their answers time to be sent and to leave."""
+        """Cancel every IK search, plan and request, and give their answers time to be sent and to leave."""
         self.search_scheduler.close()
+        if self.planning is not None:
+            self.planning.close()
         if executor.search_pool.outstanding:
             executor.search_pool.wait_idle(STOP_GRACE_S)
             time.sleep(DELIVERY_GRACE_S)
@@ -240,6 +245,12 @@ class KinematicsNode(Node):
             self.get_logger().info(f"{which} topic received; the {which} parameter is set and takes precedence")
             return
         self._refresh(f"new {which} from the topic")
+
+    def _on_served(self, setup) -> None:
+        """A robot set-up now serves: its groups' parameters are declared, the planning processes build it."""
+        self._node_parameters.declare_groups(setup.groups)
+        if self.planning is not None:
+            self.planning.prepare(setup)
 
     def _refresh(self, reason: str) -> None:
         """Serve the set-up the current parameters and topics give (``setup_updates``: built in the background,

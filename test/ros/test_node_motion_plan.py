@@ -9,8 +9,13 @@ query_planner_interface names the planners.
 """
 from __future__ import annotations
 
+import re
+import signal
+from pathlib import Path
+
 import numpy as np
 import pytest
+from conftest import PythonProcesses
 from geometry_msgs.msg import Point, Pose
 from moveit_msgs.msg import (
     CollisionObject,
@@ -194,3 +199,38 @@ def test_query_planner_interface_names_the_planners(node):
     response = node.client.call(node.query_client, QueryPlannerInterfaces.Request(), CALL_TIMEOUT_S)
     (interface,) = response.planner_interfaces
     assert list(interface.planner_ids) == list(PLANNER_IDS) and interface.pipeline_id == "ompl"
+
+
+def _planning_pids(process) -> list[int]:
+    """The planning processes' ids the node has logged (once it planned in them)."""
+    found = re.search(r"plans run in planning processes \[([\d, ]+)\]", process.output())
+    return [int(pid) for pid in found.group(1).split(",")] if found else []
+
+
+def _parent_pid(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
+def test_plans_run_in_a_planning_process_of_the_node_which_ends_with_it(tmp_path_factory):
+    """The first plans run on the node's threads while its planning process starts; once it has the robot, plans
+    run there (the node logs it), and the process ends with the node."""
+    processes = PythonProcesses(tmp_path_factory.mktemp("planning_process_logs"))
+    try:
+        with serving_node(processes, tmp_path_factory.mktemp("planning_process"), ur5_parameters(),
+                          "planning_process_node", "tool0", PlanningNode) as serving:
+            def planned_in_a_process():
+                answer = serving.plan(motion_plan_request(GROUP, [joint_goal(GOAL)], START))
+                assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+                np.testing.assert_allclose(_positions(answer)[-1], list(GOAL.values()), atol=1e-9)
+                return _planning_pids(serving.process)
+            pids = wait_for(planned_in_a_process, WAIT_S * 6, "a plan in a planning process", serving.process,
+                            interval=0.5)
+            assert all(_parent_pid(pid) == serving.process.popen.pid for pid in pids)
+            node_process = serving.process
+        node_process.popen.send_signal(signal.SIGINT)
+        assert node_process.popen.wait(timeout=WAIT_S * 3) == 0
+        wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), WAIT_S,
+                 "the planning processes to end with the node")
+    finally:
+        processes.stop_all()
