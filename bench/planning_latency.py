@@ -61,7 +61,7 @@ def planner(namespace: str, duration: float, seed: int) -> dict:
     _box, start, goal = _obstacle_and_motion()
     plans = client.client(GetMotionPlan, f"{namespace}/plan_kinematic_path")
     request = motion_plan_request(GROUP, [joint_goal(goal)], start, 5.0)
-    times, codes = [], []
+    times, codes, failures = [], [], []
     deadline = time.perf_counter() + duration
     try:
         while time.perf_counter() < deadline:
@@ -69,9 +69,11 @@ def planner(namespace: str, duration: float, seed: int) -> dict:
             answer = client.call(plans, request, 60.0).motion_plan_response
             times.append(time.perf_counter() - began)
             codes.append(int(answer.error_code.val))
+            if answer.error_code.val != 1:
+                failures.append(f"{answer.error_code.val}: {answer.error_code.message[:200]}")
     finally:
         client.close()
-    return {"plans": len(times), "succeeded": codes.count(1), **percentiles(times)}
+    return {"plans": len(times), "succeeded": codes.count(1), "failures": failures[:5], **percentiles(times)}
 
 
 def latency(namespace: str, calls: int) -> dict:
@@ -162,6 +164,8 @@ def _measure(options, processes: int) -> None:
     print(f"kinematics_node on the bundled UR5, planning_processes {processes}; {options.planners} clients planning "
           f"the demo's motion back to back (plans: {[p['plans'] for p in plans]}, succeeded "
           f"{[p['succeeded'] for p in plans]}, p50 {np.median([p['p50_ms'] for p in plans]):.0f} ms):")
+    for failure in sorted({failure for p in plans for failure in p["failures"]}):
+        print(f"  failed: {failure}")
     for service in ("compute_fk", "compute_ik"):
         a, b = idle[service], busy[service]
         print(f"  {service:10s} idle p50 {a['p50_ms']:.2f} p90 {a['p90_ms']:.2f} p99 {a['p99_ms']:.2f} ms | while "
