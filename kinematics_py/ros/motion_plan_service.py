@@ -10,8 +10,9 @@ orientation, or the link's start orientation, that satisfies all the set's const
 at every trajectory point; ``allowed_planning_time`` is the whole budget, counted from when the client sent the
 request as IK timeouts are (0: DEFAULT_PLANNING_TIME_S); ``num_planning_attempts`` searches, the shortest
 kept; ``planner_id`` one of ``ompl_search.PLANNER_IDS`` (also as "<group>[<id>]" or "<id>kConfigDefault"; empty:
-RRTConnect); the scaling factors scale the joint limits the trajectory is timed within. ``workspace_parameters``
-bound a mobile base's sampling in move_group; the groups served here have none, so they are not used.
+RRTConnect), followed by this node's motion options (``_motion_options``: touch and retract motions); the scaling
+factors scale the joint limits the trajectory is timed within. ``workspace_parameters`` bound a mobile base's
+sampling in move_group; the groups served here have none, so they are not used.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from ..errors import ErrorCode, RequestError
 from ..geometry.transforms import invert_transform
 from ..model.constraints import RequestConstraints, StateCheck
 from ..planning.goals import JointGoal, PoseGoal
-from ..planning.motion import MotionPlan, PlanningError
+from ..planning.motion import Approach, MotionPlan, PlanningError
 from ..planning.ompl_search import PLANNER_IDS, PlannerError
 from ..planning.processes import PlanJob, PlanningProcessError, run_job
 from ..planning.time_parameterization import joint_limits
@@ -45,6 +46,8 @@ DEFAULT_PLANNING_TIME_S = 5.0
 #: The planner interface this node reports on query_planner_interface.
 PLANNER_INTERFACE = "kinematics_py/OMPL"
 PIPELINE_ID = "ompl"
+#: Between a planner_id's planner and its motion options ("RRTConnect;touch=0.05").
+MOTION_OPTION_SEPARATOR = ";"
 
 
 class MotionPlanService:
@@ -91,7 +94,7 @@ class MotionPlanService:
             scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
         job = PlanJob(plugin.getGroupName(), [values[name] for name in names], goals, values, context.sent + budget,
                       goal_checks, StateCheck(path_constraints, values, names) if path_constraints else None,
-                      {"planner_id": request.planner_id, "attempts": max(1, request.num_planning_attempts),
+                      {**_motion_options(request.planner_id), "attempts": max(1, request.num_planning_attempts),
                        "limits": limits})
         try:
             result = _planned(job, context, checker)
@@ -127,6 +130,27 @@ def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
         result = run_job(job, context.setup, checker, lambda: scheduler.checkpoint(ticket))
         if ticket.cancelled:
             raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+    return result
+
+
+def _motion_options(planner_id: str) -> dict:
+    """plan()'s planner_id and motion options from a request's planner_id: "<planner>" with, optionally,
+    ";touch=<distance>[,x,y,z]" (end with a straight approach to the pose goal, along the tool axis or that
+    direction in the group's base frame) and ";retract=<distance>[,x,y,z]" (start with a straight retraction,
+    back along the tool axis or that direction)."""
+    planner, *options = planner_id.split(MOTION_OPTION_SEPARATOR)
+    result: dict = {"planner_id": planner}
+    for option in options:
+        name, _, value = (part.strip() for part in option.partition("="))
+        try:
+            numbers = [float(number) for number in value.split(",")]
+        except ValueError:
+            numbers = []
+        if name not in ("touch", "retract") or len(numbers) not in (1, 4):
+            raise RequestError(ErrorCode.PLANNING_FAILED, f"planner_id {planner_id!r}: motion option {option!r} "
+                               f"is not one of touch=<distance>[,x,y,z] and retract=<distance>[,x,y,z]")
+        approach = Approach(numbers[0], tuple(numbers[1:]) or None)
+        result.update({"motion": "touch", "approach": approach} if name == "touch" else {"retract": approach})
     return result
 
 

@@ -146,6 +146,43 @@ def test_pose_goal_ends_at_the_pose(node, check):
     assert check.first_invalid(densify(positions, 0.01)) < 0
 
 
+def _tool_positions(positions: np.ndarray) -> np.ndarray:
+    return np.array([MODEL.link_poses(dict(zip(JOINTS, q)))["tool0"][:3, 3] for q in positions])
+
+
+def _straight_tool_run(points: np.ndarray, length: float) -> None:
+    """``points`` lie on one straight line of ``length`` [m] (within 1 mm)."""
+    direction = (points[-1] - points[0]) / np.linalg.norm(points[-1] - points[0])
+    offsets = points - points[0]
+    assert np.linalg.norm(offsets - np.outer(offsets @ direction, direction), axis=1).max() <= 1e-3
+    assert abs(np.linalg.norm(points[-1] - points[0]) - length) <= 1e-3
+
+
+def test_a_touch_motion_ends_along_the_tool_axis_and_its_retraction_goes_back(node, check):
+    """planner_id "RRTConnect;touch=0.05": the last 5 cm reach the pose goal along its tool z axis; from there,
+    ";retract=0.05" begins by going back the same way."""
+    T_goal = MODEL.link_poses(GOAL)["tool0"]
+    request = motion_plan_request(GROUP, [pose_goal("tool0", T_goal, MODEL.root_link)], START)
+    request.motion_plan_request.planner_id = "RRTConnect;touch=0.05"
+    answer = node.plan(request)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    tool = _tool_positions(_positions(answer))
+    np.testing.assert_allclose(tool[-1], T_goal[:3, 3], atol=1e-3)
+    approach = tool[np.linalg.norm(tool - tool[-1], axis=1) <= 0.05 + 1e-3]
+    _straight_tool_run(approach, 0.05)
+    np.testing.assert_allclose((approach[-1] - approach[0]) / 0.05, T_goal[:3, 2], atol=0.05)
+    assert check.first_invalid(densify(_positions(answer), 0.01)) < 0
+    touched = dict(zip(JOINTS, _positions(answer)[-1]))
+    back = motion_plan_request(GROUP, [joint_goal(START)], touched)
+    back.motion_plan_request.planner_id = ";retract=0.05"
+    answer = node.plan(back)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    tool = _tool_positions(_positions(answer))
+    retraction = tool[:np.argmax(np.linalg.norm(tool - tool[0], axis=1) > 0.05 + 1e-3)]
+    _straight_tool_run(retraction, 0.05)
+    np.testing.assert_allclose((retraction[-1] - retraction[0]) / 0.05, -T_goal[:3, 2], atol=0.05)
+
+
 def test_path_constraints_hold_at_every_point(node):
     request = motion_plan_request(GROUP, [joint_goal(GOAL)], START)
     request.motion_plan_request.path_constraints = Constraints(joint_constraints=[JointConstraint(
@@ -183,6 +220,11 @@ def test_a_goal_no_path_reaches_answers_timed_out_within_the_budget(node):
     (lambda r: setattr(r.start_state.joint_state, "position", list(IN_BOX.values())),
      MoveItErrorCodes.START_STATE_IN_COLLISION, "box"),
     (lambda r: setattr(r, "planner_id", "CHOMP"), MoveItErrorCodes.PLANNING_FAILED, "RRTConnect"),
+    (lambda r: setattr(r, "planner_id", "RRTConnect;touch=far"), MoveItErrorCodes.PLANNING_FAILED,
+     "touch=<distance>[,x,y,z]"),
+    (lambda r: setattr(r, "planner_id", "RRTConnect;touch=0.05"), MoveItErrorCodes.PLANNING_FAILED,
+     "pose goals"),
+    (lambda r: setattr(r, "planner_id", ";retract=-1"), MoveItErrorCodes.PLANNING_FAILED, "retract distance"),
     (lambda r: setattr(r, "max_velocity_scaling_factor", 2.0), MoveItErrorCodes.FAILURE,
      "max_velocity_scaling_factor"),
 ])
