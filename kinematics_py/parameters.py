@@ -189,6 +189,9 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "answer's message and the log say so).", choices=COLLISION_POLICIES),
     ParameterSpec("max_ik_timeout", 10.0, "Largest IK timeout [s] a request may ask for; larger ones are refused "
                   "with FAILURE.", 0.0, 3600.0),
+    ParameterSpec("max_fk_links", 1000, "Most link names one compute_fk request may ask for (each is answered with "
+                  "its pose, repeated names too); a request for more is refused with FAILURE and the reason, so that "
+                  "no request costs more than that many poses.", 1, 10_000_000),
     ParameterSpec("executor_threads", 0, "Threads serving everything but IK requests (compute_fk, "
                   "check_state_validity, parameters, topics), which never wait behind IK searches (0: max(4, CPUs)). "
                   "Read at start-up.", 0, 256),

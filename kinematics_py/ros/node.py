@@ -71,7 +71,7 @@ from ..robot_setup import SetupError
 from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .cartesian_path_service import CartesianPathService
 from .display import DisplayPublishers
-from .executor import NodeExecutor, search_entities
+from .executor import NodeExecutor, entities_among
 from .frames import create_transform_source
 from .motion_plan_service import MotionPlanService
 from .node_parameters import (
@@ -140,14 +140,15 @@ class KinematicsNode(Node):
             self._node_parameters.value(name) for name in ("planning_scene_topic", "monitored_planning_scene_topic")])
         ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
         services = self._service_table()
-        search_services = []
+        search_services, other_services = [], []
         for service_type, name, handler, searches in services:
             service = self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
                                           callback_group=callbacks)
-            if searches:
-                search_services.append(service)
+            (search_services if searches else other_services).append(service)
         #: Whether a ready entity is a service that runs IK searches (its callbacks run on the IK request threads).
-        self.is_search = search_entities(search_services)
+        self.is_search = entities_among(search_services)
+        #: Whether a ready entity is one of the node's other services (their requests run cheap ones first).
+        self.is_queued = entities_among(other_services)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, *_ in services)}; world "
                                f"from the collision_object, attached_collision_object and planning scene topics")
@@ -191,7 +192,7 @@ class KinematicsNode(Node):
         """The executor serving this node: IK requests apart from every other callback."""
         return NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
                             self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
-                            self.get_logger())
+                            self.get_logger(), is_queued=self.is_queued)
 
     def stop_searches(self, executor: NodeExecutor) -> None:
         """Cancel every IK search, plan and request, and give their answers time to be sent and to leave."""

@@ -43,7 +43,7 @@ DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_semantic", "gr
                           "tip_frame", "tip_frames", "max_description_bytes", "max_links", "max_joints",
                           "max_mesh_triangles")
 #: Node parameters requests read (ServiceSettings).
-SETTINGS_PARAMETERS = ("max_ik_timeout", "collision_checking_unavailable_policy", "max_mesh_triangles")
+SETTINGS_PARAMETERS = ("max_ik_timeout", "collision_checking_unavailable_policy", "max_mesh_triangles", "max_fk_links")
 DESCRIPTIONS = ("robot_description", "robot_description_semantic")
 #: The node parameters of ``DescriptionLimits``, in its fields' order.
 LIMIT_PARAMETERS = ("max_description_bytes", "max_links", "max_joints", "max_mesh_triangles")
