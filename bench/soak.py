@@ -338,6 +338,7 @@ def main() -> int:
     parser.add_argument("--starvation", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--swaps", type=int, default=42, help="robot swaps of the swaps scenario")
+    parser.add_argument("--fk-links", type=int, default=10_000, help="links per FK request of killed and burst")
     parser.add_argument("--swap-client", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--killed-client", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--burst-client", metavar="NAMESPACE", help=argparse.SUPPRESS)
@@ -346,10 +347,10 @@ def main() -> int:
         print(json.dumps(soak_faults.swap_client(options.swap_client, options.duration, options.seed, _client)))
         return 0
     if options.killed_client:
-        soak_faults.killed_client(options.killed_client, _client)
+        soak_faults.killed_client(options.killed_client, options.fk_links, _client)
         return 0
     if options.burst_client:
-        soak_faults.burst_client(options.burst_client, options.duration, _client)
+        soak_faults.burst_client(options.burst_client, options.duration, options.fk_links, _client)
         return 0
     if options.worker:
         print(json.dumps(worker(options.worker, options.duration, options.seed)))
@@ -377,9 +378,10 @@ def main() -> int:
                 results["mixed"] = mixed(namespace, options.clients, options.duration, env, node,
                                          directory / "node.log")
             if "killed" in options.only:
-                results["killed"] = soak_faults.killed(namespace, 5, env, __file__, _client)
+                results["killed"] = soak_faults.killed(namespace, 5, options.fk_links, env, __file__, _client)
             if "burst" in options.only:
-                results["burst"] = soak_faults.burst(namespace, options.calls, env, __file__, _client, percentiles)
+                results["burst"] = soak_faults.burst(namespace, options.calls, options.fk_links, env, __file__, _client,
+                                                     percentiles)
             if "swaps" in options.only:
                 results["swaps"] = soak_faults.swaps(namespace, options.clients, options.swaps, env, __file__, _client)
         finally:
