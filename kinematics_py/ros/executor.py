@@ -2,17 +2,21 @@
 
 rclpy's MultiThreadedExecutor runs every callback on one pool: with IK searches on every thread, FK, state
 validity, parameter sets and topic updates wait behind them. ``NodeExecutor`` dispatches the callbacks of the
-IK services (``search_services``) to one pool, whose threads mostly wait for a search slot
-(``search_scheduler``), and every other callback to another. It takes the IK services' requests itself, to
-give their callbacks the request's ``Arrival`` (``request_transit``) from the header rclpy would drop, and takes
-every request waiting at once (up to the search pool's size). The other services' requests are taken the same
-way, every one waiting, and run cheap ones first (``request_queue``). A callback waiting for a pool thread is
+IK services (``is_search``) to one pool, whose threads mostly wait for a search slot
+(``search_scheduler``), and every other callback to another. The spinning thread takes the services' requests
+itself, with their header (rclpy would drop it: it gives IK callbacks the request's ``Arrival``,
+``request_transit``), every request waiting at once: an IK request on a search thread of its own (up to the
+search pool's size; further ones wait in DDS until a search ends), the other services' requests into a queue
+that runs them on the other pool cheap ones first (``request_queue``). rclpy's own take, on a pool thread, cost
+two more passes of the wait loop per request (its handler wakes the loop twice), each rebuilding the wait set in
+Python. A callback waiting for a pool thread is
 dispatched once (rclpy's own executors dispatch it again on every pass of their wait loop). Both pools
 use daemon threads, so a callback still running when the node stops never holds up the process's exit; a
 callback's exception is logged, never left unretrieved.
 """
 from __future__ import annotations
 
+import inspect
 import queue
 import threading
 from collections.abc import Callable, Collection
@@ -96,6 +100,9 @@ class NodeExecutor(Executor):
         self.search_pool = DaemonPool(search_threads, "ik_requests", self._log_error)
         self.requests = CheapFirstQueue(threads, self.pool.submit)
         self._stopping = threading.Event()
+        #: Search services not waited for while the search pool is full.
+        self._held: list = []
+        self._held_lock = threading.Lock()
 
     def spin(self) -> None:
         """Execute callbacks until ``stop_spinning``, a shutdown of the executor or of its context."""
@@ -112,9 +119,54 @@ class NodeExecutor(Executor):
             handler, entity, _ = self.wait_for_ready_callbacks(timeout_sec, None, self._stopping.is_set)
         except (ShutdownException, TimeoutException, ExternalShutdownException, ConditionReachedException):
             return
-        pool = self.search_pool if entity is not None and self._is_search(entity) else self.pool
         entries = self._take_from_task_list(handler)
+        if entity is not None and TAKES_SERVICE_REQUESTS_AS_COROUTINES and (
+                self._is_queued(entity) or self._is_search(entity)):
+            # rclpy's handler would take one request on a pool thread and then wake this loop twice (for
+            # nothing: the service is waited for again from the next pass); the node's services' requests are
+            # taken here instead, all those waiting, and the handler is dropped
+            _drop(handler)
+            if self._is_queued(entity):
+                while (taken := _take_request(entity)) is not None:
+                    self.requests.submit(request_cost(taken[0]), _answering(entity, *taken))
+                entity._executor_event = False
+                return
+            self._take_searches(entity)
+            return
+        pool = self.search_pool if entity is not None and self._is_search(entity) else self.pool
         pool.submit(lambda: self._run(handler, entries))
+
+    def _take_searches(self, srv) -> None:
+        """The search service's waiting requests, each answered on a search thread of its own, as many as the
+        search pool has room for; the rest wait in DDS (the service is not waited for) until a search ends."""
+        while self.search_pool.has_room:
+            taken = _take_request(srv)
+            if taken is None:
+                srv._executor_event = False
+                return
+            self.search_pool.submit(self._then_release(_answering(srv, *taken)))
+        with self._held_lock:
+            self._held.append(srv)
+        if self.search_pool.has_room:  # a search ended meanwhile
+            self._release_held()
+
+    def _then_release(self, answer: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                answer()
+            finally:
+                if self._held:
+                    self._release_held()
+        return run
+
+    def _release_held(self) -> None:
+        """Wait for the held search services again."""
+        with self._held_lock:
+            held, self._held = self._held, []
+        for srv in held:
+            srv._executor_event = False
+        if held:
+            self.wake()
 
     def _take_from_task_list(self, handler) -> list:
         """Remove ``handler`` from rclpy's list of tasks in progress; its entries there.
@@ -127,30 +179,6 @@ class NodeExecutor(Executor):
             entries = [entry for entry in self._tasks if entry[0] is handler]
             self._tasks = [entry for entry in self._tasks if entry[0] is not handler]
         return entries
-
-    def _take_service(self, srv):
-        """rclpy's take of a service request, keeping the header's source timestamp for the IK services; the IK
-        services' further requests waiting now are taken too, each answered on a search thread of its own
-        (with one pass of the wait loop per request, each would wait for those before it)."""
-        if TAKES_SERVICE_REQUESTS_AS_COROUTINES and self._is_queued(srv):
-            while (taken := _take_request(srv)) is not None:  # every request waiting now, into the queue
-                self.requests.submit(request_cost(taken[0]), _answering(srv, *taken))
-            return None
-        if not (TAKES_SERVICE_REQUESTS_AS_COROUTINES and self._is_search(srv)):
-            return super()._take_service(srv)
-        taken = _take_request(srv)
-        if taken is None:
-            return None
-        answer = _answering(srv, *taken)
-        while self.search_pool.has_room:  # the handler of ``taken`` is outstanding already
-            waiting = _take_request(srv)
-            if waiting is None:
-                break
-            self.search_pool.submit(_answering(srv, *waiting))
-
-        async def answer_coroutine() -> None:
-            answer()
-        return answer_coroutine
 
     def _run(self, handler, entries: list) -> None:
         handler()
@@ -167,6 +195,13 @@ class NodeExecutor(Executor):
         if self._stopping.is_set() or self._is_shutdown or not self.context.ok():
             return  # a callback interrupted by the node's end (e.g. answering on a destroyed service)
         self._logger.error(f"callback failed: {error!r}")
+
+
+def _drop(handler) -> None:
+    """Close a handler task never to be run (its coroutine would warn that it was never awaited)."""
+    coroutine = getattr(handler, "_handler", None)
+    if inspect.iscoroutine(coroutine):
+        coroutine.close()
 
 
 def _take_request(srv) -> tuple | None:

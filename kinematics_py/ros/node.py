@@ -58,6 +58,7 @@ from moveit_msgs.srv import (
 )
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -184,6 +185,19 @@ class KinematicsNode(Node):
                 self._store.current, self._positions.current, self._tools, transit=arrival.transit,
                 arrived=arrival.taken_at))
         return callback
+
+    def create_subscription(self, msg_type, topic, callback, qos_profile, **options):
+        """rclpy's, without QoS event handlers unless asked for (or for the robot descriptions, whose QoS a
+        publisher easily gets wrong): each is a waitable every pass of the executor's wait loop builds and checks
+        in Python, and with rclpy's two defaults on every topic they made half of the node's cost per request."""
+        if "event_callbacks" not in options and topic not in DESCRIPTIONS:
+            options["event_callbacks"] = SubscriptionEventCallbacks(use_default_callbacks=False)
+        return super().create_subscription(msg_type, topic, callback, qos_profile, **options)
+
+    def create_publisher(self, msg_type, topic, qos_profile, **options):
+        """rclpy's, without QoS event handlers unless asked for (see ``create_subscription``)."""
+        options.setdefault("event_callbacks", PublisherEventCallbacks(use_default_callbacks=False))
+        return super().create_publisher(msg_type, topic, qos_profile, **options)
 
     def _startup_count(self, name: str, default: int) -> int:
         return self._node_parameters.value(name) or default
