@@ -5,14 +5,14 @@ validity, parameter sets and topic updates wait behind them. ``NodeExecutor`` di
 IK services (``is_search``) to one pool, whose threads mostly wait for a search slot
 (``search_scheduler``), and every other callback to another. The spinning thread takes the services' requests
 itself, with their header (rclpy would drop it: it gives IK callbacks the request's ``Arrival``,
-``request_transit``), every request waiting at once: an IK request on a search thread of its own (up to the
-search pool's size; further ones wait in DDS until a search ends), the other services' requests into a queue
-that runs them on the other pool cheap ones first (``request_queue``). rclpy's own take, on a pool thread, cost
-two more passes of the wait loop per request (its handler wakes the loop twice), each rebuilding the wait set in
-Python. A callback waiting for a pool thread is
-dispatched once (rclpy's own executors dispatch it again on every pass of their wait loop). Both pools
-use daemon threads, so a callback still running when the node stops never holds up the process's exit; a
-callback's exception is logged, never left unretrieved.
+``request_transit``): an IK service's every waiting request, each answered on a search thread of its own (up to
+the search pool's size; further ones wait in DDS until a search ends); another service's requests one per pass
+of the wait loop (a large one takes milliseconds to deserialize: an IK request waits for one at most), into a
+queue that runs them on the other pool cheap ones first (``request_queue``). rclpy's own handler for a request
+ran the take on a pool thread and woke the wait loop twice more, each pass rebuilding the wait set in Python.
+A callback waiting for a pool thread is dispatched once (rclpy's own executors dispatch it again on every pass
+of their wait loop). Both pools use daemon threads, so a callback still running when the node stops never holds
+up the process's exit; a callback's exception is logged, never left unretrieved.
 """
 from __future__ import annotations
 
@@ -126,8 +126,9 @@ class NodeExecutor(Executor):
             # nothing: the service is waited for again from the next pass); the node's services' requests are
             # taken here instead, all those waiting, and the handler is dropped
             _drop(handler)
-            if self._is_queued(entity):
-                while (taken := _take_request(entity)) is not None:
+            if self._is_queued(entity):  # one per pass: a large request takes milliseconds to deserialize
+                taken = _take_request(entity)
+                if taken is not None:
                     self.requests.submit(request_cost(taken[0]), _answering(entity, *taken))
                 entity._executor_event = False
                 return

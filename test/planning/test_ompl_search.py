@@ -12,8 +12,11 @@ from kinematics_py.planning.ompl_search import load_ompl, search_path, shorten
 from kinematics_py.planning.path_check import PathCheck
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.demo import OBSTACLE_SCENES, OBSTACLE_SIZE
-from kinematics_py.ros.demo_motion import OFFSET
+
+#: ``make run``'s UR5 scene (kinematics_py.ros.demo, not imported: this suite runs without ROS): a box at the
+#: forearm of THROUGH, and a motion of joints 2 and 3 by +-OFFSET through it.
+THROUGH = (0.3, -1.2, 1.5, -1.9, -1.57, 0.0)
+OBSTACLE_LINK, OBSTACLE_SIZE, OFFSET = "forearm_link", 0.15, 0.8
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +26,7 @@ def around_the_obstacle():
                                           srdf=bundled_robot_path("ur5", "srdf").read_text(encoding="utf-8")))
     (plugin,) = setup.groups.values()
     joints = plugin.getJointNames()
-    values, link = OBSTACLE_SCENES["ur5"]
+    values, link = THROUGH, OBSTACLE_LINK
     through = np.array(values)
     checker = setup.collision.checker.for_scene(PlanningScene(setup.model))
     centre = setup.model.link_poses(dict(zip(joints, values)))[link][:3, 3]
