@@ -1,0 +1,45 @@
+"""Small helpers over viser's scene: poses from 4x4 transforms, meshes drawn from DisplayMesh values, and a set of
+scene nodes replaced as a whole (the viewer's memory stays bounded however often a layer is redrawn)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..geometry.transforms import quaternion_from_rotation
+from .shapes import DisplayMesh
+
+
+def wxyz_position(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """viser's (w, x, y, z) quaternion and position of a 4x4 transform."""
+    x, y, z, w = quaternion_from_rotation(np.asarray(T, dtype=float)[:3, :3])
+    return np.array([w, x, y, z]), np.asarray(T, dtype=float)[:3, 3].copy()
+
+
+def add_display_mesh(scene, name: str, mesh: DisplayMesh, **options):
+    """``mesh`` as a viser mesh node ``name`` (posed in its parent frame by ``mesh.T_frame_shape``)."""
+    wxyz, position = wxyz_position(mesh.T_frame_shape)
+    return scene.add_mesh_simple(name, mesh.vertices, mesh.faces, color=options.pop("color", mesh.color), wxyz=wxyz,
+                                 position=position, **options)
+
+
+class NodeGroup:
+    """Scene nodes drawn together and removed together (``clear``) before the next drawing."""
+
+    def __init__(self):
+        self._handles = []
+
+    def add(self, handle):
+        self._handles.append(handle)
+        return handle
+
+    def extend(self, handles: Iterable) -> None:
+        self._handles.extend(handles)
+
+    def clear(self) -> None:
+        handles, self._handles = self._handles, []
+        for handle in handles:
+            handle.remove()
+
+    def __len__(self) -> int:
+        return len(self._handles)
