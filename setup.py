@@ -28,7 +28,7 @@ setup(
         "kinematics_node = kinematics_py.ros.node:main",
         "kinematics_description_publisher = kinematics_py.ros.description_publisher:main",
         "kinematics_demo_client = kinematics_py.ros.demo:main",
-        "kinematics-py = kinematics_py.reachability.cli:main",
+        "kinematics-py = kinematics_py.cli:main",
     ]},
     extras_require={"ray": ["ray"], "plots": ["matplotlib"]},
 )

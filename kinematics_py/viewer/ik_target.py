@@ -93,7 +93,6 @@ class IkTarget:
             self.controls = self._server.scene.add_transform_controls(TARGET_NAME, scale=0.2)
             self.controls.on_update(lambda _event: self.move_to(self.target_pose()))
         self.controls.wxyz, self.controls.position = wxyz_position(T)
-        self.move_to(T)
 
     def target_pose(self) -> np.ndarray:
         w, x, y, z = self.controls.wxyz

@@ -112,8 +112,8 @@ class PathLayer:
         if path.stop_reason and len(tips):
             self._nodes.add(self._scene.add_icosphere("/path/stop", radius=0.02, color=STOP_COLOR,
                                                       position=tuple(tips[-1])))
-            self._nodes.add(self._scene.add_label("/path/stop/label", f"stopped: {path.stop_reason[:120]}",
-                                                  position=(0.0, 0.0, 0.05)))
+            self._nodes.add(self._scene.add_label("/path/stop_label", f"stopped: {path.stop_reason[:120]}",
+                                                  position=tuple(tips[-1] + (0.0, 0.0, 0.05))))
 
     def show_frame(self, index: int) -> None:
         """Show the robot at frame ``index`` of the slider."""

@@ -38,7 +38,7 @@ class NodeGroup:
 
     def clear(self) -> None:
         handles, self._handles = self._handles, []
-        for handle in handles:
+        for handle in reversed(handles):  # children (added after their parents) first
             handle.remove()
 
     def __len__(self) -> int:

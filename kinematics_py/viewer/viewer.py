@@ -63,7 +63,8 @@ class RobotViewer:
         self.paths = PathLayer(self.server, self.show_configuration, self._tip_position)
         self.reach = ReachLayer(self.server, self._frame_pose)
         self._group.on_update(lambda _event: self._on_group())
-        self._collision_toggle.on_update(lambda _event: self.robot.show_collision_geometry(self._collision_toggle.value))
+        self._collision_toggle.on_update(
+            lambda _event: self.robot.show_collision_geometry(self._collision_toggle.value))
         self.robot: RobotLayer | None = None
         self.setup: RobotSetup | None = None
         self.scene: PlanningScene | None = None

@@ -1,0 +1,177 @@
+"""The viewer's answers without a browser: IK branches and failure reasons, collision highlights, paths, maps,
+thinning of large scenes, and a server whose memory stays bounded however often it redraws."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kinematics_py import compute_cartesian_path
+from kinematics_py.collision.octree import Octree
+from kinematics_py.reachability.grid import VoxelGrid
+from kinematics_py.reachability.reach_map import ReachabilityMap
+from kinematics_py.viewer import RobotViewer, ShownPath
+from kinematics_py.viewer.ik_target import NO_BRANCH
+from kinematics_py.viewer.latest import LatestWins
+from kinematics_py.viewer.world_layer import MAX_DISPLAY_VOXELS, thinned
+
+from viewer_fixtures import buffered_messages, obstacle_checker, ur5_setup
+
+WAIT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def setup():
+    return ur5_setup()
+
+
+@pytest.fixture
+def viewer(setup):
+    viewer = RobotViewer(setup, port=0, log=lambda message: None)
+    yield viewer
+    viewer.close()
+
+
+def test_binds_to_the_loopback_address_by_default(viewer):
+    assert viewer.url.startswith("http://127.0.0.1:")
+
+
+def test_the_sliders_move_the_robot_as_fk_says(viewer, setup):
+    viewer._sliders["shoulder_pan_joint"].value = 1.0
+    expected = setup.model.link_poses({**viewer.joint_values, "shoulder_pan_joint": 1.0})[viewer.plugin.getTipFrame()]
+    assert viewer.joint_values["shoulder_pan_joint"] == pytest.approx(1.0)
+    np.testing.assert_allclose(viewer.tip_pose(), expected, atol=1e-12)
+
+
+def test_ik_lists_every_branch_and_shows_a_reaching_one(viewer, setup):
+    viewer.show_configuration({"shoulder_lift_joint": -1.2, "elbow_joint": 1.0, "wrist_2_joint": 0.5})
+    target = viewer.tip_pose()
+    viewer.show_configuration({"shoulder_lift_joint": -1.0, "elbow_joint": 0.8})
+    viewer.show_ik_target(target)
+    assert viewer.ik.wait_idle(WAIT_S)
+    answer = viewer.ik.answer
+    assert len(answer.branches) == 8 and not answer.reason
+    np.testing.assert_allclose(viewer.tip_pose(), target, atol=1e-6)
+    assert len(viewer.ik.branches.options) == 8
+    viewer.ik.branches.value = viewer.ik.branches.options[3]  # another branch, on click
+    np.testing.assert_allclose(viewer.tip_pose(), target, atol=1e-6)
+    shown = [viewer.joint_values[name] for name in viewer.plugin.getJointNames()]
+    assert shown == pytest.approx(list(answer.branches[3].joint_values.values()))
+
+
+def test_an_unreachable_target_shows_the_reason(viewer):
+    target = np.eye(4)
+    target[:3, 3] = (3.0, 0.0, 0.5)
+    viewer.show_ik_target(target)
+    assert viewer.ik.wait_idle(WAIT_S)
+    assert viewer.ik.answer.chosen == -1 and "NO_IK_SOLUTION" in viewer.ik.answer.reason
+    assert viewer.ik.branches.options == (NO_BRANCH,)
+    assert "No valid solution" in viewer.ik._status.content
+
+
+def test_colliding_bodies_are_red_only_in_collision(viewer, setup):
+    viewer.show_scene(obstacle_checker(setup))
+    viewer.show_configuration({"shoulder_lift_joint": 0.0})
+    assert not viewer.report.in_collision and not viewer.robot.highlighted and not viewer.world.highlighted
+    viewer.show_configuration({"shoulder_lift_joint": -0.3})
+    assert viewer.report.in_collision and viewer.report.contacts
+    assert "table" in viewer.world.highlighted and viewer.robot.highlighted
+    assert "in collision" in viewer._status.content
+    viewer.show_configuration({"shoulder_lift_joint": 0.0})
+    assert not viewer.robot.highlighted and not viewer.world.highlighted
+
+
+def test_a_cartesian_path_plays_on_the_timeline_with_its_stop(viewer, setup):
+    plugin = viewer.plugin
+    start = [0.0, -1.2, 1.0, -1.2, -1.57, 0.0]
+    ok, (pose,) = plugin.getPositionFK([plugin.getTipFrame()], start)
+    T = np.eye(4)
+    T[:3, 3] = pose.position
+    T[:3, :3] = setup.model.link_poses(dict(zip(plugin.getJointNames(), start)))[plugin.getTipFrame()][:3, :3]
+    far = T.copy()
+    far[0, 3] += 5.0  # far out of reach: the path stops on the way
+    path = compute_cartesian_path(plugin, start, [far], 0.01)
+    assert path.stop_reason
+    viewer.show_cartesian_path(path)
+    slider = viewer.paths.slider
+    assert slider.max == len(path.positions) - 1
+    slider.value = slider.max
+    last = dict(zip(path.joint_names, path.positions[-1]))
+    assert all(viewer.joint_values[name] == pytest.approx(value) for name, value in last.items())
+    assert "Stopped" in viewer.paths._summary.content
+
+
+def test_a_failed_motion_plan_shows_its_reason(viewer):
+    class Failed:  # the fields of planning.motion.MotionPlan the viewer reads
+        joint_names = ("shoulder_pan_joint",)
+        positions = np.empty((0, 0))
+        success = False
+        message = "every goal collides"
+
+        class error_code:
+            name = "GOAL_IN_COLLISION"
+
+    viewer.show_motion_plan(Failed())
+    assert "GOAL_IN_COLLISION: every goal collides" in viewer.paths._summary.content
+
+
+def test_a_reachability_map_is_drawn_by_fraction_and_sliced(viewer):
+    grid = VoxelGrid.covering((-0.5, -0.5, 0.0), (0.5, 0.5, 1.0), 0.1)
+    reachable = np.zeros((grid.size, 4), dtype=bool)
+    reachable[::3, :2] = True
+    reachable[::6] = True
+    reach_map = ReachabilityMap(grid, np.tile(np.eye(3), (4, 1, 1)), reachable, np.zeros(grid.size),
+                                np.full((grid.size, 6), np.nan), np.zeros(grid.size, dtype=int))
+    viewer.show_reach_map(reach_map)
+    assert len(viewer.reach._nodes) == 1
+    viewer.reach.set_slice("z", 3)
+    assert len(viewer.reach._nodes) == 1 and "reached" in viewer.reach._summary.content
+
+
+def test_large_octrees_are_thinned_with_a_note(viewer, setup):
+    scene = obstacle_checker(setup).scene
+    side = int(np.ceil((2 * MAX_DISPLAY_VOXELS) ** (1 / 3)))
+    points = np.stack(np.meshgrid(*[(np.arange(side) + 0.5) * 0.01] * 3), axis=-1).reshape(-1, 3) + (1.0, 1.0, 0.0)
+    scene.set_octomap(Octree.from_points(points, 0.01))
+    viewer.show_scene(setup.collision.checker.for_scene(scene))
+    assert f"{MAX_DISPLAY_VOXELS} of its {side ** 3} voxels drawn" in viewer._notes.content
+    assert len(thinned(10, 20)) == 10 and len(thinned(100, 20)) == 20
+
+
+def test_memory_stays_bounded_over_many_redraws(viewer, setup):
+    checker = obstacle_checker(setup)
+    path = ShownPath("p", viewer.plugin.getJointNames(), np.linspace(0, 1, 50)[:, None] * np.ones(6), "stopped")
+
+    def cycle(k: int) -> None:
+        viewer.show_scene(checker)
+        viewer.show_configuration({"shoulder_lift_joint": -0.3 * (k % 2)})
+        viewer.show_path(path)
+        viewer.show_ik_target(viewer.tip_pose())
+        assert viewer.ik.wait_idle(WAIT_S)
+
+    cycle(0)
+    cycle(1)
+    before = buffered_messages(viewer)
+    for k in range(30):
+        cycle(k)
+    assert buffered_messages(viewer) <= before
+
+
+def test_a_robot_swap_replaces_the_robot(viewer, setup):
+    other = ur5_setup()
+    viewer.show_setup(other)
+    assert viewer.setup is other and viewer.robot.setup is other
+
+
+def test_latest_wins_keeps_only_the_newest_item_per_kind():
+    seen, release = [], __import__("threading").Event()
+    worker = LatestWins(lambda kind, item: (release.wait(WAIT_S), seen.append((kind, item))), "test-latest")
+    try:
+        worker.offer("a", 0)
+        for k in range(1, 100):
+            worker.offer("a", k)
+        worker.offer("b", "x")
+        release.set()
+        assert worker.wait_idle(WAIT_S)
+        assert seen[-2:] == [("a", 99), ("b", "x")] and len(seen) <= 3
+    finally:
+        worker.close()
