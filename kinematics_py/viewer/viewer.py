@@ -46,10 +46,11 @@ class RobotViewer:
         self._lock = threading.RLock()
         self.server = viser.ViserServer(host=host, port=port, label="kinematics_py", verbose=False)
         self.server.gui.configure_theme(show_share_button=False, control_width="medium")
+        self.server.gui.main_panel.dock_right()  # beside the 3-D view, not over it
         self.server.scene.set_up_direction("+z")
         self.server.scene.add_grid("/grid", width=2.0, height=2.0, cell_size=0.1, plane="xy")
-        self.server.initial_camera.position = (1.3, -1.3, 1.0)
-        self.server.initial_camera.look_at = (0.15, 0.0, 0.35)
+        self.server.initial_camera.position = (1.1, -1.1, 0.85)
+        self.server.initial_camera.look_at = (0.2, 0.0, 0.3)
         gui = self.server.gui
         self._status = gui.add_markdown("")
         self._notes = gui.add_markdown("")

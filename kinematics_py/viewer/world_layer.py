@@ -22,6 +22,8 @@ WORLD_ROOT = "/world"
 MAX_DISPLAY_VOXELS = 20_000
 VOXEL_COLOR = (110, 110, 120)
 CONTACT_COLOR = (255, 200, 0)
+#: Objects are drawn a little transparent: what collides inside them stays visible.
+OBJECT_OPACITY = 0.8
 #: Radius [m] of a contact's marker.
 CONTACT_RADIUS = 0.012
 
@@ -73,7 +75,8 @@ class WorldLayer:
             mesh = display_mesh(placed, color)
             if mesh.note:
                 notes.append(f"{object_id}: {mesh.note}.")
-            drawn.append((self._nodes.add(add_display_mesh(self._scene, f"{name}/shape_{k}", mesh)), color))
+            drawn.append((self._nodes.add(add_display_mesh(self._scene, f"{name}/shape_{k}", mesh,
+                                                           opacity=OBJECT_OPACITY)), color))
 
     def _voxels(self, name: str, placed, object_id: str, notes: list[str]):
         octree = placed.shape

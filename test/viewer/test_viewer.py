@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from viewer_fixtures import buffered_messages, obstacle_checker, ur5_setup
 
 from kinematics_py import compute_cartesian_path
 from kinematics_py.collision.octree import Octree
@@ -13,8 +14,6 @@ from kinematics_py.viewer import RobotViewer, ShownPath
 from kinematics_py.viewer.ik_target import NO_BRANCH
 from kinematics_py.viewer.latest import LatestWins
 from kinematics_py.viewer.world_layer import MAX_DISPLAY_VOXELS, thinned
-
-from viewer_fixtures import buffered_messages, obstacle_checker, ur5_setup
 
 WAIT_S = 60.0
 
