@@ -18,7 +18,7 @@ setup(
     ],
     # The ROS-free core's requirements (requirements/runtime.txt pins them; package.xml names them for rosdep).
     install_requires=["setuptools", "numpy", "numba", "scipy", "urdfdom-py", "coal", "trimesh", "pycollada", "xacro",
-                      "pyyaml", "toppra", "ompl"],
+                      "pyyaml", "toppra", "ompl", "viser"],
     zip_safe=True,
     maintainer="kinematics_py maintainers",
     description="Inverse and forward kinematics for robot arms, MoveIt-compatible.",

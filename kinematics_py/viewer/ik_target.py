@@ -27,7 +27,6 @@ class Branch:
 
     joint_values: dict[str, float]
     colliding: bool
-    pairs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,11 +48,11 @@ def solve_target(viewer, T_model_target: np.ndarray) -> IkAnswer:
     T_base_target = invert_transform(T_model_base) @ T_model_target
     names = plugin.getJointNames()
     seed = [float(values[name]) for name in names]
-    branches = []
-    for q in plugin.all_solutions(T_base_target, seed):
-        branch_values = dict(zip(names, q))
-        report = checker.check({**values, **branch_values}) if checker is not None else None
-        branches.append(Branch(branch_values, bool(report and report.in_collision), report.pairs if report else ()))
+    solutions = plugin.all_solutions(T_base_target, seed)
+    colliding = np.zeros(len(solutions), dtype=bool)
+    if checker is not None and solutions:  # every branch in one compiled call
+        colliding = checker.check_batch(np.array(solutions), joint_names=names, base_state=values)
+    branches = [Branch(dict(zip(names, q)), bool(hit)) for q, hit in zip(solutions, colliding)]
     free = [k for k, branch in enumerate(branches) if not branch.colliding]
     if free:
         return IkAnswer(T_model_target, tuple(branches), free[0])
@@ -116,7 +115,8 @@ class IkTarget:
         labels = tuple(branch_label(k, branch) for k, branch in enumerate(answer.branches)) or (NO_BRANCH,)
         self._syncing = True
         try:
-            self.branches.options = labels
+            if tuple(self.branches.options) != labels:
+                self.branches.options = labels
             self.branches.value = labels[max(answer.chosen, 0)]
         finally:
             self._syncing = False

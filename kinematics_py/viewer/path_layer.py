@@ -86,12 +86,11 @@ class PathLayer:
             self.show_frame(0)
 
     def _describe(self, path: ShownPath) -> str:
-        lines = [f"**{path.label}**: {len(path.positions)} points"]
+        text = f"**{path.label}**: {len(path.positions)} points"
         if len(path.positions) > len(self._frames) > 0:
-            lines.append(f"(played on {len(self._frames)} of them)")
+            text += f" (played on {len(self._frames)} of them)"
         if path.T_base_requested is not None:
-            lines.append(f", {100 * path.fraction:.1f} % of the requested path")
-        text = " ".join(lines)
+            text += f", {100 * path.fraction:.1f} % of the requested path"
         if path.stop_reason:
             text += f"\n\n**Stopped**: {path.stop_reason}"
         return text

@@ -41,6 +41,7 @@ class RobotLayer:
             color=(250, 160, 40), visible=show_collision))
             for link, shapes in collision_geometry.items() for k, placed in enumerate(shapes)]
         self.highlighted: frozenset[str] = frozenset()
+        self._shown: dict[str, np.ndarray] = {}
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -50,8 +51,9 @@ class RobotLayer:
         """Move every link frame to its pose in the model frame (``RobotModel.link_poses``)."""
         for link, frame in self._frames.items():
             T = link_poses.get(link)
-            if T is not None:
+            if T is not None and not np.array_equal(T, self._shown.get(link)):  # a message only for links that moved
                 frame.wxyz, frame.position = wxyz_position(T)
+                self._shown[link] = T
 
     def show_collision_geometry(self, visible: bool) -> None:
         for handle in self._collision:

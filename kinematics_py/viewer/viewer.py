@@ -53,6 +53,7 @@ class RobotViewer:
         self.server.initial_camera.look_at = (0.2, 0.0, 0.3)
         gui = self.server.gui
         self._status = gui.add_markdown("")
+        self._answer = gui.add_markdown("")
         self._notes = gui.add_markdown("")
         self._group = gui.add_dropdown("group", options=("-",), initial_value="-")
         self._collision_toggle = gui.add_checkbox("collision geometry", initial_value=False)
@@ -205,6 +206,10 @@ class RobotViewer:
 
         self.ik.controls.wxyz, self.ik.controls.position = wxyz_position(T_model_target)
         self.ik.move_to(T_model_target)
+
+    def show_answer(self, text: str) -> None:
+        """Say what the last answer was (e.g. a service's error code and message)."""
+        self._answer.content = f"**Last answer**: {text}" if text else ""
 
     def show_path(self, path: ShownPath) -> None:
         """Play ``path`` on the timeline (``ShownPath.from_cartesian_path`` / ``from_motion_plan``)."""
