@@ -60,7 +60,13 @@ class Screen:
         # The notice that WebGL runs in software covers part of the view. Playwright's TimeoutError when there is
         # none (a GPU) or another layout: it is masked anyway.
         with contextlib.suppress(Exception):
-            self.page.locator(".mantine-Notification-closeButton").first.click(timeout=10_000)
+            notice = self.page.locator("#webgl-software-rendering")
+            notice.first.wait_for(timeout=30_000)
+            for _ in range(4):  # the page may show it more than once
+                if notice.count() == 0:
+                    break
+                notice.first.locator(".mantine-Notification-closeButton").click(timeout=5_000)
+                time.sleep(0.5)
 
     def shot(self) -> np.ndarray:
         from PIL import Image

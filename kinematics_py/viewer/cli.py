@@ -48,18 +48,22 @@ def robot_inputs(robot: str, srdf: Path | None) -> tuple[SetupInputs, str | None
 
 
 def start_viewer(args) -> RobotViewer:
+    """The page of the command line's robot, scene and map (all read first: a bad file starts no server)."""
     inputs, base_dir = robot_inputs(args.robot, args.srdf)
     setup = build_robot_setup(inputs)
-    viewer = RobotViewer(setup, host=args.host, port=args.port, base_dir=base_dir)
     checker = setup.collision.checker
     if args.scene and checker is not None:
         scene = PlanningScene(setup.model)
         for object_id, shapes, pose, frame_id in load_scene_objects(args.scene.read_text(),
                                                                      str(args.scene.resolve().parent)):
             scene.add_object(object_id, shapes, pose, frame_id)
-        viewer.show_scene(checker.for_scene(scene))
-    if args.map:
-        viewer.show_reach_map(ReachabilityMap.load(args.map))
+        checker = checker.for_scene(scene)
+    reach_map = ReachabilityMap.load(args.map) if args.map else None
+    viewer = RobotViewer(setup, host=args.host, port=args.port, base_dir=base_dir)
+    if checker is not None:
+        viewer.show_scene(checker)
+    if reach_map is not None:
+        viewer.show_reach_map(reach_map)
     return viewer
 
 

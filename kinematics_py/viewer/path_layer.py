@@ -16,9 +16,9 @@ from .scene_nodes import NodeGroup
 
 #: Most frames a path is played with (longer paths are played on an even selection of their points).
 MAX_DISPLAY_FRAMES = 2_000
-TRACE_COLOR = (40, 120, 255)
+TRACE_COLOR = (255, 140, 0)
 REQUESTED_COLOR = (160, 160, 160)
-STOP_COLOR = (255, 60, 0)
+STOP_COLOR = (200, 0, 200)
 PLAY_PERIOD_S = 0.04
 
 
@@ -102,7 +102,7 @@ class PathLayer:
         if len(tips) >= 2:
             segments = np.stack([tips[:-1], tips[1:]], axis=1)
             self._nodes.add(self._scene.add_line_segments("/path/trace", segments, colors=TRACE_COLOR,
-                                                          thickness=0.006))
+                                                          thickness=0.01))
         if path.T_base_requested is not None and len(path.T_base_requested) >= 2:
             requested = path.T_base_requested[:, :3, 3].astype(np.float32)
             segments = np.stack([requested[:-1], requested[1:]], axis=1)

@@ -13,6 +13,7 @@ import re
 import runpy
 import shlex
 import signal
+import socket
 import sys
 import time
 import types
@@ -217,10 +218,14 @@ def test_documented_parameter_tables_are_generated_from_the_specs():
 
 def test_make_run_demo_once(python_processes, tmp_path):
     """What `make run ARGS=--once` runs: node, description publisher, demo client, then everything stops. (In a
-    namespace of this run's: a make run of another program on the domain would serve the same root names.)"""
+    namespace of this run's: a make run of another program on the domain would serve the same root names.) With
+    ``--viewer-port`` the node serves its page too, and the demo prints its address."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     demo = python_processes.run("-m", "kinematics_py.ros.demo", "--start-node", "--once", "--calls", "20",
-                                "--namespace", f"/make_run_{os.getpid()}", name="make_run", timeout=DEMO_TIMEOUT_S,
-                                env={"TMPDIR": str(tmp_path)})
+                                "--namespace", f"/make_run_{os.getpid()}", "--viewer-port", str(port),
+                                name="make_run", timeout=DEMO_TIMEOUT_S, env={"TMPDIR": str(tmp_path)})
     output = demo.stdout()
     assert demo.popen.returncode == 0, demo.output()
     assert "20/20 random reachable poses solved" in output, output
@@ -230,6 +235,7 @@ def test_make_run_demo_once(python_processes, tmp_path):
     assert "avoid_collisions=true: SUCCESS" in output and "check_state_validity of the answer: valid" in output, output
     assert "inside the obstacle, avoid_collisions=true: GOAL_IN_COLLISION" in output, output
     assert "NOT as expected" not in output, output
+    assert f"the node's page: http://127.0.0.1:{port}/" in output, output
 
 
 # ------------------------------------------------------------------------------------------ commands of the docs

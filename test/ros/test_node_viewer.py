@@ -23,8 +23,6 @@ from node_harness import (
 from kinematics_py.ros.client import cartesian_path_request, fk_request
 from kinematics_py.ros.conversions import transform_from_pose_msg
 
-pytestmark = pytest.mark.ros
-
 JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
           "wrist_3_joint")
 #: The forearm folded back onto the base and upper arm: a self-collision of many links.
