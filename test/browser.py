@@ -26,6 +26,22 @@ NOTICE = (330, 200)
 AXES_CORNER = 90
 
 
+#: Red pixels that count as "red on the screen" (a link or an object drawn in the colliding colour), and the most
+#: that count as none.
+RED_PIXELS = 400
+NO_RED = 20
+#: Pixels of the links' own colour that show the robot is drawn.
+ROBOT_PIXELS = 1000
+
+
+@pytest.fixture(scope="module")
+def module_browser():
+    """A module's chromium (import it into a test module as a fixture)."""
+    playwright, browser = browser_or_skip()
+    yield browser
+    close_browser(playwright, browser)
+
+
 def browser_or_skip():
     """(playwright, browser): chromium launched by Playwright (each launch gets a fresh, empty profile of its own), or
     the test skipped saying what is missing."""

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from ..robot_setup import RobotSetup
-from .scene_nodes import NodeGroup, add_display_mesh, wxyz_position
-from .shapes import COLLIDING_COLOR, LINK_COLOR, display_mesh, link_meshes
+from .scene_nodes import NodeGroup, add_display_mesh, recoloured, wxyz_position
+from .shapes import LINK_COLOR, display_mesh, link_meshes
 
 #: Root of the robot's scene nodes.
 ROBOT_ROOT = "/robot"
@@ -61,13 +61,7 @@ class RobotLayer:
 
     def highlight(self, links: Iterable[str]) -> None:
         """Draw ``links`` red (the others in their own colours)."""
-        links = frozenset(link for link in links if link in self._visuals)
-        if links == self.highlighted:
-            return
-        for link in links ^ self.highlighted:
-            for handle, color in self._visuals[link]:
-                handle.color = COLLIDING_COLOR if link in links else color
-        self.highlighted = links
+        self.highlighted = recoloured(self._visuals, self.highlighted, links)
 
     def remove(self) -> None:
         self._nodes.clear()

@@ -14,8 +14,8 @@ from ..collision.octree import Octree
 from ..collision.report import Contact
 from ..collision.scene import PlanningScene
 from .robot_layer import ROBOT_ROOT
-from .scene_nodes import NodeGroup, add_display_mesh, wxyz_position
-from .shapes import ATTACHED_COLOR, COLLIDING_COLOR, OBJECT_COLOR, display_mesh, triangles
+from .scene_nodes import NodeGroup, add_display_mesh, recoloured, wxyz_position
+from .shapes import ATTACHED_COLOR, OBJECT_COLOR, display_mesh, triangles
 
 WORLD_ROOT = "/world"
 #: Most voxels drawn per octree (octomap, point cloud).
@@ -94,17 +94,7 @@ class WorldLayer:
 
     def highlight(self, bodies: Iterable[str]) -> None:
         """Draw the objects among ``bodies`` red (the others in their own colours)."""
-        bodies = frozenset(body for body in bodies if body in self._objects)
-        if bodies == self.highlighted:
-            return
-        for object_id in bodies ^ self.highlighted:
-            for handle, color in self._objects[object_id]:
-                red = object_id in bodies
-                if hasattr(handle, "batched_colors"):
-                    handle.batched_colors = np.array(COLLIDING_COLOR if red else color, dtype=np.uint8)
-                else:
-                    handle.color = COLLIDING_COLOR if red else color
-        self.highlighted = bodies
+        self.highlighted = recoloured(self._objects, self.highlighted, bodies)
 
     def show_contacts(self, contacts: Sequence[Contact]) -> None:
         """Mark each contact's position (in the planning frame) with a small sphere and its normal."""

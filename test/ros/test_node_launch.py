@@ -13,7 +13,6 @@ import re
 import runpy
 import shlex
 import signal
-import socket
 import sys
 import time
 import types
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 import setuptools
 import yaml
+from conftest import free_port
 from real_ros import TF2_ROS, requires_real_ros
 
 from kinematics_py.model.robot_model import RobotModel
@@ -220,9 +220,7 @@ def test_make_run_demo_once(python_processes, tmp_path):
     """What `make run ARGS=--once` runs: node, description publisher, demo client, then everything stops. (In a
     namespace of this run's: a make run of another program on the domain would serve the same root names.) With
     ``--viewer-port`` the node serves its page too, and the demo prints its address."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     demo = python_processes.run("-m", "kinematics_py.ros.demo", "--start-node", "--once", "--calls", "20",
                                 "--namespace", f"/make_run_{os.getpid()}", "--viewer-port", str(port),
                                 name="make_run", timeout=DEMO_TIMEOUT_S, env={"TMPDIR": str(tmp_path)})

@@ -4,11 +4,11 @@ a node without the parameter serves no page. Node in its own process, headless c
 from __future__ import annotations
 
 import re
-import socket
 
 import numpy as np
 import pytest
-from browser import Screen, browser_or_skip, close_browser
+from browser import NO_RED, RED_PIXELS, ROBOT_PIXELS, Screen, module_browser  # noqa: F401
+from conftest import free_port
 from moveit_msgs.srv import GetCartesianPath
 from node_harness import (
     CALL_TIMEOUT_S,
@@ -29,22 +29,6 @@ JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_j
 Q_FOLDED = (0.0, -0.5, 2.9, 0.0, 0.0, 0.0)
 Q_FREE = (0.0, -1.2, 1.5, -1.9, -1.57, 0.0)
 WAIT_S = 180.0
-RED_PIXELS = 400
-NO_RED = 20
-ROBOT_PIXELS = 1000
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright, browser = browser_or_skip()
-    yield browser
-    close_browser(playwright, browser)
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +46,9 @@ def test_the_page_is_served_on_the_loopback_address_of_viewer_port(viewer_node):
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", viewer_node.url)
 
 
-def test_the_page_shows_the_last_validity_check_and_cartesian_path(viewer_node: NodeUnderTest, browser, tmp_path):
-    screen = Screen(browser, viewer_node.url)
+def test_the_page_shows_the_last_validity_check_and_cartesian_path(viewer_node: NodeUnderTest, module_browser,  # noqa: F811
+                                                                    tmp_path):
+    screen = Screen(module_browser, viewer_node.url)
     try:
         screen.wait_for(lambda image: screen.robot(image).sum() > ROBOT_PIXELS, "the node's robot",
                         tmp_path / "robot.png")

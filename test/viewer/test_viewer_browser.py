@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import Screen, browser_or_skip, close_browser, project, scene_mask
+from browser import NO_RED, RED_PIXELS, ROBOT_PIXELS, Screen, module_browser, project, scene_mask  # noqa: F401
 from scipy.ndimage import binary_dilation
 from viewer_fixtures import obstacle_checker, ur5_setup
 
@@ -29,24 +29,11 @@ MATCH_PX = 4
 #: configuration's points may be.
 MATCHED = 0.95
 MARGIN = 0.2
-#: Red pixels that count as "red on the screen" (a link or an object drawn in the colliding colour), and the most
-#: that count as none.
-RED_PIXELS = 400
-NO_RED = 20
-#: Pixels of the links' own colour that show the robot is drawn.
-ROBOT_PIXELS = 1000
 
 
 @pytest.fixture(scope="module")
 def setup():
     return ur5_setup()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright, browser = browser_or_skip()
-    yield browser
-    close_browser(playwright, browser)
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +45,8 @@ def viewer(setup):
 
 
 @pytest.fixture
-def screen(browser, viewer):
-    screen = Screen(browser, viewer.url)
+def screen(module_browser, viewer):  # noqa: F811
+    screen = Screen(module_browser, viewer.url)
     yield screen
     screen.close()
 

@@ -3,7 +3,6 @@ scene file and a reachability map), on 127.0.0.1 by default; bad input is one li
 from __future__ import annotations
 
 import re
-import socket
 import sys
 import time
 import urllib.request
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import free_port
 
 from kinematics_py.cli import main
 from kinematics_py.reachability.grid import VoxelGrid
@@ -25,12 +25,6 @@ SCENE = """\
   shapes:
     - box: [0.8, 1.2, 0.1]
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def served_page(process) -> str:
