@@ -21,11 +21,13 @@ import numpy as np
 
 from ..collision.checker import CollisionChecker
 from ..collision.scene import PlanningScene
+from ..errors import KinematicsError
 from ..robot_setup import RobotSetup
 from .ik_target import IkTarget
 from .path_layer import PathLayer, ShownPath
 from .reach_layer import ReachLayer
 from .robot_layer import RobotLayer
+from .scene_nodes import wxyz_position
 from .world_layer import WorldLayer
 
 DEFAULT_HOST = "127.0.0.1"
@@ -202,8 +204,8 @@ class RobotViewer:
 
     def show_ik_target(self, T_model_target: np.ndarray) -> None:
         """Put the target frame at ``T_model_target`` and solve for it (as a drag there does)."""
-        from .scene_nodes import wxyz_position
-
+        if self.ik.controls is None:
+            raise KinematicsError("this robot set-up serves no group: there is no IK to follow a target")
         self.ik.controls.wxyz, self.ik.controls.position = wxyz_position(T_model_target)
         self.ik.move_to(T_model_target)
 

@@ -174,3 +174,41 @@ def test_latest_wins_keeps_only_the_newest_item_per_kind():
         assert seen[-2:] == [("a", 99), ("b", "x")] and len(seen) <= 3
     finally:
         worker.close()
+
+
+def test_urdf_visuals_are_drawn_in_their_colours_and_links_without_by_their_collision_shapes(tmp_path):
+    import trimesh
+
+    from kinematics_py.collision.geometry import Box as CollisionBox
+    from kinematics_py.collision.geometry import Placed
+    from kinematics_py.viewer.shapes import LINK_COLOR, link_meshes
+
+    trimesh.creation.icosphere(radius=0.1).export(tmp_path / "ball.stl")
+    urdf = """<robot name="r"><material name="blue"><color rgba="0 0 1 1"/></material>
+      <link name="a"><visual><geometry><box size="1 1 1"/></geometry><material name="blue"/></visual>
+        <visual><geometry><mesh filename="ball.stl"/></geometry>
+          <material name="x"><color rgba="1 0 0 1"/></material></visual></link>
+      <link name="b"/>
+      <joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint></robot>"""
+    meshes, note = link_meshes(urdf, {"b": (Placed(CollisionBox((0.1, 0.1, 0.1))),)}, base_dir=tmp_path)
+    assert not note
+    assert [mesh.color for mesh in meshes["a"]] == [(0, 0, 255), (255, 0, 0)]
+    assert len(meshes["a"][1].faces) == len(trimesh.creation.icosphere(radius=0.1).faces)
+    assert [mesh.color for mesh in meshes["b"]] == [LINK_COLOR]
+    broken = urdf.replace("ball.stl", "missing.stl")
+    meshes, note = link_meshes(broken, {"b": (Placed(CollisionBox((0.1, 0.1, 0.1))),)}, base_dir=tmp_path)
+    assert "visual geometry not shown" in note and "missing.stl" in note and list(meshes) == ["b"]
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
+                                  "/robot/base_link/visual_0"])
+def test_the_page_serves_no_file_of_the_machine(viewer, path):
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(viewer.url.rstrip("/") + path, timeout=30) as answer:
+            body = answer.read()
+    except urllib.error.HTTPError as error:
+        body = error.read()
+    assert b"root:" not in body  # at most viser's own client page
