@@ -1,7 +1,8 @@
 """The IK target in the viewer: a frame the user drags; IK follows it live.
 
 Every branch the group's plugin finds (``KinematicsPlugin.all_solutions``, nearest the current configuration
-first) is listed, each marked when it collides; the nearest collision-free one is shown, another on selection.
+first) is listed with its posture (closed-form arms), each marked when it keeps the shown configuration's posture
+and when it collides; the nearest collision-free one is shown, another on selection.
 When no branch reaches the target, a collision-aware ``searchPositionIK`` says why (out of reach, joint limits,
 every solution colliding). Drags are handed to one thread that solves only the newest target.
 """
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import KinematicsError
 from ..geometry.transforms import invert_transform, transform_from_pose
 from .latest import LatestWins
 from .scene_nodes import wxyz_position
@@ -27,6 +29,10 @@ class Branch:
 
     joint_values: dict[str, float]
     colliding: bool
+    #: The closed form's posture ("shoulder 0, elbow 1, wrist 0"; "" for arms without one).
+    posture: str = ""
+    #: Whether it keeps the posture of the configuration shown when the target moved (a reference's posture).
+    same_posture: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,11 @@ def solve_target(viewer, T_model_target: np.ndarray) -> IkAnswer:
     colliding = np.zeros(len(solutions), dtype=bool)
     if checker is not None and solutions:  # every branch in one compiled call
         colliding = checker.check_batch(np.array(solutions), joint_names=names, base_state=values)
-    branches = [Branch(dict(zip(names, q)), bool(hit)) for q, hit in zip(solutions, colliding)]
+    reference = _posture(plugin, seed)
+    branches = []
+    for q, hit in zip(solutions, colliding):
+        posture = _posture(plugin, q)
+        branches.append(Branch(dict(zip(names, q)), bool(hit), posture, bool(posture) and posture == reference))
     free = [k for k, branch in enumerate(branches) if not branch.colliding]
     if free:
         return IkAnswer(T_model_target, tuple(branches), free[0])
@@ -65,8 +75,18 @@ def solve_target(viewer, T_model_target: np.ndarray) -> IkAnswer:
                     f"{result.error_code.name}: {result.message}")
 
 
+def _posture(plugin, q) -> str:
+    try:
+        return str(plugin.posture_of(q))
+    except KinematicsError:  # no closed form: no postures
+        return ""
+
+
 def branch_label(index: int, branch: Branch) -> str:
-    return f"{index + 1}" + (" (collides)" if branch.colliding else "")
+    notes = [note for note, holds in (("same posture", branch.same_posture), ("collides", branch.colliding))
+             if holds]
+    return f"{index + 1}" + (f": {branch.posture}" if branch.posture else "") + \
+        (f" ({', '.join(notes)})" if notes else "")
 
 
 class IkTarget:
@@ -137,7 +157,7 @@ class IkTarget:
         answer = self.answer
         if self._syncing or answer is None or self.branches.value == NO_BRANCH:
             return
-        index = int(self.branches.value.split()[0]) - 1
+        index = int(self.branches.value.split(":")[0].split()[0]) - 1
         if 0 <= index < len(answer.branches):
             self._viewer.show_configuration(answer.branches[index].joint_values)
 

@@ -51,6 +51,8 @@ def test_ik_lists_every_branch_and_shows_a_reaching_one(viewer, setup):
     assert len(answer.branches) == 8 and not answer.reason
     np.testing.assert_allclose(viewer.tip_pose(), target, atol=1e-6)
     assert len(viewer.ik.branches.options) == 8
+    assert len({branch.posture for branch in answer.branches}) == 8  # every closed-form posture once
+    assert answer.branches[0].same_posture and "same posture" in viewer.ik.branches.options[0]
     viewer.ik.branches.value = viewer.ik.branches.options[3]  # another branch, on click
     np.testing.assert_allclose(viewer.tip_pose(), target, atol=1e-6)
     shown = [viewer.joint_values[name] for name in viewer.plugin.getJointNames()]
