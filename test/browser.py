@@ -4,7 +4,6 @@ driver from the PyPI wheel; no browser is downloaded). WebGL renders in software
 ``Screen`` reads screenshots as (H, W, 3) uint8 arrays and waits, polling, for what a person would see."""
 from __future__ import annotations
 
-import contextlib
 import io
 import time
 from pathlib import Path
@@ -20,8 +19,8 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 VIEWPORT = {"width": 1000, "height": 700}
 #: Generous: a loaded machine renders slowly, and the tests wait for a condition, never for a time.
 WAIT_S = 180.0
-#: Screen regions of the canvas that hold no scene: the software-rendering notice (top left; closed when it can
-#: be) and the axes gizmo (bottom left).
+#: Screen regions of the canvas that hold no scene: the software-rendering notice (top left; hidden, but a
+#: notice of another kind may take its place) and the axes gizmo (bottom left).
 NOTICE = (330, 200)
 AXES_CORNER = 90
 
@@ -73,16 +72,9 @@ class Screen:
         box = canvas.bounding_box()
         #: (width, height) [px] of the 3-D view, at the top left of the page (the control panel is on its right).
         self.canvas = (int(box["width"]), int(box["height"]))
-        # The notice that WebGL runs in software covers part of the view. Playwright's TimeoutError when there is
-        # none (a GPU) or another layout: it is masked anyway.
-        with contextlib.suppress(Exception):
-            notice = self.page.locator("#webgl-software-rendering")
-            notice.first.wait_for(timeout=30_000)
-            for _ in range(4):  # the page may show it more than once
-                if notice.count() == 0:
-                    break
-                notice.first.locator(".mantine-Notification-closeButton").click(timeout=5_000)
-                time.sleep(0.5)
+        # The notice that WebGL runs in software (shown, maybe more than once, after the page connects) covers part
+        # of the view: hidden by a style rule, whenever it comes.
+        self.page.add_style_tag(content="#webgl-software-rendering { display: none !important; }")
 
     def shot(self) -> np.ndarray:
         from PIL import Image
