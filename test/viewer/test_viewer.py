@@ -214,3 +214,37 @@ def test_the_page_serves_no_file_of_the_machine(viewer, path):
     except urllib.error.HTTPError as error:
         body = error.read()
     assert b"root:" not in body  # at most viser's own client page
+
+
+def test_a_planned_motion_plays_on_the_timeline(viewer, setup):
+    from kinematics_py.planning.goals import JointGoal
+    from kinematics_py.planning.motion import plan
+
+    plugin = viewer.plugin
+    start, goal = [0.0, -1.2, 1.5, -1.9, -1.57, 0.0], [1.0, -1.0, 1.2, -1.6, -1.57, 0.5]
+    motion = plan(plugin, setup.collision.checker, start, [JointGoal(goal)], planning_time=5.0)
+    assert motion.success, motion.message
+    viewer.show_motion_plan(motion)
+    slider = viewer.paths.slider
+    assert slider.max == len(motion.positions) - 1 and "planned motion" in viewer.paths._summary.content
+    slider.value = slider.max
+    assert [viewer.joint_values[name] for name in plugin.getJointNames()] == pytest.approx(goal)
+
+
+#: The links a sphere held at tool0 touches.
+TOUCHING = ("wrist_2_link", "wrist_3_link")
+
+
+def test_attached_objects_move_with_their_link_and_turn_red_in_collision(viewer, setup):
+    from kinematics_py import PlanningScene, Sphere
+
+    scene = PlanningScene(setup.model)
+    scene.attach_object("tool", "tool0", TOUCHING, shapes=[Sphere(0.05)])
+    viewer.show_scene(setup.collision.checker.for_scene(scene))
+    viewer.show_configuration({"shoulder_lift_joint": -1.0})
+    assert "tool" in viewer.world._objects and not viewer.world.highlighted
+    tip = viewer.tip_pose()[:3, 3]
+    inside = obstacle_checker(setup, centre=tuple(tip), edge=0.2).scene
+    inside.attach_object("tool", "tool0", TOUCHING, shapes=[Sphere(0.05)])
+    viewer.show_scene(setup.collision.checker.for_scene(inside))
+    assert "tool" in viewer.world.highlighted and "table" in viewer.world.highlighted
