@@ -1,12 +1,15 @@
 """Does planning make kinematics_node deaf? compute_fk and short compute_ik latency over DDS while plans run.
 
     .venv/bin/python bench/planning_latency.py [--calls 500] [--planners 2] [--duration 20]
+                                               [--planning-processes 1 0]
 
 Starts kinematics_node on the bundled UR5 (as bench/service_latency.py does: its own process, DDS on this
 machine only), publishes the ``make run`` demo's obstacle, and measures from one client process the latency of
 compute_fk (tool0) and compute_ik (nearby seed) twice: with the node idle, then while ``--planners`` client
 processes send plan_kinematic_path requests back to back (the demo's motion around the obstacle, which needs a
-search: OMPL's bindings keep the GIL while they plan). Prints p50 / p90 / p99 of both series and their ratio.
+search: OMPL's bindings keep the GIL while they plan). Prints p50 / p90 / p99 of both series and their ratio,
+for each value of the node's ``planning_processes`` parameter given (0: plans on the node's own threads), one
+node after the other.
 """
 from __future__ import annotations
 
@@ -22,6 +25,9 @@ import numpy as np
 from service_latency import _client, _targets, isolated_ros_env, percentiles, run_python, start_node, stop_node
 
 GROUP = "ur_manipulator"
+#: Time [s] a planning process takes to start and build the robot on a busy machine (plans run on the node's
+#: threads until then).
+WORKER_START_S = 10.0
 
 
 def _obstacle_and_motion():
@@ -55,7 +61,7 @@ def planner(namespace: str, duration: float, seed: int) -> dict:
     _box, start, goal = _obstacle_and_motion()
     plans = client.client(GetMotionPlan, f"{namespace}/plan_kinematic_path")
     request = motion_plan_request(GROUP, [joint_goal(goal)], start, 5.0)
-    times, codes = [], []
+    times, codes, failures = [], [], []
     deadline = time.perf_counter() + duration
     try:
         while time.perf_counter() < deadline:
@@ -63,9 +69,11 @@ def planner(namespace: str, duration: float, seed: int) -> dict:
             answer = client.call(plans, request, 60.0).motion_plan_response
             times.append(time.perf_counter() - began)
             codes.append(int(answer.error_code.val))
+            if answer.error_code.val != 1:
+                failures.append(f"{answer.error_code.val}: {answer.error_code.message[:200]}")
     finally:
         client.close()
-    return {"plans": len(times), "succeeded": codes.count(1), **percentiles(times)}
+    return {"plans": len(times), "succeeded": codes.count(1), "failures": failures[:5], **percentiles(times)}
 
 
 def latency(namespace: str, calls: int) -> dict:
@@ -111,6 +119,8 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--planners", type=int, default=2)
     parser.add_argument("--duration", type=float, default=20.0, help="[s] the planners keep planning")
+    parser.add_argument("--planning-processes", type=int, nargs="+", default=[1, 0],
+                        help="the node's planning_processes parameter, one measurement per value")
     parser.add_argument("--latency", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--planner", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--scene", metavar="NAMESPACE", help=argparse.SUPPRESS)
@@ -125,17 +135,23 @@ def main() -> int:
     if options.scene:
         print(json.dumps(publish_obstacle(options.scene)))
         return 0
+    for processes in options.planning_processes:
+        _measure(options, processes)
+    return 0
+
+
+def _measure(options, processes: int) -> None:
     directory = Path(tempfile.mkdtemp(prefix="kinematics_py-bench-"))
     env = isolated_ros_env(directory)
     namespace = "/bench_planning"
-    node = start_node(directory, namespace, env)
+    node = start_node(directory, namespace, env, extra={"planning_processes": processes})
     try:
         run_python(["--scene", namespace], env, 300, __file__)
         idle = run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900, __file__)
         planners = [subprocess.Popen([sys.executable, __file__, "--planner", namespace, "--duration",
                                       str(options.duration), "--seed", str(i)], env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True) for i in range(options.planners)]
-        time.sleep(3.0)  # the planners have found the service and are planning
+        time.sleep(3.0 + WORKER_START_S * bool(processes))  # the planners plan, the processes have the robot
         busy = run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900, __file__)
         plans = []
         for process in planners:
@@ -145,16 +161,16 @@ def main() -> int:
             plans.append(json.loads(out.strip().splitlines()[-1]))
     finally:
         stop_node(node)
-    print(f"kinematics_node on the bundled UR5; {options.planners} clients planning the demo's motion back to back "
-          f"(plans: {[p['plans'] for p in plans]}, succeeded {[p['succeeded'] for p in plans]}, p50 "
-          f"{np.median([p['p50_ms'] for p in plans]):.0f} ms):")
+    print(f"kinematics_node on the bundled UR5, planning_processes {processes}; {options.planners} clients planning "
+          f"the demo's motion back to back (plans: {[p['plans'] for p in plans]}, succeeded "
+          f"{[p['succeeded'] for p in plans]}, p50 {np.median([p['p50_ms'] for p in plans]):.0f} ms):")
+    for failure in sorted({failure for p in plans for failure in p["failures"]}):
+        print(f"  failed: {failure}")
     for service in ("compute_fk", "compute_ik"):
         a, b = idle[service], busy[service]
         print(f"  {service:10s} idle p50 {a['p50_ms']:.2f} p90 {a['p90_ms']:.2f} p99 {a['p99_ms']:.2f} ms | while "
               f"planning p50 {b['p50_ms']:.2f} p90 {b['p90_ms']:.2f} p99 {b['p99_ms']:.2f} ms | p50 x"
               f"{b['p50_ms'] / a['p50_ms']:.2f}, p99 x{b['p99_ms'] / a['p99_ms']:.2f}")
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,6 +12,9 @@ processes (each call waits for its answer before the next is sent):
   ("nearby seed", as when a planner asks for a pose close to the current one); compute_fk of tool0.
   Every IK answer is checked (SUCCESS, FK of the answer reaches the target).
 - throughput: N client processes calling compute_ik (fixed seed) back to back for --duration seconds.
+- floor: the same compute_fk and compute_ik (nearby seed) calls against a bare rclpy server that answers both
+  at once with an empty SUCCESS (bench/bare_server.py), alternated with the node's in blocks: the node's own
+  cost per request is the difference, and its ratio to the floor is the figure.
 - collision-aware, on a second node with example-robot-data's UR5 (its collision meshes) and a world of a
   table under the robot and a box in its workspace, sent on the node's collision_object topic: compute_ik
   with avoid_collisions=true for poses of random collision-free configurations (fixed and nearby seed),
@@ -98,6 +101,33 @@ def latency(namespace: str, calls: int) -> dict:
     finally:
         client.close()
     return results
+
+
+def floor(namespaces: list[str], calls: int, block: int = 100) -> dict:
+    """compute_fk and compute_ik (nearby seed) round trips of each namespace's server, in alternating blocks of
+    ``block`` calls (so both see the same machine), the first block of each dropped as warm-up."""
+    from kinematics_py.ros.client import fk_request, ik_request
+
+    clients = [_client(namespace, f"bench_floor_{index}") for index, namespace in enumerate(namespaces)]
+    chain, configurations, targets = _targets(calls, seed=5)
+    times = [{"compute_fk": [], "compute_ik": []} for _ in namespaces]
+    try:
+        for start in range(0, calls, block):
+            for client, series in zip(clients, times):
+                for q, T in zip(configurations[start:start + block], targets[start:start + block]):
+                    for label, service, request in (
+                            ("compute_fk", client.fk_client, fk_request(["tool0"], dict(zip(chain.joint_names, q)))),
+                            ("compute_ik", client.ik_client,
+                             ik_request(GROUP, T, seed=dict(zip(chain.joint_names, q + 0.1))))):
+                        began = time.perf_counter()
+                        client.call(service, request)
+                        if start:
+                            series[label].append(time.perf_counter() - began)
+    finally:
+        for client in clients:
+            client.close()
+    return {namespace: {label: percentiles(samples) for label, samples in series.items()}
+            for namespace, series in zip(namespaces, times)}
 
 
 def collision_latency(namespace: str, calls: int) -> dict:
@@ -224,8 +254,10 @@ def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ orchestration
-def start_node(directory: Path, namespace: str, env: dict, collision: bool = False) -> subprocess.Popen:
-    """The node on the bundled UR5, or (``collision``) on example-robot-data's UR5 with its collision meshes."""
+def start_node(directory: Path, namespace: str, env: dict, collision: bool = False,
+               extra: dict | None = None) -> subprocess.Popen:
+    """The node on the bundled UR5, or (``collision``) on example-robot-data's UR5 with its collision meshes;
+    ``extra``: further node parameters."""
     from robots import example_robot_urdf, ur5_collision_srdf
 
     from kinematics_py.robots import bundled_robot_path
@@ -236,6 +268,7 @@ def start_node(directory: Path, namespace: str, env: dict, collision: bool = Fal
         "robot_description_semantic": ur5_collision_srdf() if collision else
         bundled_robot_path("ur5", "srdf").read_text(),
         "robot_description_kinematics": yaml.safe_load((REPO / "config" / "kinematics.yaml").read_text()),
+        **(extra or {}),
     }
     name = "collision_node" if collision else "node"
     params_file = directory / f"{name}.params.yaml"
@@ -286,6 +319,17 @@ def throughput(namespace: str, clients: int, duration: float, env: dict) -> dict
             **percentiles(latencies)}
 
 
+def _print_floor(figures: dict, namespace: str) -> None:
+    node, bare = figures[namespace], figures[f"{namespace}_bare"]
+    print("kinematics_node (bundled UR5) against a bare rclpy server answering an empty SUCCESS, same client, "
+          "alternating blocks:")
+    for label in ("compute_fk", "compute_ik"):
+        ours, floor_ = node[label], bare[label]
+        print(f"  {label}: node p50 {ours['p50_ms']:.3f} p99 {ours['p99_ms']:.3f} ms | bare p50 "
+              f"{floor_['p50_ms']:.3f} p99 {floor_['p99_ms']:.3f} ms | p50 x{ours['p50_ms'] / floor_['p50_ms']:.2f}, "
+              f"p99 x{ours['p99_ms'] / floor_['p99_ms']:.2f}")
+
+
 def isolated_ros_env(directory: Path) -> dict[str, str]:
     """This process's environment for the node and its clients: DDS on this machine only, a domain of its own
     (unless ROS_DOMAIN_ID is set), ROS logs in ``directory``."""
@@ -307,7 +351,12 @@ def main() -> int:
     parser.add_argument("--worker", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--start-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--only-floor", action="store_true", help="only the node against the bare server")
+    parser.add_argument("--floor", metavar="NAMESPACE", nargs=2, help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.floor:
+        print(json.dumps(floor(options.floor, options.calls)))
+        return 0
     if options.latency:
         print(json.dumps(latency(options.latency, options.calls)))
         return 0
@@ -322,13 +371,22 @@ def main() -> int:
     env = isolated_ros_env(directory)
     namespace = f"/bench_{os.getpid()}"
     node = start_node(directory, namespace, env)
+    bare = subprocess.Popen([sys.executable, str(REPO / "bench" / "bare_server.py"), "--namespace",
+                             f"{namespace}_bare"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         results = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                "processor": platform.processor() or platform.machine()},
-                   "latency": run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900),
-                   "throughput": [throughput(namespace, n, options.duration, env) for n in options.clients]}
+                   "floor": run_python(["--floor", namespace, f"{namespace}_bare", "--calls", str(options.calls)],
+                                       env, 900)}
+        if not options.only_floor:
+            results["latency"] = run_python(["--latency", namespace, "--calls", str(options.calls)], env, 900)
+            results["throughput"] = [throughput(namespace, n, options.duration, env) for n in options.clients]
     finally:
         stop_node(node)
+        stop_node(bare)
+    _print_floor(results["floor"], namespace)
+    if options.only_floor:
+        return 0
     collision_node = start_node(directory, f"{namespace}_collision", env, collision=True)
     try:
         results["collision latency"] = run_python(["--collision-latency", f"{namespace}_collision", "--calls",

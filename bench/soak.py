@@ -1,7 +1,7 @@
 """Load and soak of kinematics_node over DDS on loopback: deadlines, starvation, mixed load, shutdown (issue 9).
 
     .venv/bin/python bench/soak.py [--duration 30] [--clients 4] [--output bench/results/soak.json]
-                                   [--only deadlines starvation orphans mixed shutdown]
+                                   [--only deadlines starvation orphans mixed shutdown swaps killed burst]
 
 Starts kinematics_node on the bundled UR5 (config/kinematics.yaml) in its own process (its own namespace,
 ROS_DOMAIN_ID unless set, discovery limited to this machine) and runs these scenarios, each from client
@@ -23,6 +23,9 @@ processes:
 - shutdown: a fresh node with six 10 s searches running gets SIGINT (then SIGTERM): time to exit, exit code,
   what the searches were answered, anything on stderr beside the node's INFO lines.
 
+- swaps, killed, burst: the fault scenarios of ``soak_faults`` (requests counted through robot swaps, a killed
+  client's queue, huge FK requests beside a small one); not run unless named.
+
 Figures depend on the machine's load: run it on a quiet machine and compare runs side by side.
 """
 from __future__ import annotations
@@ -38,6 +41,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import soak_faults
 from service_latency import isolated_ros_env, percentiles, start_node, stop_node  # bench/ is the script's folder
 
 REPO = Path(__file__).resolve().parent.parent
@@ -333,7 +337,21 @@ def main() -> int:
     parser.add_argument("--deadlines", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--starvation", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--swaps", type=int, default=42, help="robot swaps of the swaps scenario")
+    parser.add_argument("--fk-links", type=int, default=10_000, help="links per FK request of killed and burst")
+    parser.add_argument("--swap-client", metavar="NAMESPACE", help=argparse.SUPPRESS)
+    parser.add_argument("--killed-client", metavar="NAMESPACE", help=argparse.SUPPRESS)
+    parser.add_argument("--burst-client", metavar="NAMESPACE", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.swap_client:
+        print(json.dumps(soak_faults.swap_client(options.swap_client, options.duration, options.seed, _client)))
+        return 0
+    if options.killed_client:
+        soak_faults.killed_client(options.killed_client, options.fk_links, _client)
+        return 0
+    if options.burst_client:
+        soak_faults.burst_client(options.burst_client, options.duration, options.fk_links, _client)
+        return 0
     if options.worker:
         print(json.dumps(worker(options.worker, options.duration, options.seed)))
         return 0
@@ -346,7 +364,7 @@ def main() -> int:
     os.environ.update(env)
     namespace = f"/soak_{os.getpid()}"
     results = {"machine": {"cpus": os.cpu_count(), "load average (1 min) at start": os.getloadavg()[0]}}
-    if {"deadlines", "starvation", "orphans", "mixed"} & set(options.only):
+    if {"deadlines", "starvation", "orphans", "mixed", "swaps", "killed", "burst"} & set(options.only):
         node = start_node(directory, namespace, env)
         try:
             _client(namespace, "soak_ready").close()
@@ -359,6 +377,13 @@ def main() -> int:
             if "mixed" in options.only:
                 results["mixed"] = mixed(namespace, options.clients, options.duration, env, node,
                                          directory / "node.log")
+            if "killed" in options.only:
+                results["killed"] = soak_faults.killed(namespace, 5, options.fk_links, env, __file__, _client)
+            if "burst" in options.only:
+                results["burst"] = soak_faults.burst(namespace, options.calls, options.fk_links, env, __file__, _client,
+                                                     percentiles)
+            if "swaps" in options.only:
+                results["swaps"] = soak_faults.swaps(namespace, options.clients, options.swaps, env, __file__, _client)
         finally:
             stop_node(node)
     if "shutdown" in options.only:

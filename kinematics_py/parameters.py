@@ -189,6 +189,9 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "answer's message and the log say so).", choices=COLLISION_POLICIES),
     ParameterSpec("max_ik_timeout", 10.0, "Largest IK timeout [s] a request may ask for; larger ones are refused "
                   "with FAILURE.", 0.0, 3600.0),
+    ParameterSpec("max_fk_links", 1000, "Most link names one compute_fk request may ask for (each is answered with "
+                  "its pose, repeated names too); a request for more is refused with FAILURE and the reason, so that "
+                  "no request costs more than that many poses.", 1, 10_000_000),
     ParameterSpec("executor_threads", 0, "Threads serving everything but IK requests (compute_fk, "
                   "check_state_validity, parameters, topics), which never wait behind IK searches (0: max(4, CPUs)). "
                   "Read at start-up.", 0, 256),
@@ -198,6 +201,11 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("max_concurrent_ik_requests", 64, "IK requests the node holds at once (searching or waiting "
                   "for a search slot, each on a thread of its own); further ones wait unread in DDS. Read at "
                   "start-up.", 1, 1024),
+    ParameterSpec("planning_processes", 1, "Processes plan_kinematic_path plans in (OMPL holds the GIL while it "
+                  "searches: planning on the node's own threads would hold up every other answer); further plans "
+                  "wait for one until their deadline. The processes start with the first plan and build each robot "
+                  "the node serves; until one has, plans run on the node's threads. 0: always on the node's threads. "
+                  "Read at start-up.", 0, 64),
     ParameterSpec("ik_display_topic", "", "Topic on which every successful IK answer (compute_ik, solve_ik) is "
                   "published as moveit_msgs/DisplayRobotState for RViz (latched: transient local, depth 1). Empty: "
                   "not published."),

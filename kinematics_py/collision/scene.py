@@ -419,6 +419,16 @@ def _detach(world: dict, attached: dict, update: AttachedObjectUpdate, link_pose
         world[key] = SceneObject(key, T_plan_object, item.object.shapes, item.object.subframes)
 
 
+def scene_of(robot_model: RobotModel, world: Mapping[str, SceneObject], attached: Mapping[str, AttachedObject],
+             settings: SceneSettings) -> PlanningScene:
+    """A scene of ``robot_model`` holding these objects and settings as they are: another scene's content on a
+    model of the same description (a planning process's copy of the robot, for instance)."""
+    scene = PlanningScene(robot_model)
+    scene._settings = settings
+    scene._commit(world, attached)
+    return scene
+
+
 def carried_to(scene: PlanningScene, robot_model: RobotModel) -> PlanningScene:
     """A scene of ``robot_model`` (a new robot description) with ``scene``'s world objects where they are in the
     planning frame (the octomap and point clouds too) and its settings, less the padding and scale of links the

@@ -313,6 +313,10 @@ class _Context:
                 if isinstance(path, str):
                     other[f"the approach stopped: {path}"] += 1
                     continue
+                rejected = goal.accept(path[-1]) if goal.accept is not None else None
+                if rejected:
+                    other[f"the touch configuration: {rejected}"] += 1
+                    continue
                 candidate.approach = path
             found.append(candidate)
         if found:
@@ -437,7 +441,7 @@ def _tip_transform(plugin: KinematicsPlugin, q: np.ndarray) -> np.ndarray:
 
 def _pre_touch_goal(plugin: KinematicsPlugin, goal: PoseGoal, approach: Approach) -> PoseGoal:
     """The tip's pose goal ``approach.distance`` back from the touch pose, against the approach direction
-    (default: the touch pose's z axis, the tool axis)."""
+    (default: the touch pose's z axis, the tool axis); the goal's ``accept`` is not its."""
     if goal.link and goal.link != plugin.getTipFrames()[0]:
         raise PlanningError(f"a touch goal is a pose of the tip {plugin.getTipFrames()[0]!r}; got link {goal.link!r}")
     try:
@@ -447,7 +451,7 @@ def _pre_touch_goal(plugin: KinematicsPlugin, goal: PoseGoal, approach: Approach
     direction = _approach_direction(approach, T_goal)
     T_pre = T_goal.copy()
     T_pre[:3, 3] -= approach.distance * direction
-    return PoseGoal(T_pre, "", goal.accept, goal.name)
+    return PoseGoal(T_pre, "", None, goal.name)  # ``accept`` is for the touch configuration, at the approach's end
 
 
 def _retraction_target(plugin: KinematicsPlugin, q_start: np.ndarray, retract: Approach) -> np.ndarray:

@@ -5,7 +5,8 @@ validity, parameter sets and topic updates wait behind them. ``NodeExecutor`` di
 IK services (``search_services``) to one pool, whose threads mostly wait for a search slot
 (``search_scheduler``), and every other callback to another. It takes the IK services' requests itself, to
 give their callbacks the request's ``Arrival`` (``request_transit``) from the header rclpy would drop, and takes
-every request waiting at once (up to the search pool's size). A callback waiting for a pool thread is
+every request waiting at once (up to the search pool's size). The other services' requests are taken the same
+way, every one waiting, and run cheap ones first (``request_queue``). A callback waiting for a pool thread is
 dispatched once (rclpy's own executors dispatch it again on every pass of their wait loop). Both pools
 use daemon threads, so a callback still running when the node stops never holds up the process's exit; a
 callback's exception is logged, never left unretrieved.
@@ -25,6 +26,7 @@ from rclpy.executors import (
     TimeoutException,
 )
 
+from .request_queue import CheapFirstQueue, request_cost
 from .request_transit import arrival_of
 
 #: rclpy (Kilted and later) takes a service request in ``Executor._take_service``, which returns the coroutine
@@ -82,15 +84,17 @@ class DaemonPool:
 
 class NodeExecutor(Executor):
     """Executes the callbacks of the IK services (``is_search(entity)``) on ``search_threads`` threads and
-    every other callback on ``threads`` threads."""
+    every other callback on ``threads`` threads; the requests of the services ``is_queued(entity)`` there cheap
+    ones first (``request_queue``)."""
 
     def __init__(self, threads: int, search_threads: int, is_search: Callable[[object], bool], logger,
-                 *, context=None):
+                 *, is_queued: Callable[[object], bool] = lambda _entity: False, context=None):
         super().__init__(context=context)
-        self._is_search = is_search
+        self._is_search, self._is_queued = is_search, is_queued
         self._logger = logger
         self.pool = DaemonPool(threads, "callbacks", self._log_error)
         self.search_pool = DaemonPool(search_threads, "ik_requests", self._log_error)
+        self.requests = CheapFirstQueue(threads, self.pool.submit)
         self._stopping = threading.Event()
 
     def spin(self) -> None:
@@ -128,6 +132,10 @@ class NodeExecutor(Executor):
         """rclpy's take of a service request, keeping the header's source timestamp for the IK services; the IK
         services' further requests waiting now are taken too, each answered on a search thread of its own
         (with one pass of the wait loop per request, each would wait for those before it)."""
+        if TAKES_SERVICE_REQUESTS_AS_COROUTINES and self._is_queued(srv):
+            while (taken := _take_request(srv)) is not None:  # every request waiting now, into the queue
+                self.requests.submit(request_cost(taken[0]), _answering(srv, *taken))
+            return None
         if not (TAKES_SERVICE_REQUESTS_AS_COROUTINES and self._is_search(srv)):
             return super()._take_service(srv)
         taken = _take_request(srv)
@@ -182,7 +190,7 @@ def _answering(srv, request, header) -> Callable[[], None]:
     return answer
 
 
-def search_entities(services: Collection) -> Callable[[object], bool]:
-    """``is_search`` for NodeExecutor: whether a ready entity is one of ``services``."""
+def entities_among(services: Collection) -> Callable[[object], bool]:
+    """``is_search`` or ``is_queued`` for NodeExecutor: whether a ready entity is one of ``services``."""
     handles = frozenset(id(service) for service in services)
     return lambda entity: id(entity) in handles

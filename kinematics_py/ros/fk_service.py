@@ -21,19 +21,29 @@ def _forward_kinematics(request: GetPositionFK.Request, response: GetPositionFK.
     setup = context.setup
     if not request.fk_link_names:
         raise RequestError(ErrorCode.INVALID_LINK_NAME, "fk_link_names is empty")
+    most = context.state.settings.max_fk_links
+    if len(request.fk_link_names) > most:
+        raise RequestError(ErrorCode.FAILURE, f"fk_link_names has {len(request.fk_link_names)} names; at most "
+                           f"max_fk_links={most} are answered per request")
     poses = LinkPoses(setup.model, context.joint_values(request.robot_state))
     frame = request.header.frame_id
     T_frame_model = invert_transform(context.frames.T_model_frame(frame, poses))
     header_frame = normalized_frame_id(frame) or setup.model_frame
     stamp = context.stamp()
-    known = [link for link in request.fk_link_names if link in setup.model.link_names]
+    asked = set(request.fk_link_names)
+    model_links = frozenset(setup.model.link_names) if len(asked) > 16 else setup.model.link_names
+    links = {link for link in asked if link in model_links}
+    known = [link for link in request.fk_link_names if link in links]
+    answers: dict[str, PoseStamped] = {}  # a name asked for again is answered with the same pose
     for link in known:
-        pose = PoseStamped(pose=pose_msg_from_transform(T_frame_model @ poses[link]))
-        pose.header.frame_id = header_frame
-        pose.header.stamp = stamp
+        pose = answers.get(link)
+        if pose is None:
+            pose = answers[link] = PoseStamped(pose=pose_msg_from_transform(T_frame_model @ poses[link]))
+            pose.header.frame_id = header_frame
+            pose.header.stamp = stamp
         response.pose_stamped.append(pose)
     response.fk_link_names = known
-    unknown = [link for link in request.fk_link_names if link not in setup.model.link_names]
+    unknown = [link for link in request.fk_link_names if link not in links]
     if unknown:
         return ErrorCode.INVALID_LINK_NAME, (f"unknown link(s) {unknown} skipped; answered {known}; the robot's "
                                              f"links are {list(setup.model.link_names)[:60]}")

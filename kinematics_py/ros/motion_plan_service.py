@@ -10,8 +10,9 @@ orientation, or the link's start orientation, that satisfies all the set's const
 at every trajectory point; ``allowed_planning_time`` is the whole budget, counted from when the client sent the
 request as IK timeouts are (0: DEFAULT_PLANNING_TIME_S); ``num_planning_attempts`` searches, the shortest
 kept; ``planner_id`` one of ``ompl_search.PLANNER_IDS`` (also as "<group>[<id>]" or "<id>kConfigDefault"; empty:
-RRTConnect); the scaling factors scale the joint limits the trajectory is timed within. ``workspace_parameters``
-bound a mobile base's sampling in move_group; the groups served here have none, so they are not used.
+RRTConnect), followed by this node's motion options (``_motion_options``: touch and retract motions); the scaling
+factors scale the joint limits the trajectory is timed within. ``workspace_parameters`` bound a mobile base's
+sampling in move_group; the groups served here have none, so they are not used.
 """
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 
 from ..errors import ErrorCode, RequestError
 from ..geometry.transforms import invert_transform
-from ..ik.budget import Budget
+from ..model.constraints import RequestConstraints, StateCheck
 from ..planning.goals import JointGoal, PoseGoal
-from ..planning.motion import PlanningError, plan
+from ..planning.motion import Approach, MotionPlan, PlanningError
 from ..planning.ompl_search import PLANNER_IDS, PlannerError
+from ..planning.processes import PlanJob, PlanningProcessError, run_job
 from ..planning.time_parameterization import joint_limits
 from .cartesian_path_service import CartesianPathService, scaling_factor, trajectory_msg
-from .constraints import RequestConstraints, request_constraints
+from .constraints import request_constraints
 from .conversions import robot_state_msg
 from .display import DisplayPublishers
 from .ik_service import SHUTTING_DOWN, attached_tip, group_plugin
@@ -44,6 +46,8 @@ DEFAULT_PLANNING_TIME_S = 5.0
 #: The planner interface this node reports on query_planner_interface.
 PLANNER_INTERFACE = "kinematics_py/OMPL"
 PIPELINE_ID = "ompl"
+#: Between a planner_id's planner and its motion options ("RRTConnect;touch=0.05").
+MOTION_OPTION_SEPARATOR = ";"
 
 
 class MotionPlanService:
@@ -79,7 +83,7 @@ class MotionPlanService:
         budget = request.allowed_planning_time if request.allowed_planning_time > 0 else DEFAULT_PLANNING_TIME_S
         if not math.isfinite(budget):
             raise RequestError(ErrorCode.FAILURE, f"allowed_planning_time must be finite; got {budget!r}")
-        goals = _goals(context, plugin, request, values, poses)
+        goals, goal_checks = _goals(context, plugin, request, values, poses)
         path_constraints = request_constraints(setup, context.frames, request.path_constraints, poses)
         checker, note = request_checker(context, True, request.start_state, values)
         if checker is None:
@@ -88,21 +92,14 @@ class MotionPlanService:
         limits = joint_limits(setup.model, names, self._cartesian.joint_limit_overrides()).scaled(
             scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor"),
             scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
-        scheduler = context.tools.scheduler
-        deadline = context.sent + budget
-        with scheduler.ticket(deadline) as ticket:
-            if scheduler.admit(ticket) != Admission.GRANTED:
-                raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
-            try:
-                result = plan(plugin, checker, [values[name] for name in names], goals, base_state=values,
-                              planner_id=request.planner_id, planning_time=max(deadline - time.monotonic(), 1e-3),
-                              attempts=max(1, request.num_planning_attempts), limits=limits,
-                              path_validity=_path_validity(path_constraints, setup.model, values, names),
-                              budget=Budget(lambda: scheduler.checkpoint(ticket), deadline))
-            except (PlanningError, PlannerError) as error:
-                raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
-            if ticket.cancelled:
-                raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+        job = PlanJob(plugin.getGroupName(), [values[name] for name in names], goals, values, context.sent + budget,
+                      goal_checks, StateCheck(path_constraints, values, names) if path_constraints else None,
+                      {**_motion_options(request.planner_id), "attempts": max(1, request.num_planning_attempts),
+                       "limits": limits})
+        try:
+            result = _planned(job, context, checker)
+        except (PlanningError, PlannerError) as error:
+            raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
         response.trajectory_start = robot_state_msg(setup.joint_names, values)
         response.planning_time = time.monotonic() - began
         if not result.success:
@@ -111,19 +108,65 @@ class MotionPlanService:
         return result.message + note
 
 
-def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -> list:
-    """Each of the request's goal constraints as a planning goal; INVALID_GOAL_CONSTRAINTS for unusable ones."""
+def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
+    """``job`` planned in a planning process once one has the robot built, else on this thread (holding a search
+    slot, which the search lends to IK requests that come first): the first plans, while the processes start."""
+    processes = context.tools.planning
+    if processes is not None:
+        processes.start()  # on the first plan: the node's tests and users that never plan start none
+    if processes is not None and processes.has_built(context.setup):
+        try:
+            result = processes.run(job, context.setup, checker)
+            context.tools.logger.info(f"plans run in planning processes {processes.pids()}", once=True)
+            return result
+        except PlanningProcessError as error:
+            if error.closed:
+                raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN) from None
+            raise RequestError(ErrorCode.TIMED_OUT if error.busy else ErrorCode.FAILURE, str(error)) from None
+    scheduler = context.tools.scheduler
+    with scheduler.ticket(job.deadline) as ticket:
+        if scheduler.admit(ticket) != Admission.GRANTED:
+            raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+        result = run_job(job, context.setup, checker, lambda: scheduler.checkpoint(ticket))
+        if ticket.cancelled:
+            raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+    return result
+
+
+def _motion_options(planner_id: str) -> dict:
+    """plan()'s planner_id and motion options from a request's planner_id: "<planner>" with, optionally,
+    ";touch=<distance>[,x,y,z]" (end with a straight approach to the pose goal, along the tool axis or that
+    direction in the group's base frame) and ";retract=<distance>[,x,y,z]" (start with a straight retraction,
+    back along the tool axis or that direction)."""
+    planner, *options = planner_id.split(MOTION_OPTION_SEPARATOR)
+    result: dict = {"planner_id": planner}
+    for option in options:
+        name, _, value = (part.strip() for part in option.partition("="))
+        try:
+            numbers = [float(number) for number in value.split(",")]
+        except ValueError:
+            numbers = []
+        if name not in ("touch", "retract") or len(numbers) not in (1, 4):
+            raise RequestError(ErrorCode.PLANNING_FAILED, f"planner_id {planner_id!r}: motion option {option!r} "
+                               f"is not one of touch=<distance>[,x,y,z] and retract=<distance>[,x,y,z]")
+        approach = Approach(numbers[0], tuple(numbers[1:]) or None)
+        result.update({"motion": "touch", "approach": approach} if name == "touch" else {"retract": approach})
+    return result
+
+
+def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -> tuple[list, list]:
+    """Each of the request's goal constraints as a planning goal, and the check of a pose goal's IK solutions by
+    all its set's constraints (None for joint goals); INVALID_GOAL_CONSTRAINTS for unusable ones."""
     if not request.goal_constraints:
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, "goal_constraints is empty: nothing to plan to")
     setup = context.setup
     names = plugin.getJointNames()
-    goals = []
+    goals, checks = [], []
     for index, msg in enumerate(request.goal_constraints):
         what = f"goal_constraints[{index}]"
         constraints = request_constraints(setup, context.frames, msg, poses)
         if not constraints:
             raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what} holds no constraint")
-        accept = _acceptance(constraints, setup.model, values, names)
         if not (constraints.position_regions or constraints.orientation_bounds):
             targets = {bound.joint: bound.target for bound in constraints.joint_bounds}
             outside = sorted(set(targets) - set(names))
@@ -131,9 +174,11 @@ def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -
                 raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: joints {outside} are not in group "
                                    f"{plugin.getGroupName()!r} (its joints are {names})")
             goals.append(JointGoal([targets.get(name, values[name]) for name in names], what))
+            checks.append(None)
             continue
-        goals.append(PoseGoal(_target_pose(context, plugin, constraints, poses, what), "", accept, what))
-    return goals
+        goals.append(PoseGoal(_target_pose(context, plugin, constraints, poses, what), "", None, what))
+        checks.append(StateCheck(constraints, values, names))
+    return goals, checks
 
 
 def _target_pose(context: RequestContext, plugin, constraints: RequestConstraints, poses: LinkPoses,
@@ -158,13 +203,3 @@ def _target_pose(context: RequestContext, plugin, constraints: RequestConstraint
     base = plugin.getBaseFrame()
     T_base_model = np.eye(4) if base == setup.model_frame else invert_transform(poses[base])
     return T_base_model @ T_model_link @ invert_transform(poses[link]) @ poses[tip]
-
-
-def _acceptance(constraints: RequestConstraints, model, values, names):
-    def accept(q: np.ndarray) -> str | None:
-        return constraints.violation({**values, **dict(zip(names, q.tolist()))}, model)
-    return accept
-
-
-def _path_validity(constraints: RequestConstraints, model, values, names):
-    return _acceptance(constraints, model, values, names) if constraints else None

@@ -67,11 +67,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..parameters import ParameterError
+from ..planning.processes import PlanningProcesses
 from ..robot_setup import SetupError
 from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .cartesian_path_service import CartesianPathService
 from .display import DisplayPublishers
-from .executor import NodeExecutor, search_entities
+from .executor import NodeExecutor, entities_among
 from .frames import create_transform_source
 from .motion_plan_service import MotionPlanService
 from .node_parameters import (
@@ -118,9 +119,11 @@ class KinematicsNode(Node):
         self._store = StateStore(ServingState(self._node_parameters.settings()))
         self._positions = JointPositions()
         self._topic_descriptions = MappingProxyType(dict.fromkeys(DESCRIPTIONS, ""))
+        processes = self._node_parameters.value("planning_processes")
+        #: Where plan_kinematic_path plans (None: on the node's threads); each process builds every robot served.
+        self.planning = PlanningProcesses(processes) if processes else None
         self._setups = SetupUpdates(self._store, lambda changes: self._node_parameters.setup_inputs(
-            self._topic_descriptions, changes), self.get_logger(), lambda setup: self._node_parameters.declare_groups(
-            setup.groups))
+            self._topic_descriptions, changes), self.get_logger(), self._on_served)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set_parameters)
 
@@ -128,7 +131,7 @@ class KinematicsNode(Node):
         transforms = create_transform_source(self, callbacks)
         self.search_scheduler = SearchScheduler(self._startup_count("search_threads", _cpu_count()))
         self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name(),
-                                   self.search_scheduler)
+                                   self.search_scheduler, self.planning)
         for which in DESCRIPTIONS:
             self.create_subscription(String, which, lambda msg, which=which: self._on_description(which, msg.data),
                                      DESCRIPTION_QOS, callback_group=callbacks)
@@ -143,14 +146,15 @@ class KinematicsNode(Node):
         self.viewer_feed = ViewerFeed(self._store, self._node_parameters.value("viewer_host"), viewer_port,
                                       self.get_logger()) if viewer_port else None
         services = self._service_table()
-        search_services = []
+        search_services, other_services = [], []
         for service_type, name, handler, searches in services:
             service = self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
                                           callback_group=callbacks)
-            if searches:
-                search_services.append(service)
+            (search_services if searches else other_services).append(service)
         #: Whether a ready entity is a service that runs IK searches (its callbacks run on the IK request threads).
-        self.is_search = search_entities(search_services)
+        self.is_search = entities_among(search_services)
+        #: Whether a ready entity is one of the node's other services (their requests run cheap ones first).
+        self.is_queued = entities_among(other_services)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, *_ in services)}; world "
                                f"from the collision_object, attached_collision_object and planning scene topics")
@@ -203,11 +207,13 @@ class KinematicsNode(Node):
         """The executor serving this node: IK requests apart from every other callback."""
         return NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
                             self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
-                            self.get_logger())
+                            self.get_logger(), is_queued=self.is_queued)
 
     def stop_searches(self, executor: NodeExecutor) -> None:
-        """Cancel every IK search and request, and give their answers time to be sent and to leave."""
+        """Cancel every IK search, plan and request, and give their answers time to be sent and to leave."""
         self.search_scheduler.close()
+        if self.planning is not None:
+            self.planning.close()
         if executor.search_pool.outstanding:
             executor.search_pool.wait_idle(STOP_GRACE_S)
             time.sleep(DELIVERY_GRACE_S)
@@ -255,6 +261,12 @@ class KinematicsNode(Node):
             self.get_logger().info(f"{which} topic received; the {which} parameter is set and takes precedence")
             return
         self._refresh(f"new {which} from the topic")
+
+    def _on_served(self, setup) -> None:
+        """A robot set-up now serves: its groups' parameters are declared, the planning processes build it."""
+        self._node_parameters.declare_groups(setup.groups)
+        if self.planning is not None:
+            self.planning.prepare(setup)
 
     def _refresh(self, reason: str) -> None:
         """Serve the set-up the current parameters and topics give (``setup_updates``: built in the background,

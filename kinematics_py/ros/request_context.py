@@ -3,7 +3,7 @@
 A handler is ``handler(request, response, context) -> response``; ``context`` holds the one ServingState the
 request is answered from, the joint positions last published, when the request was sent and arrived, and the
 node's tools
-(logger, clock, TF, the IK search scheduler).
+(logger, clock, TF, the IK search scheduler, the planning processes).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ErrorCode, RequestError
+from ..planning.processes import PlanningProcesses
 from ..robot_setup import RobotSetup
 from .conversions import error_code_msg
 from .frames import ModelFrames, TransformSource
@@ -25,14 +26,15 @@ from .serving_state import ServingState
 
 @dataclass(frozen=True)
 class ServiceTools:
-    """What handlers use of the node: its logger and clock, TF, its name (the answers' source), and the
-    scheduler of IK searches."""
+    """What handlers use of the node: its logger and clock, TF, its name (the answers' source), the scheduler of
+    IK searches and the planning processes (None: plans run on the node's threads)."""
 
     logger: Any
     clock: Any
     transforms: TransformSource
     source: str
     scheduler: SearchScheduler
+    planning: PlanningProcesses | None = None
 
 
 @dataclass(frozen=True)

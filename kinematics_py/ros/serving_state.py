@@ -31,6 +31,8 @@ class ServiceSettings:
     collision_checking_unavailable_policy: str
     #: Most mesh triangles of one scene update's object (parameters.NODE_PARAMETERS).
     max_mesh_triangles: int = NODE_SPECS_BY_NAME["max_mesh_triangles"].default
+    #: Most link names of one compute_fk request.
+    max_fk_links: int = NODE_SPECS_BY_NAME["max_fk_links"].default
 
 
 @dataclass(frozen=True, eq=False)

@@ -69,3 +69,28 @@ def test_concurrent_clients_all_get_correct_answers(ur5, python_processes):
     assert sum(s["ik_ok"] for s in summaries) == CLIENTS * REQUESTS_PER_CLIENT
     print(f"IK p50 per client under load [ms]: {np.round([s['ik_p50_ms'] for s in summaries], 2).tolist()}")
     ur5.assert_alive()
+
+
+#: compute_fk requests of max_fk_links names each, sent at once before a one-link request.
+HEAVY_FK_REQUESTS = 60
+
+
+def test_a_small_fk_request_passes_a_burst_of_large_ones(ur5):
+    """The node runs cheap requests before expensive ones (request_queue): a one-link FK sent after a burst of
+    1000-link FK requests is answered before most of the burst is."""
+    heavy = [ur5.client.fk_client.call_async(fk_request(["tool0"] * 1000)) for _ in range(HEAVY_FK_REQUESTS)]
+    small = ur5.client.fk_client.call_async(fk_request(["tool0"]))
+    ur5.client.spin_until(small, 60.0)
+    answered_before = sum(future.done() for future in heavy)
+    for future in heavy:
+        ur5.client.spin_until(future, 60.0)
+    assert small.result().error_code.val == MoveItErrorCodes.SUCCESS
+    assert all(len(future.result().pose_stamped) == 1000 for future in heavy)
+    # first in, first out on the pool's threads, the small request would start after all but the last few
+    assert answered_before < HEAVY_FK_REQUESTS // 2, f"{answered_before} large requests answered first"
+
+
+def test_a_fk_request_for_more_links_than_max_fk_links_is_refused_with_the_reason(ur5):
+    response = ur5.fk(fk_request(["tool0"] * 1001))
+    assert response.error_code.val == MoveItErrorCodes.FAILURE
+    assert "max_fk_links=1000" in response.error_code.message and not response.pose_stamped

@@ -21,10 +21,12 @@ from tf2_msgs.msg import TFMessage
 from kinematics_py.collision.scene import Operation, SceneError
 from kinematics_py.errors import ErrorCode, RequestError
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
+from kinematics_py.model import constraints as state_constraints
+from kinematics_py.model.constraints import xyz_euler_angles
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.parameters import ParameterError, validate_node_parameter
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.constraints import constraints_from_msg, xyz_euler_angles
+from kinematics_py.ros.constraints import constraints_from_msg
 from kinematics_py.ros.conversions import (
     collision_object_update,
     joint_values_from_robot_state,
@@ -59,6 +61,16 @@ def test_unusable_poses_are_invalid_goal_constraints():
     with pytest.raises(RequestError) as error:
         transform_from_pose_msg(pose)
     assert error.value.code == ErrorCode.INVALID_GOAL_CONSTRAINTS
+
+
+def test_the_ros_free_constraints_use_the_messages_constants():
+    """model.constraints keeps its own copies of shape_msgs' and moveit_msgs' constants (it imports no message)."""
+    assert (state_constraints.BOX, state_constraints.SPHERE, state_constraints.CYLINDER) == (
+        SolidPrimitive.BOX, SolidPrimitive.SPHERE, SolidPrimitive.CYLINDER)
+    assert (state_constraints.CYLINDER_HEIGHT, state_constraints.CYLINDER_RADIUS) == (
+        SolidPrimitive.CYLINDER_HEIGHT, SolidPrimitive.CYLINDER_RADIUS)
+    assert (state_constraints.XYZ_EULER_ANGLES, state_constraints.ROTATION_VECTOR) == (
+        OrientationConstraint.XYZ_EULER_ANGLES, OrientationConstraint.ROTATION_VECTOR)
 
 
 def test_xyz_euler_angles_invert_rx_ry_rz():

@@ -11,7 +11,7 @@ from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
-from kinematics_py.ros.executor import NodeExecutor, search_entities
+from kinematics_py.ros.executor import NodeExecutor, entities_among
 
 #: Time given to requests sent on this machine to reach the server's DDS reader [s].
 DELIVERY_S = 1.0
@@ -105,7 +105,7 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
         response.fk_link_names = request.fk_link_names
         return response
     service = server.create_service(GetPositionFK, "take_together", callback)
-    executor = NodeExecutor(1, 2, search_entities([service]), server.get_logger(), context=server_context)
+    executor = NodeExecutor(1, 2, entities_among([service]), server.get_logger(), context=server_context)
     executor.add_node(server)
     try:
         client = client_node.create_client(GetPositionFK, "take_together")

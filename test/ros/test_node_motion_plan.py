@@ -9,8 +9,13 @@ query_planner_interface names the planners.
 """
 from __future__ import annotations
 
+import re
+import signal
+from pathlib import Path
+
 import numpy as np
 import pytest
+from conftest import PythonProcesses
 from geometry_msgs.msg import Point, Pose
 from moveit_msgs.msg import (
     CollisionObject,
@@ -141,6 +146,43 @@ def test_pose_goal_ends_at_the_pose(node, check):
     assert check.first_invalid(densify(positions, 0.01)) < 0
 
 
+def _tool_positions(positions: np.ndarray) -> np.ndarray:
+    return np.array([MODEL.link_poses(dict(zip(JOINTS, q)))["tool0"][:3, 3] for q in positions])
+
+
+def _straight_tool_run(points: np.ndarray, length: float) -> None:
+    """``points`` lie on one straight line of ``length`` [m] (within 1 mm)."""
+    direction = (points[-1] - points[0]) / np.linalg.norm(points[-1] - points[0])
+    offsets = points - points[0]
+    assert np.linalg.norm(offsets - np.outer(offsets @ direction, direction), axis=1).max() <= 1e-3
+    assert abs(np.linalg.norm(points[-1] - points[0]) - length) <= 1e-3
+
+
+def test_a_touch_motion_ends_along_the_tool_axis_and_its_retraction_goes_back(node, check):
+    """planner_id "RRTConnect;touch=0.05": the last 5 cm reach the pose goal along its tool z axis; from there,
+    ";retract=0.05" begins by going back the same way."""
+    T_goal = MODEL.link_poses(GOAL)["tool0"]
+    request = motion_plan_request(GROUP, [pose_goal("tool0", T_goal, MODEL.root_link)], START)
+    request.motion_plan_request.planner_id = "RRTConnect;touch=0.05"
+    answer = node.plan(request)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    tool = _tool_positions(_positions(answer))
+    np.testing.assert_allclose(tool[-1], T_goal[:3, 3], atol=1e-3)
+    approach = tool[np.linalg.norm(tool - tool[-1], axis=1) <= 0.05 + 1e-3]
+    _straight_tool_run(approach, 0.05)
+    np.testing.assert_allclose((approach[-1] - approach[0]) / 0.05, T_goal[:3, 2], atol=0.05)
+    assert check.first_invalid(densify(_positions(answer), 0.01)) < 0
+    touched = dict(zip(JOINTS, _positions(answer)[-1]))
+    back = motion_plan_request(GROUP, [joint_goal(START)], touched)
+    back.motion_plan_request.planner_id = ";retract=0.05"
+    answer = node.plan(back)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    tool = _tool_positions(_positions(answer))
+    retraction = tool[:np.argmax(np.linalg.norm(tool - tool[0], axis=1) > 0.05 + 1e-3)]
+    _straight_tool_run(retraction, 0.05)
+    np.testing.assert_allclose((retraction[-1] - retraction[0]) / 0.05, -T_goal[:3, 2], atol=0.05)
+
+
 def test_path_constraints_hold_at_every_point(node):
     request = motion_plan_request(GROUP, [joint_goal(GOAL)], START)
     request.motion_plan_request.path_constraints = Constraints(joint_constraints=[JointConstraint(
@@ -178,6 +220,11 @@ def test_a_goal_no_path_reaches_answers_timed_out_within_the_budget(node):
     (lambda r: setattr(r.start_state.joint_state, "position", list(IN_BOX.values())),
      MoveItErrorCodes.START_STATE_IN_COLLISION, "box"),
     (lambda r: setattr(r, "planner_id", "CHOMP"), MoveItErrorCodes.PLANNING_FAILED, "RRTConnect"),
+    (lambda r: setattr(r, "planner_id", "RRTConnect;touch=far"), MoveItErrorCodes.PLANNING_FAILED,
+     "touch=<distance>[,x,y,z]"),
+    (lambda r: setattr(r, "planner_id", "RRTConnect;touch=0.05"), MoveItErrorCodes.PLANNING_FAILED,
+     "pose goals"),
+    (lambda r: setattr(r, "planner_id", ";retract=-1"), MoveItErrorCodes.PLANNING_FAILED, "retract distance"),
     (lambda r: setattr(r, "max_velocity_scaling_factor", 2.0), MoveItErrorCodes.FAILURE,
      "max_velocity_scaling_factor"),
 ])
@@ -194,3 +241,38 @@ def test_query_planner_interface_names_the_planners(node):
     response = node.client.call(node.query_client, QueryPlannerInterfaces.Request(), CALL_TIMEOUT_S)
     (interface,) = response.planner_interfaces
     assert list(interface.planner_ids) == list(PLANNER_IDS) and interface.pipeline_id == "ompl"
+
+
+def _planning_pids(process) -> list[int]:
+    """The planning processes' ids the node has logged (once it planned in them)."""
+    found = re.search(r"plans run in planning processes \[([\d, ]+)\]", process.output())
+    return [int(pid) for pid in found.group(1).split(",")] if found else []
+
+
+def _parent_pid(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
+def test_plans_run_in_a_planning_process_of_the_node_which_ends_with_it(tmp_path_factory):
+    """The first plans run on the node's threads while its planning process starts; once it has the robot, plans
+    run there (the node logs it), and the process ends with the node."""
+    processes = PythonProcesses(tmp_path_factory.mktemp("planning_process_logs"))
+    try:
+        with serving_node(processes, tmp_path_factory.mktemp("planning_process"), ur5_parameters(),
+                          "planning_process_node", "tool0", PlanningNode) as serving:
+            def planned_in_a_process():
+                answer = serving.plan(motion_plan_request(GROUP, [joint_goal(GOAL)], START))
+                assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+                np.testing.assert_allclose(_positions(answer)[-1], list(GOAL.values()), atol=1e-9)
+                return _planning_pids(serving.process)
+            pids = wait_for(planned_in_a_process, WAIT_S * 6, "a plan in a planning process", serving.process,
+                            interval=0.5)
+            assert all(_parent_pid(pid) == serving.process.popen.pid for pid in pids)
+            node_process = serving.process
+        node_process.popen.send_signal(signal.SIGINT)
+        assert node_process.popen.wait(timeout=WAIT_S * 3) == 0
+        wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), WAIT_S,
+                 "the planning processes to end with the node")
+    finally:
+        processes.stop_all()

@@ -15,7 +15,7 @@ from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
-from kinematics_py.ros.executor import NodeExecutor, search_entities
+from kinematics_py.ros.executor import NodeExecutor, entities_among
 
 SOURCE = "fk_echo_server"
 
@@ -56,7 +56,7 @@ def main() -> None:
             response.error_code.message += f"; transit {arrival.transit:.9f} s"
             return response
         service = node.create_service(GetPositionFK, args.service, callback)
-        executor = NodeExecutor(2, 2, search_entities([service]), node.get_logger())
+        executor = NodeExecutor(2, 2, entities_among([service]), node.get_logger())
         executor.add_node(node)
     else:
         node.create_service(GetPositionFK, args.service, echo_fk)

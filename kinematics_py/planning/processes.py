@@ -1,0 +1,376 @@
+"""Motion plans in processes of their own (ROS-free), so that a server that plans keeps its other answers fast.
+
+OMPL's bindings hold the GIL while they search: a plan on one of a server's threads makes every other thread of
+that process wait for it. ``PlanningProcesses`` runs ``motion.plan`` in worker processes (multiprocessing's
+spawn start method). Each worker builds the robot set-up from the same ``SetupInputs`` the server built its own
+from, once per robot (``prepare`` at robot set-up, so that the first plan does not pay for it), and keeps the
+scene of its last job: a job sends the scene's immutable objects and settings (``SceneContent``) only when they
+changed since that worker's last job. A job (``PlanJob``) holds what ``plan`` takes, with the goal and path
+constraints as ``StateCheck`` values that the worker binds to its own robot model. It ends at its deadline (the
+monotonic clock is the machine's: the worker's deadline is the caller's) or when the caller's ``should_stop``
+says so. A worker that dies is replaced, and its job's caller gets PlanningProcessError.
+"""
+from __future__ import annotations
+
+import contextlib
+import copyreg
+import itertools
+import multiprocessing
+import os
+import threading
+import time
+import traceback
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from ..collision.checker import CollisionChecker
+from ..collision.scene import AttachedObject, SceneObject, SceneSettings, scene_of
+from ..errors import KinematicsError
+from ..ik.budget import Budget
+from ..model.constraints import StateCheck
+from ..robot_setup import RobotSetup, SetupInputs, build_robot_setup
+from .goals import Goal, PoseGoal
+from .motion import MotionPlan, PlanningError, plan
+
+
+def read_only(items: dict) -> MappingProxyType:
+    """The scene's mappings are read-only views: they travel as dicts and are views again on arrival."""
+    return MappingProxyType(items)
+
+
+copyreg.pickle(MappingProxyType, lambda proxy: (read_only, (dict(proxy),)))
+
+#: How often [s] a caller waiting for a worker's answer checks its ``should_stop`` and the worker's life.
+POLL_S = 0.01
+#: Robot set-ups a worker keeps (the current one and the one before it, for answers under way during a swap).
+SETUPS_KEPT = 2
+#: Errors of a job as given (a malformed goal, an unknown planner): PlanningError here as in ``plan``'s caller.
+REQUEST_ERRORS = ("PlanningError", "PlannerError", "GoalError")
+#: How much less CPU priority a planning process has than its server (Linux nice levels): a server's short
+#: answers take a CPU before the plan's search does, on a machine with fewer CPUs than work.
+NICENESS = 5
+#: How long [s] ``close`` waits for a worker to end before it is killed.
+CLOSE_WAIT_S = 1.0
+
+
+class PlanningProcessError(KinematicsError):
+    """A plan that could not be computed in a planning process: the processes are closed, busy until the
+    deadline (``busy``), or the worker ended while planning."""
+
+    def __init__(self, message: str, *, busy: bool = False, closed: bool = False):
+        super().__init__(message)
+        self.busy, self.closed = busy, closed
+
+
+@dataclass(frozen=True, eq=False)
+class SceneContent:
+    """What a planning process needs of a planning scene: its world and attached objects and its settings (all
+    immutable: the same content is the same objects)."""
+
+    world: Mapping[str, SceneObject]
+    attached: Mapping[str, AttachedObject]
+    settings: SceneSettings
+
+    @classmethod
+    def of(cls, checker: CollisionChecker) -> SceneContent:
+        scene = checker.scene
+        return cls(scene.world_objects, scene.attached_objects, scene.settings)
+
+    def same_as(self, other: SceneContent | None) -> bool:
+        return other is not None and (self.world, self.attached, self.settings) == (other.world, other.attached,
+                                                                                    other.settings)
+
+
+@dataclass(frozen=True)
+class PlanJob:
+    """One call of ``motion.plan`` for ``group``: ``options`` are its keyword arguments besides the ones below (no
+    callables); ``goal_checks[i]`` filters goal i's IK solutions, ``path_check`` holds along the path."""
+
+    group: str
+    start: Sequence[float]
+    goals: Sequence[Goal]
+    base_state: Mapping[str, object]
+    deadline: float
+    goal_checks: Sequence[StateCheck | None] = ()
+    path_check: StateCheck | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def run_job(job: PlanJob, setup: RobotSetup, checker: CollisionChecker, should_stop: Callable[[], bool]) -> MotionPlan:
+    """``job`` planned here, on ``setup``'s plugin of its group and ``checker``."""
+    model = setup.model
+    goals = [replace(goal, accept=check.bound(model)) if isinstance(goal, PoseGoal) and check is not None else goal
+             for goal, check in itertools.zip_longest(job.goals, job.goal_checks)]
+    if job.group not in setup.groups:
+        raise PlanningError(f"group {job.group!r} is not served; served groups are {sorted(setup.groups)}")
+    return plan(setup.groups[job.group], checker, job.start, goals, base_state=job.base_state,
+                planning_time=max(job.deadline - time.monotonic(), 1e-3),
+                path_validity=None if job.path_check is None else job.path_check.bound(model),
+                budget=Budget(should_stop, job.deadline), **job.options)
+
+
+class PlanningProcesses:
+    """Up to ``count`` planning processes; ``run`` plans a job in an idle one (waiting for one until the job's
+    deadline). Thread-safe."""
+
+    def __init__(self, count: int):
+        if count < 1:
+            raise PlanningError(f"count must be at least 1; got {count}")
+        self._context = multiprocessing.get_context("spawn")
+        self._count = count
+        self._lock = threading.Condition()
+        self._workers: list[_Worker] = []
+        self._idle: list[_Worker] = []
+        self._closed = False
+        self._keys: weakref.WeakKeyDictionary[RobotSetup, int] = weakref.WeakKeyDictionary()
+        self._next_key = itertools.count(1)
+        self._next_job = itertools.count(1)
+        #: (key, inputs) of the set-up last prepared, for processes started after it.
+        self._latest: tuple[int, SetupInputs] | None = None
+
+    def prepare(self, setup: RobotSetup) -> None:
+        """``setup`` is the one to plan on from now: the running processes build it now (a busy one with its next
+        job), and processes started later at once."""
+        key = self._key(setup)
+        with self._lock:
+            self._latest = (key, setup.inputs)
+            idle = list(self._idle)
+        for worker in idle:
+            worker.send_quietly(("setup", key, setup.inputs))
+
+    def start(self) -> None:
+        """Start the processes that are not running (they build the prepared set-up first). Returns at once."""
+        with self._lock:
+            while not self._closed and len(self._workers) < self._count:
+                self._start_worker()
+
+    def has_built(self, setup: RobotSetup) -> bool:
+        """Whether a process has ``setup`` built, so that a job on it waits for no build (only, perhaps, for the
+        process to finish another job)."""
+        key = self._key(setup)
+        with self._lock:
+            return any(key in (worker.built() if worker in self._idle else worker.known_built)
+                       for worker in self._workers)
+
+    def run(self, job: PlanJob, setup: RobotSetup, checker: CollisionChecker,
+            should_stop: Callable[[], bool] = lambda: False) -> MotionPlan:
+        """``job`` planned in a process, on ``setup`` (built there from its inputs) and ``checker``'s scene (the
+        checker's own configuration is the set-up's). PlanningProcessError when it cannot be."""
+        worker = self._acquire(job.deadline, should_stop)
+        job_id = next(self._next_job)
+        try:
+            key, content = self._key(setup), SceneContent.of(checker)
+            known = worker.scene is not None and worker.scene[0] == key and content.same_as(worker.scene[1])
+            worker.scene = None  # unknown until the process has it
+            worker.send(("plan", job_id, key, setup.inputs, None if known else content, job))
+            worker.scene = (key, content)
+            reply = worker.answer(job_id, should_stop)
+        except (EOFError, OSError) as error:
+            self._replace(worker)
+            if self._closed:
+                raise PlanningProcessError("the planning processes were closed while planning", closed=True) from None
+            raise PlanningProcessError(f"the planning process ended while planning ({worker.describe_end()}; "
+                                       f"{error!r}); it is restarted") from None
+        except BaseException:
+            self._replace(worker)  # e.g. a job that does not pickle: the worker may hold half a message
+            raise
+        self._release(worker)
+        kind, *rest = reply
+        if kind == "done":
+            return rest[0]
+        name, message = rest
+        if name in REQUEST_ERRORS:
+            raise PlanningError(message)
+        raise PlanningProcessError(f"planning failed in the planning process: {name}: {message}")
+
+    def pids(self) -> list[int]:
+        """The running processes' ids."""
+        with self._lock:
+            return [worker.process.pid for worker in self._workers]
+
+    def busy_pids(self) -> list[int]:
+        """The ids of the processes planning a job now."""
+        with self._lock:
+            return [worker.process.pid for worker in self._workers if worker not in self._idle]
+
+    def close(self) -> None:
+        """End every process; jobs waiting for one get PlanningProcessError."""
+        with self._lock:
+            self._closed = True
+            workers, self._workers, self._idle = self._workers, [], []
+            self._lock.notify_all()
+        for worker in workers:
+            worker.hang_up()
+        for worker in workers:
+            worker.end()
+
+    def _key(self, setup: RobotSetup) -> int:
+        with self._lock:
+            key = self._keys.get(setup)
+            if key is None:
+                key = self._keys[setup] = next(self._next_key)
+            return key
+
+    def _acquire(self, deadline: float, should_stop: Callable[[], bool]) -> _Worker:
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise PlanningProcessError("the planning processes are closed", closed=True)
+                if self._idle:
+                    return self._idle.pop()
+                if not self._workers:
+                    raise PlanningProcessError("no planning process is running (prepare starts them)")
+                left = deadline - time.monotonic()
+                if left <= 0 or should_stop():
+                    raise PlanningProcessError(f"all {self._count} planning processes were busy until the "
+                                               f"request's deadline", busy=True)
+                self._lock.wait(min(left, POLL_S * 10))
+
+    def _release(self, worker: _Worker) -> None:
+        with self._lock:
+            if worker in self._workers:
+                self._idle.append(worker)
+                self._lock.notify()
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.end()
+        with self._lock:
+            if worker in self._workers:
+                self._workers.remove(worker)
+                if not self._closed:
+                    self._start_worker()
+                self._lock.notify()
+
+    def _start_worker(self) -> None:
+        """Start one more process (lock held), building the latest set-up at once."""
+        worker = _Worker(self._context)
+        self._workers.append(worker)
+        self._idle.append(worker)
+        if self._latest is not None:
+            worker.send_quietly(("setup", *self._latest))
+
+
+class _Worker:
+    """One planning process and the node's end of its pipe (used by one thread at a time: the one holding it)."""
+
+    def __init__(self, context):
+        self.conn, child_end = context.Pipe()
+        self.cancelled = context.RawValue("q", 0)
+        self.process = context.Process(target=_process_main, args=(child_end, self.cancelled),
+                                       name="kinematics_planning", daemon=True)
+        self.process.start()
+        child_end.close()
+        #: (set-up key, content) of the scene the process has.
+        self.scene: tuple[int, SceneContent] | None = None
+        #: Set-up keys the process said it has built (as last read).
+        self.known_built: set[int] = set()
+        self._send_lock = threading.Lock()
+
+    def send(self, message) -> None:
+        with self._send_lock:
+            self.conn.send(message)
+
+    def send_quietly(self, message) -> None:
+        """Send, or leave it to the next job if the process is gone (``run`` replaces it then)."""
+        with contextlib.suppress(OSError, EOFError):
+            self.send(message)
+
+    def built(self) -> set[int]:
+        """The set-up keys the process said it has built (reading what it said since)."""
+        while self.conn.poll(0):
+            kind, key = self.conn.recv()
+            if kind == "built":
+                self.known_built.add(key)
+        return self.known_built
+
+    def answer(self, job_id: int, should_stop: Callable[[], bool]) -> tuple:
+        """The process's reply to job ``job_id``; asks it to stop early once ``should_stop()``."""
+        while True:
+            while not self.conn.poll(POLL_S):
+                if should_stop():
+                    self.cancelled.value = job_id
+                if not self.process.is_alive() and not self.conn.poll(0):
+                    raise EOFError("the planning process is gone")
+            reply = self.conn.recv()
+            if reply[0] == "built":
+                self.known_built.add(reply[1])
+            elif reply[1] == job_id:
+                return reply[0], *reply[2:]
+
+    def describe_end(self) -> str:
+        code = self.process.exitcode
+        return "still running" if code is None else f"exit code {code}"
+
+    def hang_up(self) -> None:
+        """Close the pipe: an idle process ends at once, a busy one once its job is done."""
+        with contextlib.suppress(OSError):
+            self.conn.close()
+
+    def end(self) -> None:
+        self.hang_up()
+        self.process.join(CLOSE_WAIT_S)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(CLOSE_WAIT_S)
+
+
+def _process_main(conn, cancelled) -> None:
+    os.nice(NICENESS)
+    serve(conn, cancelled)
+    os._exit(0)  # nothing to save: skip the teardown of the compiled code and collision structures (seconds)
+
+
+def serve(conn, cancelled) -> None:
+    """A planning process's loop: build the set-ups it is sent, plan the jobs, until its pipe closes."""
+    setups: OrderedDict[int, RobotSetup] = OrderedDict()
+    scene: tuple[int, SceneContent, CollisionChecker] | None = None
+
+    def setup_of(key: int, inputs: SetupInputs) -> RobotSetup:
+        if key not in setups:
+            setups[key] = build_robot_setup(inputs)
+            while len(setups) > SETUPS_KEPT:
+                setups.popitem(last=False)
+        setups.move_to_end(key)
+        return setups[key]
+
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message[0] == "setup":
+            _, key, inputs = message
+            try:
+                setup_of(key, inputs)
+                conn.send(("built", key))
+            except (KinematicsError, OSError):
+                pass  # the node refused these inputs as well; a job on them reports the error
+            continue
+        _, job_id, key, inputs, content, job = message
+        try:
+            setup = setup_of(key, inputs)
+            if content is not None or scene is None or scene[0] != key:
+                if content is None:
+                    raise PlanningError("the planning process has no scene for this robot")
+                scene = (key, content, _checker(setup, content))
+            reply = ("done", job_id, run_job(job, setup, scene[2], lambda job_id=job_id: cancelled.value == job_id))
+        except KinematicsError as error:
+            reply = ("error", job_id, type(error).__name__, str(error))
+        except Exception as error:  # never a silent worker: the caller gets the traceback
+            reply = ("error", job_id, type(error).__name__, f"{error}\n{traceback.format_exc()}")
+        try:
+            conn.send(reply)
+        except (EOFError, OSError):
+            return
+
+
+def _checker(setup: RobotSetup, content: SceneContent) -> CollisionChecker:
+    robot_checker = setup.collision.checker if setup.collision is not None else None
+    if robot_checker is None:
+        raise PlanningError(f"robot {setup.model.name!r} has no collision geometry: "
+                            f"{setup.collision.problem if setup.collision else 'not built'}")
+    return robot_checker.for_scene(scene_of(setup.model, content.world, content.attached, content.settings))

@@ -1,0 +1,211 @@
+"""PlanningProcesses (ROS-free): plans computed in processes of their own equal the plans of this process (valid,
+collision-free by this process's checker at every point), follow the scene as it changes, take their goal and
+path constraints along, stop when asked, and say why when they cannot be computed (busy, closed, a killed
+process, which is replaced)."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from kinematics_py import ErrorCode
+from kinematics_py.collision.geometry import Box
+from kinematics_py.collision.scene import PlanningScene
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints, StateCheck
+from kinematics_py.planning.goals import JointGoal, PoseGoal
+from kinematics_py.planning.motion import PlanningError
+from kinematics_py.planning.processes import PlanJob, PlanningProcessError, PlanningProcesses
+from kinematics_py.robot_setup import SetupInputs, build_robot_setup
+from kinematics_py.robots import bundled_robot_path
+
+GROUP = "panda_arm"
+LEFT = [1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785]
+RIGHT = [-1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785]
+WALL = ("wall", (0.04, 1.2, 0.6), (0.5, 0.0, 0.32))
+#: Long enough never to be reached on a loaded machine by the plans that must end otherwise [s].
+LONG = 120.0
+
+
+@pytest.fixture(scope="module")
+def robot():
+    inputs = SetupInputs(urdf=bundled_robot_path("panda").read_text(encoding="utf-8"),
+                         srdf=bundled_robot_path("panda", "srdf").read_text(encoding="utf-8"))
+    setup = build_robot_setup(inputs)
+    processes = PlanningProcesses(1)
+    processes.prepare(setup)
+    processes.start()
+    _wait_until_built(processes, setup)
+    yield setup, processes
+    processes.close()
+
+
+def _wait_until_built(processes: PlanningProcesses, setup) -> None:
+    while not processes.has_built(setup):  # no time limit here: pytest's timeout ends a hung test
+        time.sleep(0.05)
+
+
+def _checker(setup, *objects):
+    checker = setup.collision.checker.for_scene(PlanningScene(setup.model))
+    for name, size, centre in objects:
+        checker.scene.add_object(name, [Box(size)], pose=make_transform(None, centre))
+    return checker
+
+
+def _job(setup, goals, *, deadline=None, **fields) -> PlanJob:
+    return PlanJob(GROUP, LEFT, goals, setup.model.resolve_joint_values({}),
+                   time.monotonic() + 10.0 if deadline is None else deadline, **fields)
+
+
+def _assert_collision_free(setup, checker, result, goal):
+    assert result.success, result.message
+    names = setup.groups[GROUP].getJointNames()
+    assert np.allclose(result.positions[0], LEFT) and np.allclose(result.positions[-1], goal, atol=1e-6)
+    colliding = checker.check_batch(result.positions, joint_names=names,
+                                    base_state=setup.model.resolve_joint_values({}))
+    assert not np.any(colliding)
+
+
+def test_a_plan_in_a_process_is_collision_free_in_this_process(robot):
+    setup, processes = robot
+    checker = _checker(setup, WALL)
+    result = processes.run(_job(setup, [JointGoal(RIGHT)]), setup, checker)
+    _assert_collision_free(setup, checker, result, RIGHT)
+    assert len(result.waypoints) > 2  # the straight motion hits the wall: a detour
+
+
+def test_the_process_follows_the_scene_as_it_changes(robot):
+    setup, processes = robot
+    checker = _checker(setup)
+    assert len(processes.run(_job(setup, [JointGoal(RIGHT)]), setup, checker).waypoints) == 2  # straight
+    checker.scene.add_object(WALL[0], [Box(WALL[1])], pose=make_transform(None, WALL[2]))
+    result = processes.run(_job(setup, [JointGoal(RIGHT)]), setup, checker)
+    _assert_collision_free(setup, checker, result, RIGHT)
+    assert len(result.waypoints) > 2
+    checker.scene.add_object("block", [Box((0.3, 0.3, 0.3))], pose=make_transform(None, _tip_position(setup, RIGHT)))
+    blocked = processes.run(_job(setup, [JointGoal(RIGHT)]), setup, checker)
+    assert (blocked.error_code, blocked.failure) == (ErrorCode.GOAL_IN_COLLISION, "blocked_goals"), blocked.message
+
+
+def test_goal_and_path_constraints_are_checked_in_the_process(robot):
+    setup, processes = robot
+    checker = _checker(setup)
+    names = setup.groups[GROUP].getJointNames()
+    tip = setup.groups[GROUP].getTipFrames()[0]
+    base = setup.model.resolve_joint_values({})
+    pose = setup.model.link_poses({**base, **dict(zip(names, RIGHT))})[tip]
+    # the check travels to the process and filters the pose's IK solutions there: joint 1 on RIGHT's side
+    right_side = JointBound(names[0], -3.0, 0.0, False, -1.2)
+    result = processes.run(_job(setup, [PoseGoal(pose)], goal_checks=[StateCheck(
+        RequestConstraints(joint_bounds=(right_side,)), base, names)]), setup, checker)
+    assert result.success, result.message
+    assert -3.0 <= result.positions[-1][0] <= 0.0
+    nowhere = JointBound(names[0], 5.0, 6.0, False, 5.5)
+    refused = processes.run(_job(setup, [PoseGoal(pose)], goal_checks=[StateCheck(
+        RequestConstraints(joint_bounds=(nowhere,)), base, names)]), setup, checker)
+    assert not refused.success and "panda_joint1" in refused.message, refused.message
+    # a path constraint joint 1 keeps: the first joint may not pass 0, so RIGHT cannot be reached
+    positive = JointBound(names[0], 0.0, 3.0, False, 1.0)
+    refused = processes.run(_job(setup, [JointGoal(RIGHT)], path_check=StateCheck(
+        RequestConstraints(joint_bounds=(positive,)), base, names)), setup, checker)
+    assert not refused.success and refused.failure == "blocked_goals", refused.message
+
+
+def _tip_position(setup, q):
+    names = setup.groups[GROUP].getJointNames()
+    tip = setup.groups[GROUP].getTipFrames()[0]
+    return setup.model.link_poses({**setup.model.resolve_joint_values({}), **dict(zip(names, q))})[tip][:3, 3]
+
+
+def _endless_job(setup) -> PlanJob:
+    """A plan that searches until its deadline: the tip must stay in one of two small disjoint spheres, one
+    around the start's tip, one around the goal's."""
+    names = setup.groups[GROUP].getJointNames()
+    tip = setup.groups[GROUP].getTipFrames()[0]
+    spheres = tuple((SPHERE, (0.05,), make_transform(None, _tip_position(setup, q))) for q in (LEFT, RIGHT))
+    region = PositionRegion(tip, np.zeros(3), setup.model.root_link, np.eye(4), spheres)
+    check = StateCheck(RequestConstraints(position_regions=(region,)), setup.model.resolve_joint_values({}), names)
+    return _job(setup, [JointGoal(RIGHT)], deadline=time.monotonic() + LONG, path_check=check)
+
+
+def test_should_stop_ends_the_plan_in_the_process(robot):
+    setup, processes = robot
+    began = time.monotonic()
+    result = processes.run(_endless_job(setup), setup, _checker(setup), lambda: time.monotonic() > began + 0.3)
+    assert (result.error_code, result.failure) == (ErrorCode.PREEMPTED, "stopped"), result.message
+
+
+def test_a_job_waits_for_a_busy_process_until_its_deadline(robot):
+    setup, processes = robot
+    stop = threading.Event()
+    first = _Background(lambda: processes.run(_endless_job(setup), setup, _checker(setup), stop.is_set))
+    first.started_in(processes)
+    with pytest.raises(PlanningProcessError, match="busy") as raised:
+        processes.run(_job(setup, [JointGoal(RIGHT)], deadline=time.monotonic() + 0.2), setup, _checker(setup))
+    assert raised.value.busy
+    stop.set()
+    assert first.result().failure == "stopped"
+
+
+def test_a_killed_process_fails_its_job_and_is_replaced(robot):
+    setup, processes = robot
+    job = _Background(lambda: processes.run(_endless_job(setup), setup, _checker(setup)))
+    (pid,) = job.started_in(processes)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(PlanningProcessError, match="ended while planning"):
+        job.result()
+    assert pid not in processes.pids()
+    _wait_until_built(processes, setup)  # the replacement builds the prepared set-up by itself
+    checker = _checker(setup, WALL)
+    _assert_collision_free(setup, checker, processes.run(_job(setup, [JointGoal(RIGHT)]), setup, checker), RIGHT)
+
+
+def test_a_malformed_job_is_a_planning_error_and_the_process_serves_on(robot):
+    setup, processes = robot
+    with pytest.raises(PlanningError, match="RRTConnect"):
+        processes.run(_job(setup, [JointGoal(RIGHT)], options={"planner_id": "CHOMP"}), setup, _checker(setup))
+    with pytest.raises(PlanningError, match="panda_arm"):
+        processes.run(PlanJob("arm", LEFT, [JointGoal(RIGHT)], {}, time.monotonic() + 5.0), setup, _checker(setup))
+    assert processes.run(_job(setup, [JointGoal(RIGHT)]), setup, _checker(setup)).success
+
+
+def test_closed_processes_refuse_jobs():
+    processes = PlanningProcesses(1)
+    processes.close()
+    processes.start()
+    assert processes.pids() == []
+    with pytest.raises(PlanningProcessError, match="closed") as raised:
+        processes.run(PlanJob(GROUP, LEFT, [JointGoal(RIGHT)], {}, time.monotonic() + 1.0), None, None)
+    assert raised.value.closed
+    with pytest.raises(PlanningError, match="at least 1"):
+        PlanningProcesses(0)
+
+
+class _Background:
+    """A call on a thread of its own; ``result()`` returns or raises what it did."""
+
+    def __init__(self, call):
+        self._outcome: list = []
+        self._thread = threading.Thread(target=self._run, args=(call,), daemon=True)
+        self._thread.start()
+
+    def _run(self, call):
+        try:
+            self._outcome.append((True, call()))
+        except BaseException as error:  # handed to result()
+            self._outcome.append((False, error))
+
+    def started_in(self, processes: PlanningProcesses) -> list[int]:
+        """The processes' pids once the call has taken one (it is busy)."""
+        while not processes.busy_pids():
+            time.sleep(0.01)
+        return processes.busy_pids()
+
+    def result(self):
+        self._thread.join()
+        ok, value = self._outcome[0]
+        if not ok:
+            raise value
+        return value
