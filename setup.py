@@ -18,7 +18,7 @@ setup(
     ],
     # The ROS-free core's requirements (requirements/runtime.txt pins them; package.xml names them for rosdep).
     install_requires=["setuptools", "numpy", "numba", "scipy", "urdfdom-py", "coal", "trimesh", "pycollada", "xacro",
-                      "pyyaml", "toppra", "ompl"],
+                      "pyyaml", "toppra", "ompl", "viser"],
     zip_safe=True,
     maintainer="kinematics_py maintainers",
     description="Inverse and forward kinematics for robot arms, MoveIt-compatible.",
@@ -28,7 +28,7 @@ setup(
         "kinematics_node = kinematics_py.ros.node:main",
         "kinematics_description_publisher = kinematics_py.ros.description_publisher:main",
         "kinematics_demo_client = kinematics_py.ros.demo:main",
-        "kinematics-py = kinematics_py.reachability.cli:main",
+        "kinematics-py = kinematics_py.cli:main",
     ]},
     extras_require={"ray": ["ray"], "plots": ["matplotlib"]},
 )

@@ -209,6 +209,11 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("ik_display_topic", "", "Topic on which every successful IK answer (compute_ik, solve_ik) is "
                   "published as moveit_msgs/DisplayRobotState for RViz (latched: transient local, depth 1). Empty: "
                   "not published."),
+    ParameterSpec("viewer_port", 0, "Port of the node's page in the browser (kinematics_py.viewer, docs/viewer.md): "
+                  "the current robot, its planning scene and the last answers (IK solution, FK, validity, Cartesian "
+                  "path, planned path). 0: no page. Read at start-up.", 0, 65535),
+    ParameterSpec("viewer_host", "127.0.0.1", "Address the page is served on (`0.0.0.0`: every interface). Read at "
+                  "start-up."),
     ParameterSpec("planning_scene_topic", "planning_scene", "Topic of moveit_msgs/PlanningScene diffs applied to the "
                   "node's world, as move_group hears them (empty: none). Read at start-up."),
     ParameterSpec("monitored_planning_scene_topic", "monitored_planning_scene", "Topic of the scene move_group "

@@ -2,7 +2,7 @@
 # Create or refresh the project's virtual environment: scripts/setup_venv.sh [runtime|test|bench ...]
 #
 #   runtime  requirements/runtime.txt (always installed)
-#   test     + requirements/test.txt
+#   test     + requirements/test.txt, and Debian's chromium for the viewer's browser tests when it is missing
 #   bench    + requirements/bench.txt (when that file exists)
 #   reach    + requirements/reach.txt (kinematics_py.reachability's extras: Ray, matplotlib); test adds it
 #
@@ -14,7 +14,7 @@
 # unchanged, so a second run takes a few seconds.
 #
 # Environment: KINEMATICS_PY_VENV (default <repo>/.venv), PYTHON (default python3.11, else python3),
-# KINEMATICS_PY_NO_APT=1 to never call apt-get for missing build tools.
+# KINEMATICS_PY_NO_APT=1 to never call apt-get for missing build tools (or chromium).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -132,6 +132,21 @@ pip_install_requirements() {  # installs every file whose stamp is stale, in one
   for file in "${stale[@]}"; do stamp_write "req-$(basename "$file")" "$(hash_files "$file")"; done
 }
 pip_install_requirements "${req_files[@]}"
+
+# --- a browser for the viewer's tests (test/viewer/): Debian's chromium, installed once when missing ---------
+ensure_chromium() {
+  [[ -x /usr/bin/chromium ]] && return 0
+  if [[ ${KINEMATICS_PY_NO_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    say "installing Debian's chromium with apt-get (the viewer's browser tests)"
+    if apt-get update -qq >"$BUILD/apt-chromium.log" 2>&1 && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends chromium >>"$BUILD/apt-chromium.log" 2>&1; then
+      return 0
+    fi
+    tail -n 20 "$BUILD/apt-chromium.log" >&2
+  fi
+  say "no /usr/bin/chromium: the viewer's browser tests will be skipped (on Debian: apt-get install chromium)"
+}
+if [[ " ${sets[*]} " == *" test "* ]]; then ensure_chromium; fi
 
 # --- interface packages ---------------------------------------------------------------------------
 # Each package is rebuilt only when its stamp (its definitions, the build's inputs and its dependencies'

@@ -21,6 +21,7 @@ import itertools
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -273,3 +274,10 @@ def target_parses(monkeypatch) -> list:
         if name.startswith("kinematics_py.ik") and getattr(module, "target_transforms", None) is original:
             monkeypatch.setattr(module, "target_transforms", counting)
     return calls
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a server a test starts: the viewer's page)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -90,8 +90,9 @@ def test_core_imports_with_ros_blocked():
 PLANNING_LAYER = PACKAGE_DIR / "planning"
 
 
-def _imports_planning(path: Path) -> bool:
-    """True if the module at ``path`` imports kinematics_py.planning (absolutely or relatively)."""
+def _imports_layer(path: Path, layer: str = "kinematics_py.planning") -> bool:
+    """True if the module at ``path`` imports ``layer`` (default kinematics_py.planning; absolutely or
+    relatively)."""
     package = path.relative_to(PACKAGE_DIR.parent).parent.parts
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -102,7 +103,7 @@ def _imports_planning(path: Path) -> bool:
             names = [module] + [f"{module}.{alias.name}" for alias in node.names]
         else:
             continue
-        if any(name == "kinematics_py.planning" or name.startswith("kinematics_py.planning.") for name in names):
+        if any(name == layer or name.startswith(f"{layer}.") for name in names):
             return True
     return False
 
@@ -113,9 +114,23 @@ def test_planning_is_a_layer_above_ik_and_collision():
     allowed = {PACKAGE_DIR / "__init__.py", PACKAGE_DIR / "warm_up.py"}
     offenders = [_relative(path) for path in _sources()
                  if path not in allowed and ROS_LAYER not in path.parents and PLANNING_LAYER not in path.parents
-                 and _imports_planning(path)]
+                 and _imports_layer(path)]
     assert not offenders, f"modules below the planning layer import it: {offenders}"
-    assert _imports_planning(ROS_LAYER / "cartesian_path_service.py")  # the check sees relative imports
+    assert _imports_layer(ROS_LAYER / "cartesian_path_service.py")  # the check sees relative imports
+
+
+VIEWER_LAYER = PACKAGE_DIR / "viewer"
+
+
+def test_the_viewer_is_a_layer_on_top_of_the_core():
+    """Only ros/ (the node's viewer_port), the viewer itself and the command line (cli.py) import
+    kinematics_py.viewer: the core never depends on the page that shows it."""
+    allowed = {PACKAGE_DIR / "cli.py"}
+    offenders = [_relative(path) for path in _sources()
+                 if path not in allowed and ROS_LAYER not in path.parents and VIEWER_LAYER not in path.parents
+                 and _imports_layer(path, "kinematics_py.viewer")]
+    assert not offenders, f"modules below the viewer import it: {offenders}"
+    assert _imports_layer(PACKAGE_DIR / "cli.py", "kinematics_py.viewer")  # the check sees relative imports
 
 
 def _too_long(tree: ast.AST) -> list[str]:

@@ -80,6 +80,7 @@ COMMANDS = {
     ".venv/bin/python -m pytest": "not run by a test: it is the test run",
     ".venv/bin/ruff check": "not run by a test: part of the test run (make lint)",
     ".venv/bin/python examples/solver_demo.py": "test/test_docs.py::test_solver_demo_runs",
+    ".venv/bin/kinematics-py view": "test/viewer/test_viewer_cli.py::test_view_command_serves_the_documented_robots",
     ".venv/bin/python examples/with_pymoveit2.py":
         "test/ros/test_pymoveit2.py::test_pymoveit2_example_runs_unchanged_against_the_node",
     ".venv/bin/pip install pymoveit2": "not run by a test: requirements/test.txt installs the same pin",

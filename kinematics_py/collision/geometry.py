@@ -411,6 +411,15 @@ def robot_collision_geometry(urdf_xml: str, *, base_dir: str | os.PathLike | Non
     GeometryError (or MeshLoadError) names the link and what is wrong, also a link whose meshes hold more than
     ``max_mesh_triangles`` triangles together.
     """
+    return robot_link_shapes(urdf_xml, "collision", base_dir=base_dir, package_paths=package_paths,
+                             max_mesh_triangles=max_mesh_triangles)
+
+
+def robot_link_shapes(urdf_xml: str, element: str, *, base_dir: str | os.PathLike | None = None,
+                      package_paths: Mapping[str, str | os.PathLike] | None = None,
+                      max_mesh_triangles: int | None = None) -> dict[str, tuple[Placed, ...]]:
+    """link -> the shapes of its ``<collision>`` or ``<visual>`` elements (``element``), in the link frame and
+    in the URDF's order (see ``robot_collision_geometry``)."""
     try:
         root = parse_xml(urdf_xml)
     except XmlSafetyError as error:
@@ -418,8 +427,7 @@ def robot_collision_geometry(urdf_xml: str, *, base_dir: str | os.PathLike | Non
     geometry = {}
     for link in root.findall("link"):
         name = link.get("name", "")
-        placed = tuple(_collision_element(element, name, base_dir, package_paths)
-                       for element in link.findall("collision"))
+        placed = tuple(_placed_element(item, name, base_dir, package_paths) for item in link.findall(element))
         problem = triangle_count_problem([item.shape for item in placed], max_mesh_triangles, f"link {name!r}")
         if problem:
             raise GeometryError(problem)
@@ -439,17 +447,17 @@ def triangle_count_problem(shapes: Sequence[object], max_mesh_triangles: int | N
     return f"{what}: its meshes have {count} triangles, more than max_mesh_triangles = {max_mesh_triangles}"
 
 
-def _collision_element(element, link: str, base_dir, package_paths) -> Placed:
+def _placed_element(element, link: str, base_dir, package_paths) -> Placed:
     origin = element.find("origin")
     try:
         xyz = _floats(origin.get("xyz", "0 0 0"), 3) if origin is not None else (0.0, 0.0, 0.0)
         rpy = _floats(origin.get("rpy", "0 0 0"), 3) if origin is not None else (0.0, 0.0, 0.0)
     except ValueError as error:
-        raise GeometryError(f"link {link!r}: <collision><origin> {error}") from None
+        raise GeometryError(f"link {link!r}: <{element.tag}><origin> {error}") from None
     geometry = element.find("geometry")
     shapes = list(geometry) if geometry is not None else []
     if len(shapes) != 1:
-        raise GeometryError(f"link {link!r}: a <collision> needs exactly one shape in <geometry>; got "
+        raise GeometryError(f"link {link!r}: a <{element.tag}> needs exactly one shape in <geometry>; got "
                             f"{[s.tag for s in shapes]}")
     (shape_element,) = shapes
     try:

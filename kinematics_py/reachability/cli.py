@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,11 @@ BUNDLED_GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+    return run(parser(), argv)
+
+
+def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
+    """Run the command of ``argv`` parsed by ``parser``; errors of the package as one line, exit code 2."""
     args = parser.parse_args(argv)
     try:
         return args.run(args)
@@ -47,9 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kinematics-py", description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+def parser(more_commands: Sequence[Callable] = ()) -> argparse.ArgumentParser:
+    """The commands of this module, and those each of ``more_commands`` adds (``add(commands)``: the sub-parsers)."""
+    result = argparse.ArgumentParser(prog="kinematics-py", description=__doc__.split("\n")[0])
+    commands = result.add_subparsers(dest="command", required=True)
     reach = commands.add_parser("reach", help="compute a reachability map and save it (.npz)")
     _robot_arguments(reach)
     reach.add_argument("--box", nargs=6, type=float, metavar=("XMIN", "YMIN", "ZMIN", "XMAX", "YMAX", "ZMAX"),
@@ -88,7 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     place.add_argument("--yaws", type=int, default=1, help="base yaw angles per position, over a turn")
     place.add_argument("--best", type=int, default=5, help="how many placements to list")
     place.set_defaults(run=_place)
-    return parser
+    for add in more_commands:
+        add(commands)
+    return result
 
 
 def _robot_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ obstacles published on collision_object for the collision-aware calls.
     python -m kinematics_py.ros.demo --start-node --once   # ... and stop everything afterwards
     python -m kinematics_py.ros.demo                       # only the client, against a running node
     python -m kinematics_py.ros.demo --start-node --namespace /demo   # the node's services and topics under /demo
+    python -m kinematics_py.ros.demo --start-node --viewer-port 8080  # and its page in the browser
 
 With ``--start-node`` it starts ``kinematics_node`` with ``config/kinematics.yaml`` and a description
 publisher: robot_state_publisher if installed (plus ``description_publisher --semantic-only`` for the
@@ -95,9 +96,9 @@ def _robot_state_publisher() -> Path | None:
     return executable if executable.exists() else None
 
 
-def start_stack(robot: str, log_dir: Path, namespace: str = "") -> dict[str, subprocess.Popen]:
-    """Start the description publisher(s) and kinematics_node (in ``namespace``, default the root); their output goes
-    to ``log_dir``."""
+def start_stack(robot: str, log_dir: Path, namespace: str = "", viewer_port: int = 0) -> dict[str, subprocess.Popen]:
+    """Start the description publisher(s) and kinematics_node (in ``namespace``, default the root; serving its page
+    on ``viewer_port`` unless 0); their output goes to ``log_dir``."""
     kinematics_yaml = config_file("kinematics.yaml") if robot == "ur5" else None
     commands = []
     rsp = _robot_state_publisher()
@@ -114,7 +115,7 @@ def start_stack(robot: str, log_dir: Path, namespace: str = "") -> dict[str, sub
                                                    "--robot", robot]))
     params = kinematics_parameters_file(kinematics_yaml, log_dir)
     commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.ros.node", "--ros-args",
-                                         "--params-file", str(params)]))
+                                         "--params-file", str(params), "-p", f"viewer_port:={viewer_port}"]))
     if namespace:
         commands = [(name, command + ([] if "--ros-args" in command else ["--ros-args"]) + ["-r", f"__ns:={namespace}"])
                     for name, command in commands]
@@ -334,6 +335,18 @@ def _wait_until_group_served(client: KinematicsClient, group: str, deadline: flo
     return False
 
 
+def _viewer_address(node_log: Path, wait: float) -> str:
+    """The address of the node's page, from its log line ``viewer: <address>`` (waited for up to ``wait`` [s])."""
+    deadline = time.monotonic() + wait
+    while True:
+        for line in node_log.read_text(errors="replace").splitlines():
+            if "]: viewer: " in line:
+                return line.split("]: viewer: ", 1)[1].split()[0]
+        if time.monotonic() > deadline:
+            return f"not served (see {node_log})"
+        time.sleep(0.2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--start-node", action="store_true", help="start kinematics_node and a description "
@@ -343,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robot", default="ur5", choices=BUNDLED_ROBOTS)
     parser.add_argument("--namespace", default="", help="the node's namespace (with --start-node: where it is "
                         "started; default the root: /compute_ik, ...)")
+    parser.add_argument("--viewer-port", type=int, default=0, help="with --start-node: the node serves its page in "
+                        "the browser on this port (docs/viewer.md; default 0: no page)")
     parser.add_argument("--calls", type=int, default=200, help="calls per service for the latency figures")
     parser.add_argument("--wait", type=float, default=120.0, help="how long to wait for the node [s] (its first "
                         "start compiles the solver, about a minute)")
@@ -354,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if options.start_node:
             log_dir = Path(tempfile.mkdtemp(prefix="kinematics_py-run-"))
-            children = start_stack(options.robot, log_dir, options.namespace)
+            children = start_stack(options.robot, log_dir, options.namespace, options.viewer_port)
             print(f"started kinematics_node and the description publisher for {options.robot} "
                   f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, discovery "
                   f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}; logs in {log_dir})")
@@ -375,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
                 said = ("]: group '", "]: collision checking")
                 print("kinematics_node says:", *(line.split("]: ", 1)[-1] for line in node_log
                                                  if any(text in line for text in said)), sep="\n  ")
+                if options.viewer_port:
+                    print(f"the node's page: {_viewer_address(log_dir / 'kinematics_node.log', options.wait)}")
             ok = run_demo(client, options.robot, options.calls)
         finally:
             client.close()

@@ -17,7 +17,8 @@ Wiring only; each part lives in its own module:
 - services: ``ik_service``, ``fk_service``, ``state_validity_service``, ``cartesian_path_service``,
   ``motion_plan_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
-- display topics (``display``): planned paths on ``display_planned_path``, IK answers on ``ik_display_topic``.
+- display topics (``display``): planned paths on ``display_planned_path``, IK answers on ``ik_display_topic``;
+  with ``viewer_port``, a page in the browser of the robot, its scene and the last answers (``viewer_feed``).
 - scheduling (``executor``, ``search_scheduler``): IK requests run on threads of their own and compute in
   ``search_threads`` CPU slots (short searches before long ones, then earliest deadline); compute_cartesian_path
   and plan_kinematic_path run on those threads too; every other callback runs on a pool IK never occupies.
@@ -91,6 +92,7 @@ from .scene_topics import SceneTopics
 from .search_scheduler import SearchScheduler
 from .serving_state import ServingState, StateStore
 from .setup_updates import SetupUpdates
+from .viewer_feed import ViewerFeed
 
 #: Keep every request and answer until delivered: with the default depth of 10, a burst from many clients
 #: can overwrite answers that a slow client has not yet acknowledged.
@@ -140,6 +142,10 @@ class KinematicsNode(Node):
         self._scene_topics = SceneTopics(self, self._store, self._positions, transforms, [
             self._node_parameters.value(name) for name in ("planning_scene_topic", "monitored_planning_scene_topic")])
         ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
+        viewer_port = self._node_parameters.value("viewer_port")
+        #: The page in the browser (viewer_port; None when 0).
+        self.viewer_feed = ViewerFeed(self._store, self._node_parameters.value("viewer_host"), viewer_port,
+                                      self.get_logger()) if viewer_port else None
         services = self._service_table()
         search_services, other_services = [], []
         for service_type, name, handler, searches in services:
@@ -163,15 +169,19 @@ class KinematicsNode(Node):
         """(type, name, handler, whether it runs IK searches) of every service. Services that search run on the
         IK request threads, so that the others never wait behind them."""
         display = DisplayPublishers(self)
-        compute_ik = display.showing_ik_answers(ik_service.compute_ik)
+        shown = self.viewer_feed.watching if self.viewer_feed is not None else lambda _service, handler: handler
+        compute_ik = shown("compute_ik", display.showing_ik_answers(ik_service.compute_ik))
         cartesian = CartesianPathService(self, display)
         motions = MotionPlanService(display, cartesian)
         return [(GetPositionIK, "compute_ik", compute_ik, True),
                 (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik, True),
-                (GetPositionFK, "compute_fk", fk_service.compute_fk, False),
-                (GetStateValidity, "check_state_validity", state_validity_service.check_state_validity, False),
-                (GetCartesianPath, "compute_cartesian_path", cartesian.compute_cartesian_path, True),
-                (GetMotionPlan, "plan_kinematic_path", motions.plan_kinematic_path, True),
+                (GetPositionFK, "compute_fk", shown("compute_fk", fk_service.compute_fk), False),
+                (GetStateValidity, "check_state_validity", shown("check_state_validity",
+                                                                 state_validity_service.check_state_validity), False),
+                (GetCartesianPath, "compute_cartesian_path", shown("compute_cartesian_path",
+                                                                   cartesian.compute_cartesian_path), True),
+                (GetMotionPlan, "plan_kinematic_path", shown("plan_kinematic_path", motions.plan_kinematic_path),
+                 True),
                 (QueryPlannerInterfaces, "query_planner_interface", motions.query_planner_interface, False),
                 (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene, False),
                 (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene, False)]
@@ -198,6 +208,11 @@ class KinematicsNode(Node):
         """rclpy's, without QoS event handlers unless asked for (see ``create_subscription``)."""
         options.setdefault("event_callbacks", PublisherEventCallbacks(use_default_callbacks=False))
         return super().create_publisher(msg_type, topic, qos_profile, **options)
+
+    def destroy_node(self) -> None:
+        if self.viewer_feed is not None:
+            self.viewer_feed.close()
+        super().destroy_node()
 
     def _startup_count(self, name: str, default: int) -> int:
         return self._node_parameters.value(name) or default

@@ -37,7 +37,8 @@ NODE_NAME = "kinematics_node"
 IGNORED_KINEMATICS_KEYS = MOVEIT_LOADER_KEYS
 #: Parameters read once at start-up (read-only afterwards).
 STARTUP_PARAMETERS = ("solve_ik_service_name", "executor_threads", "search_threads", "max_concurrent_ik_requests",
-                      "planning_processes", "planning_scene_topic", "monitored_planning_scene_topic")
+                      "planning_processes", "planning_scene_topic", "monitored_planning_scene_topic", "viewer_port",
+                      "viewer_host")
 #: Node parameters a robot set-up is built from (with the solver parameters).
 DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_semantic", "group_name", "base_frame",
                           "tip_frame", "tip_frames", "max_description_bytes", "max_links", "max_joints",

@@ -12,6 +12,7 @@ ROSDEP_KEYS = {
     "numpy": "python3-numpy", "numba": "python3-numba", "scipy": "python3-scipy", "urdfdom-py": "urdfdom_py",
     "coal": "coal", "trimesh": "python3-trimesh-pip", "pycollada": "python3-collada", "xacro": "xacro",
     "pyyaml": "python3-yaml", "toppra": "python3-toppra-pip", "ompl": "python3-ompl-pip",
+    "viser": "python3-viser-pip",
 }
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import setuptools
 import yaml
+from conftest import free_port
 from real_ros import TF2_ROS, requires_real_ros
 
 from kinematics_py.model.robot_model import RobotModel
@@ -217,10 +218,12 @@ def test_documented_parameter_tables_are_generated_from_the_specs():
 
 def test_make_run_demo_once(python_processes, tmp_path):
     """What `make run ARGS=--once` runs: node, description publisher, demo client, then everything stops. (In a
-    namespace of this run's: a make run of another program on the domain would serve the same root names.)"""
+    namespace of this run's: a make run of another program on the domain would serve the same root names.) With
+    ``--viewer-port`` the node serves its page too, and the demo prints its address."""
+    port = free_port()
     demo = python_processes.run("-m", "kinematics_py.ros.demo", "--start-node", "--once", "--calls", "20",
-                                "--namespace", f"/make_run_{os.getpid()}", name="make_run", timeout=DEMO_TIMEOUT_S,
-                                env={"TMPDIR": str(tmp_path)})
+                                "--namespace", f"/make_run_{os.getpid()}", "--viewer-port", str(port),
+                                name="make_run", timeout=DEMO_TIMEOUT_S, env={"TMPDIR": str(tmp_path)})
     output = demo.stdout()
     assert demo.popen.returncode == 0, demo.output()
     assert "20/20 random reachable poses solved" in output, output
@@ -230,6 +233,7 @@ def test_make_run_demo_once(python_processes, tmp_path):
     assert "avoid_collisions=true: SUCCESS" in output and "check_state_validity of the answer: valid" in output, output
     assert "inside the obstacle, avoid_collisions=true: GOAL_IN_COLLISION" in output, output
     assert "NOT as expected" not in output, output
+    assert f"the node's page: http://127.0.0.1:{port}/" in output, output
 
 
 # ------------------------------------------------------------------------------------------ commands of the docs
