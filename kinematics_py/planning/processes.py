@@ -3,7 +3,7 @@
 OMPL's bindings hold the GIL while they search: a plan on one of a server's threads makes every other thread of
 that process wait for it. ``PlanningProcesses`` runs ``motion.plan`` in worker processes (multiprocessing's
 spawn start method). Each worker builds the robot set-up from the same ``SetupInputs`` the server built its own
-from, once per robot (``prepare`` at robot set-up, so that the first plan does not pay for it), and keeps the
+from, once per robot (``prepare``, at robot set-up, for the processes ``start`` started), and keeps the
 scene of its last job: a job sends the scene's immutable objects and settings (``SceneContent``) only when they
 changed since that worker's last job. A job (``PlanJob``) holds what ``plan`` takes, with the goal and path
 constraints as ``StateCheck`` values that the worker binds to its own robot model. It ends at its deadline (the
@@ -81,8 +81,10 @@ class SceneContent:
         return cls(scene.world_objects, scene.attached_objects, scene.settings)
 
     def same_as(self, other: SceneContent | None) -> bool:
-        return other is not None and (self.world, self.attached, self.settings) == (other.world, other.attached,
-                                                                                    other.settings)
+        """Whether ``other`` is this content: the same objects (a scene replaces them on every change; comparing
+        their values would compare the fixed frames' arrays, whose truth value numpy refuses)."""
+        return other is not None and self.world is other.world and self.attached is other.attached and \
+            self.settings is other.settings
 
 
 @dataclass(frozen=True)
@@ -223,7 +225,7 @@ class PlanningProcesses:
                 if self._idle:
                     return self._idle.pop()
                 if not self._workers:
-                    raise PlanningProcessError("no planning process is running (prepare starts them)")
+                    raise PlanningProcessError("no planning process is running (start starts them)")
                 left = deadline - time.monotonic()
                 if left <= 0 or should_stop():
                     raise PlanningProcessError(f"all {self._count} planning processes were busy until the "

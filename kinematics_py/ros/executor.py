@@ -41,10 +41,12 @@ TAKES_SERVICE_REQUESTS_AS_COROUTINES = hasattr(Executor, "_take_service") and no
 
 class DaemonPool:
     """Up to ``threads`` daemon threads running submitted callables in order (a thread is started whenever more
-    work is outstanding than there are threads; threads are kept)."""
+    work is outstanding than there are threads; threads are kept). ``on_done()`` runs after each callable, once
+    it no longer counts as outstanding (``has_room`` already says so)."""
 
-    def __init__(self, threads: int, name: str, on_error: Callable[[BaseException], None]):
-        self._limit, self._name, self._on_error = threads, name, on_error
+    def __init__(self, threads: int, name: str, on_error: Callable[[BaseException], None],
+                 on_done: Callable[[], None] = lambda: None):
+        self._limit, self._name, self._on_error, self._on_done = threads, name, on_error, on_done
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Condition()
         self._threads = 0
@@ -84,6 +86,7 @@ class DaemonPool:
             with self._lock:
                 self._outstanding -= 1
                 self._lock.notify_all()
+            self._on_done()
 
 
 class NodeExecutor(Executor):
@@ -97,7 +100,7 @@ class NodeExecutor(Executor):
         self._is_search, self._is_queued = is_search, is_queued
         self._logger = logger
         self.pool = DaemonPool(threads, "callbacks", self._log_error)
-        self.search_pool = DaemonPool(search_threads, "ik_requests", self._log_error)
+        self.search_pool = DaemonPool(search_threads, "ik_requests", self._log_error, self._release_held)
         self.requests = CheapFirstQueue(threads, self.pool.submit)
         self._stopping = threading.Event()
         #: Search services not waited for while the search pool is full.
@@ -145,23 +148,16 @@ class NodeExecutor(Executor):
             if taken is None:
                 srv._executor_event = False
                 return
-            self.search_pool.submit(self._then_release(_answering(srv, *taken)))
+            self.search_pool.submit(_answering(srv, *taken))
         with self._held_lock:
             self._held.append(srv)
         if self.search_pool.has_room:  # a search ended meanwhile
             self._release_held()
 
-    def _then_release(self, answer: Callable[[], None]) -> Callable[[], None]:
-        def run() -> None:
-            try:
-                answer()
-            finally:
-                if self._held:
-                    self._release_held()
-        return run
-
     def _release_held(self) -> None:
-        """Wait for the held search services again."""
+        """Wait for the held search services again (after each search request: the pool has room then)."""
+        if not self._held:
+            return
         with self._held_lock:
             held, self._held = self._held, []
         for srv in held:

@@ -30,9 +30,7 @@ def _forward_kinematics(request: GetPositionFK.Request, response: GetPositionFK.
     T_frame_model = invert_transform(context.frames.T_model_frame(frame, poses))
     header_frame = normalized_frame_id(frame) or setup.model_frame
     stamp = context.stamp()
-    asked = set(request.fk_link_names)
-    model_links = frozenset(setup.model.link_names) if len(asked) > 16 else setup.model.link_names
-    links = {link for link in asked if link in model_links}
+    links = set(request.fk_link_names).intersection(setup.model.link_names)
     known = [link for link in request.fk_link_names if link in links]
     answers: dict[str, PoseStamped] = {}  # a name asked for again is answered with the same pose
     for link in known:

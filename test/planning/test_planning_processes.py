@@ -17,7 +17,7 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints, StateCheck
 from kinematics_py.planning.goals import JointGoal, PoseGoal
 from kinematics_py.planning.motion import PlanningError
-from kinematics_py.planning.processes import PlanJob, PlanningProcessError, PlanningProcesses
+from kinematics_py.planning.processes import PlanJob, PlanningProcessError, PlanningProcesses, SceneContent
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
 
@@ -209,3 +209,16 @@ class _Background:
         if not ok:
             raise value
         return value
+
+
+def test_scene_content_is_the_same_only_as_the_same_objects(robot):
+    """Equal fixed frames in a new settings object are new content (their arrays are not compared: numpy
+    refuses their truth value)."""
+    setup, _processes = robot
+    scene = PlanningScene(setup.model)
+    scene.change_settings(fixed_frames={"fixture": np.eye(4)})
+    checker = setup.collision.checker.for_scene(scene)
+    before = SceneContent.of(checker)
+    assert before.same_as(SceneContent.of(checker))
+    scene.change_settings(fixed_frames={"fixture": np.eye(4)})
+    assert not before.same_as(SceneContent.of(checker))

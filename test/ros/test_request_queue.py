@@ -51,3 +51,15 @@ def test_request_cost_counts_what_a_request_asks_for():
     validity.robot_state.attached_collision_objects = [AttachedCollisionObject()] * 2
     assert request_cost(validity) == 3
     assert request_cost(QueryPlannerInterfaces.Request()) == 1
+
+
+def test_a_pool_calls_on_done_after_each_callable_once_it_has_room():
+    seen = []
+    done = threading.Event()
+
+    def on_done():
+        seen.append(pool.has_room)
+        done.set()
+    pool = DaemonPool(1, "test_on_done", lambda error: None, on_done)
+    pool.submit(lambda: None)
+    assert done.wait(WAIT_S) and seen == [True]
