@@ -4,24 +4,25 @@ rclpy's MultiThreadedExecutor runs every callback on one pool: with IK searches 
 validity, parameter sets and topic updates wait behind them. ``NodeExecutor`` dispatches the callbacks of the
 IK services (``is_search``) to one pool, whose threads mostly wait for a search slot
 (``search_scheduler``), and every other callback to another. The spinning thread takes the services' requests
-itself, with their header (rclpy would drop it: it gives IK callbacks the request's ``Arrival``,
-``request_transit``): an IK service's every waiting request, each answered on a search thread of its own (up to
-the search pool's size; further ones wait in DDS until a search ends); another service's requests one per pass
-of the wait loop (a large one takes milliseconds to deserialize: an IK request waits for one at most), into a
-queue that runs them on the other pool cheap ones first (``request_queue``). rclpy's own handler for a request
-ran the take on a pool thread and woke the wait loop twice more, each pass rebuilding the wait set in Python.
-A callback waiting for a pool thread is dispatched once (rclpy's own executors dispatch it again on every pass
-of their wait loop). Both pools use daemon threads, so a callback still running when the node stops never holds
-up the process's exit; a callback's exception is logged, never left unretrieved.
+itself, in C (``rcl_service_io``: the client's identity and the header's times kept, the Python message built
+on the thread that answers it), every request waiting, into a ``FairQueue`` per pool (``request_queue``): cheap
+requests first, the clients in turn, so that no client's burst, nor the queue of a client that is gone, holds up
+another client's request. IK callbacks get the request's ``Arrival`` (``request_transit``). Answers go out
+through rcl too; one whose client is not matched yet is sent again (``Resender``) instead of being lost. rclpy's
+own handler for a request ran the take on a pool thread and woke the wait loop twice more, each pass rebuilding
+the wait set in Python. A callback waiting for a pool thread is dispatched once (rclpy's own executors dispatch it
+again on every pass of their wait loop). Both pools use daemon threads, so a callback still running when the node
+stops never holds up the process's exit; a callback's exception is logged, never left unretrieved.
 """
 from __future__ import annotations
 
 import inspect
 import queue
 import threading
+import time
 from collections.abc import Callable, Collection
 
-from rclpy.exceptions import InvalidHandle
+from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import (
     ConditionReachedException,
     Executor,
@@ -30,8 +31,16 @@ from rclpy.executors import (
     TimeoutException,
 )
 
-from .request_queue import CheapFirstQueue, request_cost
+from .rcl_service_io import Delivery, ServiceIO, TakenRequest, fk_link_count
+from .request_queue import FairQueue, QueuedRequest, request_cost
 from .request_transit import arrival_of
+
+#: Requests of one service taken in one pass of the wait loop at most.
+TAKEN_PER_PASS = 64
+#: An answer whose client is not matched yet is sent again every RESEND_PERIOD_S [s] (rmw itself waits 0.1 s
+#: for the match on each send), for RESEND_FOR_S [s] at most.
+RESEND_PERIOD_S = 0.05
+RESEND_FOR_S = 10.0
 
 #: rclpy (Kilted and later) takes a service request in ``Executor._take_service``, which returns the coroutine
 #: answering it; older rclpy splits that into ``_execute_service``, and there the requests' transit stays 0.
@@ -41,12 +50,10 @@ TAKES_SERVICE_REQUESTS_AS_COROUTINES = hasattr(Executor, "_take_service") and no
 
 class DaemonPool:
     """Up to ``threads`` daemon threads running submitted callables in order (a thread is started whenever more
-    work is outstanding than there are threads; threads are kept). ``on_done()`` runs after each callable, once
-    it no longer counts as outstanding (``has_room`` already says so)."""
+    work is outstanding than there are threads; threads are kept)."""
 
-    def __init__(self, threads: int, name: str, on_error: Callable[[BaseException], None],
-                 on_done: Callable[[], None] = lambda: None):
-        self._limit, self._name, self._on_error, self._on_done = threads, name, on_error, on_done
+    def __init__(self, threads: int, name: str, on_error: Callable[[BaseException], None]):
+        self._limit, self._name, self._on_error = threads, name, on_error
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Condition()
         self._threads = 0
@@ -60,11 +67,6 @@ class DaemonPool:
                 self._threads += 1
                 threading.Thread(target=self._serve, name=f"{self._name}_{self._threads}", daemon=True).start()
         self._queue.put(work)
-
-    @property
-    def has_room(self) -> bool:
-        """Whether fewer callables are outstanding than the pool has threads at most."""
-        return self._outstanding < self._limit
 
     @property
     def outstanding(self) -> int:
@@ -86,13 +88,12 @@ class DaemonPool:
             with self._lock:
                 self._outstanding -= 1
                 self._lock.notify_all()
-            self._on_done()
 
 
 class NodeExecutor(Executor):
     """Executes the callbacks of the IK services (``is_search(entity)``) on ``search_threads`` threads and
-    every other callback on ``threads`` threads; the requests of the services ``is_queued(entity)`` there cheap
-    ones first (``request_queue``)."""
+    every other callback on ``threads`` threads; the requests of the node's services (``is_search`` or
+    ``is_queued``) are taken here and wait for those threads in a ``FairQueue`` each (``request_queue``)."""
 
     def __init__(self, threads: int, search_threads: int, is_search: Callable[[object], bool], logger,
                  *, is_queued: Callable[[object], bool] = lambda _entity: False, context=None):
@@ -100,12 +101,17 @@ class NodeExecutor(Executor):
         self._is_search, self._is_queued = is_search, is_queued
         self._logger = logger
         self.pool = DaemonPool(threads, "callbacks", self._log_error)
-        self.search_pool = DaemonPool(search_threads, "ik_requests", self._log_error, self._release_held)
-        self.requests = CheapFirstQueue(threads, self.pool.submit)
+        self.search_pool = DaemonPool(search_threads, "ik_requests", self._log_error)
+        #: The other services' requests waiting for a pool thread, cheap ones first, clients in turn.
+        self.requests = FairQueue(threads, self.pool.submit)
+        #: The search services' requests waiting for a search thread, clients in turn.
+        self.searches = FairQueue(search_threads, self.search_pool.submit)
+        #: Answers not yet delivered because their client was not matched (sent again until it is or is gone).
+        self.resends = Resender(logger)
         self._stopping = threading.Event()
-        #: Search services not waited for while the search pool is full.
-        self._held: list = []
-        self._held_lock = threading.Lock()
+        self._service_io: dict[int, ServiceIO] = {}
+        #: Called with each request taken, before it is queued (its service's ServiceIO and the TakenRequest).
+        self.on_taken: Callable[[ServiceIO, TakenRequest], None] = lambda _io, _taken: None
 
     def spin(self) -> None:
         """Execute callbacks until ``stop_spinning``, a shutdown of the executor or of its context."""
@@ -115,6 +121,7 @@ class NodeExecutor(Executor):
     def stop_spinning(self) -> None:
         """Make ``spin`` return (callbacks already dispatched keep running)."""
         self._stopping.set()
+        self.resends.close()
         self.wake()
 
     def spin_once(self, timeout_sec: float | None = None) -> None:
@@ -125,45 +132,60 @@ class NodeExecutor(Executor):
         entries = self._take_from_task_list(handler)
         if entity is not None and TAKES_SERVICE_REQUESTS_AS_COROUTINES and (
                 self._is_queued(entity) or self._is_search(entity)):
-            # rclpy's handler would take one request on a pool thread and then wake this loop twice (for
-            # nothing: the service is waited for again from the next pass); the node's services' requests are
-            # taken here instead, all those waiting, and the handler is dropped
+            # rclpy's handler would take one request on a pool thread (building its Python message there, GIL
+            # held) and then wake this loop twice; the node's services' requests are taken here instead, in C,
+            # all those waiting, and the handler is dropped
             _drop(handler)
-            if self._is_queued(entity):  # one per pass: a large request takes milliseconds to deserialize
-                taken = _take_request(entity)
-                if taken is not None:
-                    self.requests.submit(request_cost(taken[0]), _answering(entity, *taken))
-                entity._executor_event = False
-                return
-            self._take_searches(entity)
+            self._take_requests(entity)
             return
         pool = self.search_pool if entity is not None and self._is_search(entity) else self.pool
         pool.submit(lambda: self._run(handler, entries))
 
-    def _take_searches(self, srv) -> None:
-        """The search service's waiting requests, each answered on a search thread of its own, as many as the
-        search pool has room for; the rest wait in DDS (the service is not waited for) until a search ends."""
-        while self.search_pool.has_room:
-            taken = _take_request(srv)
-            if taken is None:
-                srv._executor_event = False
-                return
-            self.search_pool.submit(_answering(srv, *taken))
-        with self._held_lock:
-            self._held.append(srv)
-        if self.search_pool.has_room:  # a search ended meanwhile
-            self._release_held()
+    def service_io(self, srv) -> ServiceIO:
+        """The ServiceIO of one of the node's services."""
+        io = self._service_io.get(id(srv))
+        if io is None:
+            io = self._service_io[id(srv)] = ServiceIO(srv)
+        return io
 
-    def _release_held(self) -> None:
-        """Wait for the held search services again (after each search request: the pool has room then)."""
-        if not self._held:
-            return
-        with self._held_lock:
-            held, self._held = self._held, []
-        for srv in held:
-            srv._executor_event = False
-        if held:
-            self.wake()
+    def drop_clients(self, clients) -> int:
+        """Discard the waiting requests of ``clients`` (gone: their answers can no longer be delivered)."""
+        return self.requests.drop_clients(clients) + self.searches.drop_clients(clients)
+
+    def clients_waiting(self) -> set:
+        """The clients with requests waiting for a thread."""
+        return self.requests.clients_waiting() | self.searches.clients_waiting()
+
+    def _take_requests(self, srv) -> None:
+        """Every request waiting in DDS for ``srv`` (TAKEN_PER_PASS at most), into its fair queue. Taking one
+        costs its deserialization in C only (the GIL released): its Python message is built on the thread that
+        answers it."""
+        io = self.service_io(srv)
+        search = self._is_search(srv)
+        queue = self.searches if search else self.requests
+        for _ in range(TAKEN_PER_PASS):
+            try:
+                taken = io.take()
+            except RuntimeError as error:
+                self._log_error(error)
+                taken = None
+            if taken is None:
+                break
+            self.on_taken(io, taken)
+            queue.submit(_queued(io, taken, self._answering(io, taken), search))
+        srv._executor_event = False  # waited for again: more may wait, taken next pass (others' between)
+
+    def _answering(self, io: ServiceIO, taken: TakenRequest) -> Callable[[], None]:
+        """Answers ``taken`` through its service's callback, called with the request's arrival as its third
+        argument (``request_transit.Arrival``), and sends the answer (again later while its client is not
+        matched)."""
+        arrival = arrival_of(taken)
+
+        def answer() -> None:
+            srv = io.service
+            response = srv.callback(taken.message(), srv.srv_type.Response(), arrival)
+            self.resends.send(io, taken, response)
+        return answer
 
     def _take_from_task_list(self, handler) -> list:
         """Remove ``handler`` from rclpy's list of tasks in progress; its entries there.
@@ -194,32 +216,86 @@ class NodeExecutor(Executor):
         self._logger.error(f"callback failed: {error!r}")
 
 
+def _queued(io: ServiceIO, taken: TakenRequest, answer: Callable[[], None], search: bool) -> QueuedRequest:
+    """``taken`` as a FairQueue entry: a compute_fk request's cost read in C (its names counted), another's once
+    its message is built (on the thread that answers it); IK requests are all alike."""
+    if search:
+        return QueuedRequest(taken.client, answer, discard=taken.discard)
+    if io.service.srv_type is GetPositionFK:
+        return QueuedRequest(taken.client, answer, cost=1 + fk_link_count(taken.c_message), discard=taken.discard)
+    return QueuedRequest(taken.client, answer, cost=None, measure=lambda: _cost_of(taken), discard=taken.discard)
+
+
+def _cost_of(taken: TakenRequest) -> int:
+    try:
+        return request_cost(taken.message())
+    except Exception:  # an unreadable message: its answer says so, as cheaply as any
+        return 1
+
+
+class Resender:
+    """Sends answers, and again every RESEND_PERIOD_S those whose client the service has not matched yet, until
+    it is (delivered), is gone (rmw drops the answer), or RESEND_FOR_S have passed (logged as undelivered)."""
+
+    def __init__(self, logger):
+        self._logger = logger
+        self._lock = threading.Condition()
+        self._waiting: list[tuple[float, ServiceIO, TakenRequest, object]] = []  # (give up at, ...)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        #: Answers sent again (delivered or not) and answers given up.
+        self.resent = 0
+        self.undelivered = 0
+
+    def send(self, io: ServiceIO, taken: TakenRequest, response) -> None:
+        if io.send(taken, response) is Delivery.CLIENT_NOT_MATCHED:
+            with self._lock:
+                self._waiting.append((time.monotonic() + RESEND_FOR_S, io, taken, response))
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._resend, name="resends", daemon=True)
+                    self._thread.start()
+                self._lock.notify()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify()
+
+    def _resend(self) -> None:
+        while True:
+            with self._lock:
+                self._lock.wait_for(lambda: self._waiting or self._closed)
+                if self._closed:
+                    return
+                waiting, self._waiting = self._waiting, []
+            kept = []
+            for give_up_at, io, taken, response in waiting:
+                self.resent += 1
+                try:
+                    delivery = io.send(taken, response)
+                except RuntimeError as error:
+                    self._logger.error(f"answer to request {taken.sequence_number} not sent: {error}")
+                    continue
+                if delivery is not Delivery.CLIENT_NOT_MATCHED:
+                    continue
+                if time.monotonic() < give_up_at:
+                    kept.append((give_up_at, io, taken, response))
+                else:
+                    self.undelivered += 1
+                    self._logger.warning(f"answer to request {taken.sequence_number} of client "
+                                         f"{taken.client.hex()} on {io.service.srv_name} not delivered: the "
+                                         f"client's reader was not matched within {RESEND_FOR_S} s")
+            with self._lock:
+                self._waiting.extend(kept)
+                if kept:
+                    self._lock.wait(RESEND_PERIOD_S)
+
+
 def _drop(handler) -> None:
     """Close a handler task never to be run (its coroutine would warn that it was never awaited)."""
     coroutine = getattr(handler, "_handler", None)
     if inspect.iscoroutine(coroutine):
         coroutine.close()
-
-
-def _take_request(srv) -> tuple | None:
-    """(request, header) of ``srv``'s next waiting request, or None (none, or the service was destroyed)."""
-    try:
-        with srv.handle:
-            request, header = srv.handle.service_take_request(srv.srv_type.Request)
-    except InvalidHandle:  # the node is stopping
-        return None
-    return None if header is None else (request, header)
-
-
-def _answering(srv, request, header) -> Callable[[], None]:
-    """Answers ``request``, taken now, through ``srv``'s callback, called with the request's arrival as its
-    third argument (``request_transit.Arrival``)."""
-    arrival = arrival_of(header)
-
-    def answer() -> None:
-        response = srv.callback(request, srv.srv_type.Response(), arrival)
-        srv.send_response(response, header)
-    return answer
 
 
 def entities_among(services: Collection) -> Callable[[object], bool]:

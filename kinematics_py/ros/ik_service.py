@@ -41,19 +41,19 @@ def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext)
     scheduler = context.tools.scheduler
     # a collision-aware search's failure is explained by follow-up searches: its answers take longer to build
     kind = "avoid_collisions" if ik.avoid_collisions else ""
-    with scheduler.ticket(context.sent + budget, transit=context.transit, kind=kind) as ticket:
+    with scheduler.ticket(context.sent + budget, transit=context.transit, kind=kind, client=context.client) as ticket:
         admission = scheduler.admit(ticket)
         if admission == Admission.EXPIRED or ticket.remaining() <= 0:
             return ErrorCode.TIMED_OUT, (f"the timeout ({budget * 1e3:.3g} ms, counted from when the request was sent) "
                                          f"ran out before its search could start ({ticket.ahead} other IK "
                                          f"request(s) in the node when it arrived)")
         if admission == Admission.CANCELLED:
-            return ErrorCode.PREEMPTED, SHUTTING_DOWN
+            return ErrorCode.PREEMPTED, ticket.cancel_reason or SHUTTING_DOWN
         # ends the search at the ticket's stop time: the deadline less the time its answer takes to build
         answer = _solve_ik(ik, response, context, plugin, timeout=budget,
                            budget=Budget(lambda: scheduler.checkpoint(ticket), ticket.stop_at))
         if ticket.cancelled and isinstance(answer, tuple):
-            return ErrorCode.PREEMPTED, f"{SHUTTING_DOWN}: {answer[1]}"
+            return ErrorCode.PREEMPTED, f"{ticket.cancel_reason or SHUTTING_DOWN}: {answer[1]}"
         return answer
 
 

@@ -72,6 +72,7 @@ from ..planning.processes import PlanningProcesses
 from ..robot_setup import SetupError
 from . import fk_service, ik_service, planning_scene_service, state_validity_service
 from .cartesian_path_service import CartesianPathService
+from .client_presence import ClientPresence
 from .display import DisplayPublishers
 from .executor import NodeExecutor, entities_among
 from .frames import create_transform_source
@@ -108,6 +109,9 @@ DELIVERY_GRACE_S = 0.2
 #: releases the GIL in every numpy and compiled call and waits up to this long to get it back each time, so
 #: a short interval keeps short requests short beside busy threads (docs/benchmarks.md, the GIL interval).
 GIL_SWITCH_INTERVAL_S = 1e-4
+#: How often [s] the clients with requests waiting are looked up in the ROS graph (gone ones' requests dropped).
+GONE_CLIENTS_CHECK_S = 0.25
+CLIENT_GONE = "its client is gone"
 
 
 class KinematicsNode(Node):
@@ -193,7 +197,7 @@ class KinematicsNode(Node):
                 arrival = Arrival(0.0, time.monotonic())
             return handler(request, response, RequestContext(
                 self._store.current, self._positions.current, self._tools, transit=arrival.transit,
-                arrived=arrival.taken_at))
+                arrived=arrival.taken_at, client=arrival.client))
         return callback
 
     def create_subscription(self, msg_type, topic, callback, qos_profile, **options):
@@ -219,9 +223,23 @@ class KinematicsNode(Node):
 
     def create_executor(self) -> NodeExecutor:
         """The executor serving this node: IK requests apart from every other callback."""
-        return NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
-                            self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
-                            self.get_logger(), is_queued=self.is_queued)
+        executor = NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
+                                self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
+                                self.get_logger(), is_queued=self.is_queued)
+        presence = ClientPresence(self, [service.srv_name for service in self.services])
+        executor.on_taken = lambda _io, taken: presence.note(taken.client)
+
+        def drop_gone_clients() -> None:
+            gone = presence.gone(executor.clients_waiting() | self.search_scheduler.clients())
+            if not gone:
+                return
+            dropped = executor.drop_clients(gone)
+            cancelled = self.search_scheduler.cancel_clients(gone, CLIENT_GONE)
+            if dropped or cancelled:
+                self.get_logger().info(f"{len(gone)} client(s) gone: {dropped} waiting request(s) dropped, "
+                                       f"{cancelled} search(es) cancelled")
+        self.create_timer(GONE_CLIENTS_CHECK_S, drop_gone_clients)
+        return executor
 
     def stop_searches(self, executor: NodeExecutor) -> None:
         """Cancel every IK search, plan and request, and give their answers time to be sent and to leave."""

@@ -49,6 +49,8 @@ class RequestContext:
     arrived: float = field(default_factory=time.monotonic)
     #: How long the request was under way before that [s] (``request_transit``; 0 when unknown).
     transit: float = 0.0
+    #: Who sent it (``request_transit.Arrival.client``; None: unknown).
+    client: object = None
 
     @property
     def sent(self) -> float:

@@ -27,6 +27,8 @@ class Arrival(NamedTuple):
     transit: float
     #: ``time.monotonic()`` when the node took it.
     taken_at: float
+    #: Who sent it (``rcl_service_io.TakenRequest.client``; None: unknown).
+    client: object = None
 
 
 def transit_of(header) -> float:
@@ -39,5 +41,5 @@ def transit_of(header) -> float:
 
 
 def arrival_of(header) -> Arrival:
-    """The arrival of a request taken now with ``header``."""
-    return Arrival(transit_of(header), time.monotonic())
+    """The arrival of a request taken now with ``header`` (a TakenRequest or rclpy's header)."""
+    return Arrival(transit_of(header), time.monotonic(), getattr(header, "client", None))

@@ -82,7 +82,11 @@ class SearchTicket:
     stopped: bool = False
     #: Tickets ahead of this one (computing or waiting) when it arrived.
     ahead: int = 0
+    #: Who asked (``rcl_service_io.TakenRequest.client``; None: unknown).
+    client: object = None
     cancelled: bool = False
+    #: Why it was cancelled ("": the scheduler was closed).
+    cancel_reason: str = ""
     holding: bool = False
     waiting: bool = False
     #: Slot time [s] used before the current slot, and when the current one was given (``time.monotonic()``).
@@ -132,11 +136,13 @@ class SearchScheduler:
             return self.slots - self._free, sum(1 for *_, ticket in self._waiting if ticket.waiting)
 
     @contextmanager
-    def ticket(self, deadline: float, transit: float = 0.0, kind: str = "") -> Iterator[SearchTicket]:
+    def ticket(self, deadline: float, transit: float = 0.0, kind: str = "",
+               client: object = None) -> Iterator[SearchTicket]:
         """A ticket for one request, released (its slot given on) when the block ends. ``transit`` [s]: how long
         the request took to reach the node, when known (0: unknown). ``kind``: answers whose building takes
-        times of their own (e.g. collision-aware searches, which explain a failure), reserved for apart."""
-        ticket = SearchTicket(deadline, wake=threading.Condition(self._lock))
+        times of their own (e.g. collision-aware searches, which explain a failure), reserved for apart.
+        ``client``: who asked (``cancel_clients``)."""
+        ticket = SearchTicket(deadline, client=client, wake=threading.Condition(self._lock))
         with self._lock:
             if transit > 0.0:
                 self._transit_times.record(transit)
@@ -191,6 +197,20 @@ class SearchScheduler:
                 return False
             ticket.stopped = not ticket.cancelled
             return True
+
+    def clients(self) -> set:
+        """The clients of the tickets held (known ones)."""
+        with self._lock:
+            return {ticket.client for ticket in self._tickets if ticket.client is not None}
+
+    def cancel_clients(self, clients, reason: str) -> int:
+        """Cancel the tickets of ``clients`` (gone: nobody would get their answers), saying ``reason``; how many."""
+        with self._lock:
+            cancelled = [ticket for ticket in self._tickets if ticket.client in clients and not ticket.cancelled]
+            for ticket in cancelled:
+                ticket.cancelled, ticket.cancel_reason = True, reason
+                ticket.wake.notify()
+        return len(cancelled)
 
     def close(self) -> None:
         """Cancel every ticket, now and to come."""

@@ -1,5 +1,6 @@
-"""CheapFirstQueue: cheap requests run before expensive ones, which run one at a time in arrival order; every
-request submitted runs; request_cost reads the size of a request."""
+"""FairQueue: cheap requests run before expensive ones, which run one at a time; the clients take turns, each
+client's requests in arrival order; a gone client's waiting requests are discarded, every other request runs;
+request_cost reads the size of a request."""
 from __future__ import annotations
 
 import threading
@@ -8,37 +9,98 @@ from moveit_msgs.msg import AttachedCollisionObject, CollisionObject
 from moveit_msgs.srv import ApplyPlanningScene, GetPositionFK, GetStateValidity, QueryPlannerInterfaces
 
 from kinematics_py.ros.executor import DaemonPool
-from kinematics_py.ros.request_queue import CHEAP_COST, CheapFirstQueue, request_cost
+from kinematics_py.ros.request_queue import CHEAP_COST, FairQueue, QueuedRequest, request_cost
 
 WAIT_S = 30.0
 
 
-def test_cheap_requests_pass_expensive_ones_which_run_one_at_a_time():
-    pool = DaemonPool(3, "test_queue", lambda error: None)
-    queue = CheapFirstQueue(3, pool.submit)
-    release, order, lock = threading.Event(), [], threading.Lock()
-    started = {name: threading.Event() for name in ("big 1", "big 2", "big 3", "small 1", "small 2")}
-    done = {name: threading.Event() for name in started}
+class Recorder:
+    """Requests that record when they start and, when blocking, wait for ``release``."""
 
-    def work(name, blocking):
+    def __init__(self):
+        self.release, self.order, self.lock = threading.Event(), [], threading.Lock()
+        self.done: dict[str, threading.Event] = {}
+
+    def request(self, client: str, name: str, *, cost: int | None = 1, blocking: bool = False,
+                measured: int = 1) -> QueuedRequest:
+        done = self.done[name] = threading.Event()
+
         def run():
-            with lock:
-                order.append(name)
-            started[name].set()
+            with self.lock:
+                self.order.append(name)
             if blocking:
-                release.wait(WAIT_S)
-            done[name].set()
-        return run
+                self.release.wait(WAIT_S)
+            done.set()
+        return QueuedRequest(client, run, cost=cost, measure=lambda: measured)
+
+    def wait(self, *names: str) -> bool:
+        return all(self.done[name].wait(WAIT_S) for name in names)
+
+
+def _queue(threads: int) -> tuple[FairQueue, DaemonPool]:
+    pool = DaemonPool(threads, "test_queue", lambda error: None)
+    return FairQueue(threads, pool.submit), pool
+
+
+def test_cheap_requests_pass_expensive_ones_which_run_one_at_a_time():
+    queue, pool = _queue(3)
+    record = Recorder()
     for name in ("big 1", "big 2", "big 3"):
-        queue.submit(CHEAP_COST + 1, work(name, True))
-    queue.submit(1, work("small 1", False))
-    queue.submit(1, work("small 2", False))
-    assert done["small 1"].wait(WAIT_S) and done["small 2"].wait(WAIT_S)  # while big 1 still runs
-    assert started["big 1"].is_set() and not started["big 2"].is_set()  # one expensive request at a time
-    release.set()
-    assert all(event.wait(WAIT_S) for event in done.values())
-    assert [name for name in order if name.startswith("big")] == ["big 1", "big 2", "big 3"]
+        queue.submit(record.request("a", name, cost=CHEAP_COST + 1, blocking=True))
+    queue.submit(record.request("b", "small 1"))
+    queue.submit(record.request("b", "small 2"))
+    assert record.wait("small 1", "small 2")  # while big 1 still runs
+    assert "big 1" in record.order and "big 2" not in record.order  # one expensive request at a time
+    record.release.set()
+    assert record.wait("big 1", "big 2", "big 3")
+    assert [name for name in record.order if name.startswith("big")] == ["big 1", "big 2", "big 3"]
     assert pool.wait_idle(WAIT_S) and queue.waiting == 0
+
+
+def test_clients_take_turns_each_clients_requests_in_arrival_order():
+    queue, pool = _queue(1)
+    record = Recorder()
+    queue.submit(record.request("busy", "busy 0", blocking=True))  # holds the only thread
+    for index in range(1, 6):
+        queue.submit(record.request("busy", f"busy {index}"))
+    queue.submit(record.request("other", "other 1"))
+    queue.submit(record.request("third", "third 1"))
+    queue.submit(record.request("other", "other 2"))
+    record.release.set()
+    assert record.wait(*record.done) and pool.wait_idle(WAIT_S)
+    assert record.order == ["busy 0", "busy 1", "other 1", "third 1", "busy 2", "other 2", "busy 3", "busy 4",
+                            "busy 5"]
+
+
+def test_a_gone_clients_waiting_requests_are_discarded_and_the_others_run():
+    queue, pool = _queue(1)
+    record = Recorder()
+    discarded = []
+    queue.submit(record.request("gone", "gone 0", blocking=True))  # already running: it ends as it would
+    for index in range(1, 4):
+        request = record.request("gone", f"gone {index}", cost=None if index == 3 else 1)
+        request.discard = lambda index=index: discarded.append(index)
+        queue.submit(request)
+    queue.submit(record.request("alive", "alive 1"))
+    assert queue.clients_waiting() == {"gone", "alive"}
+    assert queue.drop_clients({"gone", "unknown"}) == 3
+    assert sorted(discarded) == [1, 2, 3] and queue.clients_waiting() == {"alive"}
+    record.release.set()
+    assert record.wait("gone 0", "alive 1") and pool.wait_idle(WAIT_S)
+    assert record.order == ["gone 0", "alive 1"] and queue.waiting == 0
+
+
+def test_a_request_found_expensive_once_read_waits_for_the_running_expensive_one():
+    queue, pool = _queue(3)
+    record = Recorder()
+    queue.submit(record.request("a", "big", cost=CHEAP_COST + 1, blocking=True))
+    queue.submit(record.request("b", "read big", cost=None, measured=CHEAP_COST + 1))
+    queue.submit(record.request("c", "read small", cost=None, measured=1))
+    assert record.wait("read small")
+    assert "read big" not in record.order  # back in line until the expensive request running ends
+    record.release.set()
+    assert record.wait("big", "read big") and pool.wait_idle(WAIT_S)
+    assert record.order.index("read big") > record.order.index("big")
 
 
 def test_request_cost_counts_what_a_request_asks_for():
@@ -51,15 +113,3 @@ def test_request_cost_counts_what_a_request_asks_for():
     validity.robot_state.attached_collision_objects = [AttachedCollisionObject()] * 2
     assert request_cost(validity) == 3
     assert request_cost(QueryPlannerInterfaces.Request()) == 1
-
-
-def test_a_pool_calls_on_done_after_each_callable_once_it_has_room():
-    seen = []
-    done = threading.Event()
-
-    def on_done():
-        seen.append(pool.has_room)
-        done.set()
-    pool = DaemonPool(1, "test_on_done", lambda error: None, on_done)
-    pool.submit(lambda: None)
-    assert done.wait(WAIT_S) and seen == [True]

@@ -1,0 +1,240 @@
+"""A service's requests taken and answered through rcl itself: with the client's identity, the Python message
+built only when the request runs, and an answer whose client is not yet matched sent again instead of dropped.
+
+rclpy's ``service_take_request`` gives a request header whose client (the request writer's GUID) Python cannot
+read, and builds the Python message at once, in the taking thread and holding the GIL: a 10,000-name compute_fk
+request took milliseconds there, while every request behind it in DDS waited. ``ServiceIO.take`` calls
+``rcl_take_request_with_info`` (the GIL released while DDS deserializes) into a C message of the request's type,
+made and converted by the type's own rosidl functions (the capsules rclpy uses); ``TakenRequest.message`` builds
+the Python message when the request is about to run, and ``discard`` frees one that never will (its client
+gone). ``ServiceIO.send`` calls ``rcl_send_response``: rclpy turns its RCL_RET_TIMEOUT (the answer's client
+not matched by the service's response writer within rmw's wait, e.g. discovery lagging under load) into a
+warning and the answer is lost; here it is ``Delivery.CLIENT_NOT_MATCHED``, for the caller to send again.
+
+ROS-specific but executor-free: rcl is the C library every ROS 2 client library is built on, and these two
+functions and structures are its stable API (rmw_service_info_t since Foxy).
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+from enum import Enum
+
+from rclpy.exceptions import InvalidHandle
+
+#: rcl_ret_t values (rcl/types.h).
+RCL_RET_OK = 0
+RCL_RET_TIMEOUT = 2
+RCL_RET_SERVICE_TAKE_FAILED = 601
+
+
+class RequestId(ctypes.Structure):
+    """rmw_request_id_t: the client's request writer GUID and the request's sequence number."""
+
+    _fields_ = [("writer_guid", ctypes.c_uint8 * 16), ("sequence_number", ctypes.c_int64)]
+
+
+class ServiceInfo(ctypes.Structure):
+    """rmw_service_info_t."""
+
+    _fields_ = [("source_timestamp", ctypes.c_int64), ("received_timestamp", ctypes.c_int64),
+                ("request_id", RequestId)]
+
+
+class _RclString(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_char_p), ("size", ctypes.c_size_t), ("capacity", ctypes.c_size_t)]
+
+
+class _Sequence(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("size", ctypes.c_size_t), ("capacity", ctypes.c_size_t)]
+
+
+class _Header(ctypes.Structure):
+    """std_msgs/Header in C: builtin_interfaces/Time (int32 sec, uint32 nanosec), then the frame_id string."""
+
+    _fields_ = [("sec", ctypes.c_int32), ("nanosec", ctypes.c_uint32), ("frame_id", _RclString)]
+
+
+class _FkRequestStart(ctypes.Structure):
+    """The start of moveit_msgs/srv/GetPositionFK_Request in C: its header, then fk_link_names."""
+
+    _fields_ = [("header", _Header), ("fk_link_names", _Sequence)]
+
+
+def fk_link_count(c_request: int) -> int:
+    """How many names a GetPositionFK request in C asks for, read before building its Python message."""
+    return int(_FkRequestStart.from_address(c_request).fk_link_names.size)
+
+
+def _load_rcl() -> ctypes.CDLL:
+    """librcl, the one rclpy has loaded (its directory is on the loader's path in a ROS environment; else the
+    loaded file itself, from this process's memory map)."""
+    try:
+        return ctypes.CDLL("librcl.so")
+    except OSError:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if path.endswith("/librcl.so"):
+                    return ctypes.CDLL(path)
+        raise
+
+
+_rcl = _load_rcl()
+_rcl.rcl_take_request_with_info.argtypes = [ctypes.c_void_p, ctypes.POINTER(ServiceInfo), ctypes.c_void_p]
+_rcl.rcl_take_request_with_info.restype = ctypes.c_int32
+_rcl.rcl_send_response.argtypes = [ctypes.c_void_p, ctypes.POINTER(RequestId), ctypes.c_void_p]
+_rcl.rcl_send_response.restype = ctypes.c_int32
+_rcutils = ctypes.CDLL(ctypes.util.find_library("rcutils") or "librcutils.so")
+
+
+class _ErrorString(ctypes.Structure):
+    _fields_ = [("text", ctypes.c_char * 1024)]  # rcutils_error_string_t (RCUTILS_ERROR_MESSAGE_MAX_LENGTH)
+
+
+_rcutils.rcutils_get_error_string.restype = _ErrorString
+_rcutils.rcutils_get_error_string.argtypes = []
+_rcutils.rcutils_reset_error.restype = None
+
+
+def _error_text() -> str:
+    """rcl's error message of this thread, and the error state reset."""
+    text = _rcutils.rcutils_get_error_string().text.decode(errors="replace")
+    _rcutils.rcutils_reset_error()
+    return text
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_pointer.restype = ctypes.c_void_p
+
+
+class MessageFunctions:
+    """A message type's rosidl C functions (the capsules on its class): create, destroy, to and from Python."""
+
+    def __init__(self, message_type: type):
+        meta = type(message_type)
+        if meta._CREATE_ROS_MESSAGE is None:
+            meta.__import_type_support__()
+
+        def function(name: str, prototype):
+            return prototype(_capsule_pointer(getattr(meta, name), None))
+        self.create = function("_CREATE_ROS_MESSAGE", ctypes.CFUNCTYPE(ctypes.c_void_p))
+        self.destroy = function("_DESTROY_ROS_MESSAGE", ctypes.CFUNCTYPE(None, ctypes.c_void_p))
+        # these two make or read Python objects: they run holding the GIL (PYFUNCTYPE)
+        self.to_python = function("_CONVERT_TO_PY", ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p))
+        self.from_python = function("_CONVERT_FROM_PY",
+                                    ctypes.PYFUNCTYPE(ctypes.c_bool, ctypes.py_object, ctypes.c_void_p))
+
+
+class Delivery(Enum):
+    """What became of an answer given to rcl."""
+
+    SENT = "sent"  # to DDS (or dropped by rmw because the client is gone)
+    CLIENT_NOT_MATCHED = "client not matched"  # rmw did not send it: its client's reader is not matched yet
+    SERVICE_GONE = "service gone"  # the node is stopping
+
+
+class TakenRequest:
+    """One request taken from DDS: its client, its header's times, and its message (in C until ``message``)."""
+
+    __slots__ = ("io", "request_id", "source_timestamp", "_c_message", "_message", "_lock")
+
+    def __init__(self, io: ServiceIO, info: ServiceInfo, c_message: int):
+        self.io = io
+        self.request_id = RequestId()
+        ctypes.pointer(self.request_id)[0] = info.request_id
+        #: The client's clock when it sent the request [ns since the epoch] (0: not given by the rmw).
+        self.source_timestamp = int(info.source_timestamp)
+        self._c_message: int | None = c_message
+        self._message = None
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> bytes:
+        """The client's request writer GUID (16 bytes): the same for all of one client's requests."""
+        return bytes(self.request_id.writer_guid)
+
+    @property
+    def sequence_number(self) -> int:
+        return int(self.request_id.sequence_number)
+
+    @property
+    def c_message(self) -> int | None:
+        """The address of the request in C (None once converted or discarded)."""
+        return self._c_message
+
+    def message(self):
+        """The request as a Python message (built once, then the C copy is freed)."""
+        with self._lock:
+            if self._message is None:
+                if self._c_message is None:
+                    raise ValueError("the request was discarded")
+                self._message = self.io.request_functions.to_python(self._c_message)
+                self.io.request_functions.destroy(self._c_message)
+                self._c_message = None
+            return self._message
+
+    def discard(self) -> None:
+        """Free the request in C without building its Python message (it will not be answered)."""
+        with self._lock:
+            if self._c_message is not None:
+                self.io.request_functions.destroy(self._c_message)
+                self._c_message = None
+
+    def __del__(self):
+        self.discard()
+
+
+class ServiceIO:
+    """Takes ``service``'s requests and sends its answers through rcl (see the module docstring)."""
+
+    def __init__(self, service):
+        self.service = service
+        self.request_functions = MessageFunctions(service.srv_type.Request)
+        self.response_functions = MessageFunctions(service.srv_type.Response)
+
+    def take(self) -> TakenRequest | None:
+        """The service's next waiting request, or None (none waits, or the service was destroyed)."""
+        info = ServiceInfo()
+        c_message = self.request_functions.create()
+        if not c_message:
+            raise MemoryError(f"cannot allocate a {self.service.srv_type.__name__} request")
+        try:
+            with self.service.handle:
+                result = _rcl.rcl_take_request_with_info(self.service.handle.pointer, ctypes.byref(info), c_message)
+        except InvalidHandle:  # the node is stopping
+            result = RCL_RET_SERVICE_TAKE_FAILED
+        if result != RCL_RET_OK:
+            self.request_functions.destroy(c_message)
+            if result != RCL_RET_SERVICE_TAKE_FAILED:
+                raise RuntimeError(f"taking a request of {self.service.srv_name} failed: {_error_text()}")
+            return None
+        return TakenRequest(self, info, c_message)
+
+    def send(self, taken: TakenRequest, response) -> Delivery:
+        """Give ``response`` to rcl for ``taken``'s client (see ``Delivery``); RuntimeError for any other error."""
+        response_type = self.service.srv_type.Response
+        if not isinstance(response, response_type):
+            raise TypeError(f"not a {self.service.srv_type.__name__} response: {type(response).__name__}")
+        c_message = self.response_functions.create()
+        if not c_message:
+            raise MemoryError(f"cannot allocate a {self.service.srv_type.__name__} response")
+        try:
+            if not self.response_functions.from_python(response, c_message):
+                raise TypeError(f"not a valid {self.service.srv_type.__name__} response")
+            try:
+                with self.service.handle:
+                    result = _rcl.rcl_send_response(self.service.handle.pointer, ctypes.byref(taken.request_id),
+                                                    c_message)
+            except InvalidHandle:
+                return Delivery.SERVICE_GONE
+        finally:
+            self.response_functions.destroy(c_message)
+        if result == RCL_RET_OK:
+            return Delivery.SENT
+        error = _error_text()
+        if result == RCL_RET_TIMEOUT:
+            return Delivery.CLIENT_NOT_MATCHED
+        raise RuntimeError(f"sending an answer of {self.service.srv_name} failed ({result}): {error}")
