@@ -4,6 +4,7 @@ for all its requests; a compute_fk request's names are counted in C; a taken req
 or is discarded; an answer reaches its client; a client that ends is gone from the graph."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -29,10 +30,8 @@ class Clients:
         threading.Thread(target=self._spin, daemon=True).start()
 
     def _spin(self):
-        try:
+        with contextlib.suppress(Exception):  # the context shut down
             self.executor.spin()
-        except Exception:  # the context shut down
-            pass
 
     def client(self, name: str, service: str):
         node = rclpy.create_node(name, context=self.context)
