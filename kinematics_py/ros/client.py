@@ -92,6 +92,10 @@ class KinematicsClient:
             raise TimeoutError(f"no answer from {client.srv_name} within {timeout} s")
         return future.result()
 
+    def spin_once(self, timeout: float) -> None:
+        """Process this client's callbacks ready within ``timeout`` [s] (one at most)."""
+        self._executor.spin_once(timeout_sec=timeout)
+
     def spin_until(self, future, timeout: float) -> None:
         """Process this client's callbacks until ``future`` is done or ``timeout`` [s] has passed."""
         self._executor.spin_until_future_complete(future, timeout_sec=timeout)

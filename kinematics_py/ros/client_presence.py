@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 
 def service_topics(service_name: str) -> tuple[str, str]:
-    """The DDS topics of a service's requests and answers, as the ROS graph names them."""
+    """The DDS topics of a service's requests and answers, as the ROS graph names them (``service_name``: fully
+    qualified, as rclpy's ``Service.service_name``)."""
     name = service_name if service_name.startswith("/") else f"/{service_name}"
     return f"rq{name}Request", f"rr{name}Reply"
 

@@ -283,7 +283,7 @@ class Resender:
                 else:
                     self.undelivered += 1
                     self._logger.warning(f"answer to request {taken.sequence_number} of client "
-                                         f"{taken.client.hex()} on {io.service.srv_name} not delivered: the "
+                                         f"{taken.client.hex()} on {io.service.service_name} not delivered: the "
                                          f"client's reader was not matched within {RESEND_FOR_S} s")
             with self._lock:
                 self._waiting.extend(kept)

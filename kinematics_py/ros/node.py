@@ -226,7 +226,7 @@ class KinematicsNode(Node):
         executor = NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
                                 self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
                                 self.get_logger(), is_queued=self.is_queued)
-        presence = ClientPresence(self, [service.srv_name for service in self.services])
+        presence = ClientPresence(self, [service.service_name for service in self.services])
         executor.on_taken = lambda _io, taken: presence.note(taken.client)
 
         def drop_gone_clients() -> None:

@@ -209,7 +209,7 @@ class ServiceIO:
         if result != RCL_RET_OK:
             self.request_functions.destroy(c_message)
             if result != RCL_RET_SERVICE_TAKE_FAILED:
-                raise RuntimeError(f"taking a request of {self.service.srv_name} failed: {_error_text()}")
+                raise RuntimeError(f"taking a request of {self.service.service_name} failed: {_error_text()}")
             return None
         return TakenRequest(self, info, c_message)
 
@@ -237,4 +237,4 @@ class ServiceIO:
         error = _error_text()
         if result == RCL_RET_TIMEOUT:
             return Delivery.CLIENT_NOT_MATCHED
-        raise RuntimeError(f"sending an answer of {self.service.srv_name} failed ({result}): {error}")
+        raise RuntimeError(f"sending an answer of {self.service.service_name} failed ({result}): {error}")
