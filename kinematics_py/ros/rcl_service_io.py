@@ -170,7 +170,7 @@ class TakenRequest:
         with self._lock:
             if self._message is None:
                 if self._c_message is None:
-                    raise ValueError("the request was discarded")
+                    raise RuntimeError("the request was discarded")
                 self._message = self.io.request_functions.to_python(self._c_message)
                 self.io.request_functions.destroy(self._c_message)
                 self._c_message = None
