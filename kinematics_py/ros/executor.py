@@ -112,6 +112,8 @@ class NodeExecutor(Executor):
         self._service_io: dict[int, ServiceIO] = {}
         #: Called with each request taken, before it is queued (its service's ServiceIO and the TakenRequest).
         self.on_taken: Callable[[ServiceIO, TakenRequest], None] = lambda _io, _taken: None
+        #: The answer of a request refused before its message is read (e.g. compute_fk over max_fk_links), or None.
+        self.refusal_unread: Callable[[ServiceIO, TakenRequest], object | None] = lambda _io, _taken: None
 
     def spin(self) -> None:
         """Execute callbacks until ``stop_spinning``, a shutdown of the executor or of its context."""
@@ -172,6 +174,12 @@ class NodeExecutor(Executor):
             if taken is None:
                 break
             self.on_taken(io, taken)
+            refusal = self.refusal_unread(io, taken)
+            if refusal is not None:
+                taken.discard()
+                queue.submit(QueuedRequest(taken.client, lambda taken=taken, refusal=refusal:
+                                           self.resends.send(io, taken, refusal)))
+                continue
             queue.submit(_queued(io, taken, self._answering(io, taken), search))
         srv._executor_event = False  # waited for again: more may wait, taken next pass (others' between)
 

@@ -6,7 +6,7 @@ from moveit_msgs.srv import GetPositionFK
 
 from ..errors import ErrorCode, RequestError
 from ..geometry.transforms import invert_transform
-from .conversions import normalized_frame_id, pose_msg_from_transform
+from .conversions import error_code_msg, normalized_frame_id, pose_msg_from_transform
 from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
 
@@ -15,16 +15,31 @@ def compute_fk(request: GetPositionFK.Request, response: GetPositionFK.Response,
     return answer_with_error_code(_forward_kinematics, request, response, context)
 
 
+def too_many_links(count: int, most: int) -> str:
+    """Why a request for ``count`` link poses is refused under max_fk_links=``most`` ("": it is not)."""
+    if count <= most:
+        return ""
+    return f"fk_link_names has {count} names; at most max_fk_links={most} are answered per request"
+
+
+def refusal_unread(count: int, most: int, source: str) -> GetPositionFK.Response | None:
+    """The FAILURE answer of a request for ``count`` link poses over max_fk_links=``most``, built without reading
+    the request (the node refuses it before building its Python message); None when it is not refused."""
+    too_many = too_many_links(count, most)
+    if not too_many:
+        return None
+    return GetPositionFK.Response(error_code=error_code_msg(ErrorCode.FAILURE, too_many, source))
+
+
 def _forward_kinematics(request: GetPositionFK.Request, response: GetPositionFK.Response, context: RequestContext):
     """The poses of the known links of ``fk_link_names`` in the header's frame; unknown ones are skipped and
     named (INVALID_LINK_NAME)."""
     setup = context.setup
     if not request.fk_link_names:
         raise RequestError(ErrorCode.INVALID_LINK_NAME, "fk_link_names is empty")
-    most = context.state.settings.max_fk_links
-    if len(request.fk_link_names) > most:
-        raise RequestError(ErrorCode.FAILURE, f"fk_link_names has {len(request.fk_link_names)} names; at most "
-                           f"max_fk_links={most} are answered per request")
+    too_many = too_many_links(len(request.fk_link_names), context.state.settings.max_fk_links)
+    if too_many:
+        raise RequestError(ErrorCode.FAILURE, too_many)
     poses = LinkPoses(setup.model, context.joint_values(request.robot_state))
     frame = request.header.frame_id
     T_frame_model = invert_transform(context.frames.T_model_frame(frame, poses))

@@ -85,6 +85,7 @@ from .node_parameters import (
     is_setup_input,
     parameters_markdown,
 )
+from .rcl_service_io import ServiceIO, TakenRequest, fk_link_count
 from .reachability_markers import ReachabilityMarkers
 from .request_context import RequestContext, ServiceTools
 from .request_transit import Arrival
@@ -228,6 +229,7 @@ class KinematicsNode(Node):
                                 self.get_logger(), is_queued=self.is_queued)
         presence = ClientPresence(self, [service.service_name for service in self.services])
         executor.on_taken = lambda _io, taken: presence.note(taken.client)
+        executor.refusal_unread = self._refusal_unread
 
         def drop_gone_clients() -> None:
             gone = presence.gone(executor.clients_waiting() | self.search_scheduler.clients())
@@ -240,6 +242,13 @@ class KinematicsNode(Node):
                                        f"{cancelled} search(es) cancelled")
         self.create_timer(GONE_CLIENTS_CHECK_S, drop_gone_clients)
         return executor
+
+    def _refusal_unread(self, io: ServiceIO, taken: TakenRequest):
+        """The answer of a compute_fk request over max_fk_links, read in C (its message never built), or None."""
+        if io.service.srv_type is not GetPositionFK or taken.c_message is None:
+            return None
+        return fk_service.refusal_unread(fk_link_count(taken.c_message), self._store.current.settings.max_fk_links,
+                                         self.get_fully_qualified_name())
 
     def stop_searches(self, executor: NodeExecutor) -> None:
         """Cancel every IK search, plan and request, and give their answers time to be sent and to leave."""
