@@ -20,8 +20,10 @@ import inspect
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection
 
+from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import (
     ConditionReachedException,
@@ -37,10 +39,12 @@ from .request_transit import arrival_of
 
 #: Requests of one service taken in one pass of the wait loop at most.
 TAKEN_PER_PASS = 64
-#: An answer whose client is not matched yet is sent again every RESEND_PERIOD_S [s] (rmw itself waits 0.1 s
-#: for the match on each send), for RESEND_FOR_S [s] at most.
+#: An answer rmw did not send is sent again every RESEND_PERIOD_S [s] (rmw itself waits up to 0.1 s on each
+#: send, for the client's match or for room in the writer's history), for RESEND_FOR_S [s] at most.
 RESEND_PERIOD_S = 0.05
-RESEND_FOR_S = 10.0
+RESEND_FOR_S = 60.0
+#: What is sent again.
+RETRIED = frozenset((Delivery.CLIENT_NOT_MATCHED, Delivery.NOT_WRITTEN))
 
 #: rclpy (Kilted and later) takes a service request in ``Executor._take_service``, which returns the coroutine
 #: answering it; older rclpy splits that into ``_execute_service``, and there the requests' transit stays 0.
@@ -191,7 +195,11 @@ class NodeExecutor(Executor):
 
         def answer() -> None:
             srv = io.service
-            response = srv.callback(taken.message(), srv.srv_type.Response(), arrival)
+            try:
+                response = srv.callback(taken.message(), srv.srv_type.Response(), arrival)
+            except Exception as error:  # every request taken is answered
+                self._log_error(error)
+                response = failure_response(srv.srv_type, f"internal error: {error!r}")
             self.resends.send(io, taken, response)
         return answer
 
@@ -234,6 +242,14 @@ def _queued(io: ServiceIO, taken: TakenRequest, answer: Callable[[], None], sear
     return QueuedRequest(taken.client, answer, cost=None, measure=lambda: _cost_of(taken), discard=taken.discard)
 
 
+def failure_response(srv_type, message: str):
+    """A ``srv_type`` answer saying FAILURE (its MoveIt error code, where it has one) with ``message``."""
+    response = srv_type.Response()
+    if hasattr(response, "error_code"):
+        response.error_code = MoveItErrorCodes(val=MoveItErrorCodes.FAILURE, message=message)
+    return response
+
+
 def _cost_of(taken: TakenRequest) -> int:
     try:
         return request_cost(taken.message())
@@ -242,27 +258,36 @@ def _cost_of(taken: TakenRequest) -> int:
 
 
 class Resender:
-    """Sends answers, and again every RESEND_PERIOD_S those whose client the service has not matched yet, until
-    it is (delivered), is gone (rmw drops the answer), or RESEND_FOR_S have passed (logged as undelivered)."""
+    """Sends answers; one rmw did not send (its client not matched yet, or the answer writer's history full of
+    answers that slow clients have not acknowledged) is sent again from a thread of its own, every
+    RESEND_PERIOD_S while that lasts, until it is sent or its client is gone (rmw then drops it), for
+    RESEND_FOR_S at most (then logged as undelivered): every request taken is answered."""
 
     def __init__(self, logger):
         self._logger = logger
         self._lock = threading.Condition()
-        self._waiting: list[tuple[float, ServiceIO, TakenRequest, object]] = []  # (give up at, ...)
+        self._waiting: deque[tuple[float, ServiceIO, TakenRequest, object]] = deque()  # (give up at, ...)
         self._thread: threading.Thread | None = None
         self._closed = False
-        #: Answers sent again (delivered or not) and answers given up.
-        self.resent = 0
+        #: Answers not sent at the first try, and those given up.
+        self.retried = 0
         self.undelivered = 0
 
     def send(self, io: ServiceIO, taken: TakenRequest, response) -> None:
-        if io.send(taken, response) is Delivery.CLIENT_NOT_MATCHED:
+        delivery, _reason = io.send(taken, response)
+        if delivery in RETRIED:
             with self._lock:
+                self.retried += 1
                 self._waiting.append((time.monotonic() + RESEND_FOR_S, io, taken, response))
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._resend, name="resends", daemon=True)
                     self._thread.start()
                 self._lock.notify()
+
+    @property
+    def waiting(self) -> int:
+        """Answers waiting to be sent again."""
+        return len(self._waiting)
 
     def close(self) -> None:
         with self._lock:
@@ -270,31 +295,31 @@ class Resender:
             self._lock.notify()
 
     def _resend(self) -> None:
+        """Passes over the waiting answers, every RESEND_PERIOD_S while some are left. A pass sends each once, and
+        ends at the first the writer had no room for (the rest would wait for the same room)."""
         while True:
             with self._lock:
                 self._lock.wait_for(lambda: self._waiting or self._closed)
                 if self._closed:
                     return
-                waiting, self._waiting = self._waiting, []
-            kept = []
-            for give_up_at, io, taken, response in waiting:
-                self.resent += 1
-                try:
-                    delivery = io.send(taken, response)
-                except RuntimeError as error:
-                    self._logger.error(f"answer to request {taken.sequence_number} not sent: {error}")
-                    continue
-                if delivery is not Delivery.CLIENT_NOT_MATCHED:
+                waiting, self._waiting = self._waiting, deque()
+            kept: deque = deque()
+            while waiting:
+                give_up_at, io, taken, response = entry = waiting.popleft()
+                delivery, reason = io.send(taken, response)
+                if delivery not in RETRIED:
                     continue
                 if time.monotonic() < give_up_at:
-                    kept.append((give_up_at, io, taken, response))
+                    kept.append(entry)
                 else:
                     self.undelivered += 1
-                    self._logger.warning(f"answer to request {taken.sequence_number} of client "
-                                         f"{taken.client.hex()} on {io.service.service_name} not delivered: the "
-                                         f"client's reader was not matched within {RESEND_FOR_S} s")
+                    self._logger.error(f"answer to request {taken.sequence_number} of client {taken.client.hex()} "
+                                       f"on {io.service.service_name} not delivered within {RESEND_FOR_S} s: {reason}")
+                if delivery is Delivery.NOT_WRITTEN:
+                    kept.extend(waiting)
+                    break
             with self._lock:
-                self._waiting.extend(kept)
+                self._waiting.extendleft(reversed(kept))  # before those queued meanwhile
                 if kept:
                     self._lock.wait(RESEND_PERIOD_S)
 

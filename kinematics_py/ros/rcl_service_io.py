@@ -9,7 +9,9 @@ made and converted by the type's own rosidl functions (the capsules rclpy uses);
 the Python message when the request is about to run, and ``discard`` frees one that never will (its client
 gone). ``ServiceIO.send`` calls ``rcl_send_response``: rclpy turns its RCL_RET_TIMEOUT (the answer's client
 not matched by the service's response writer within rmw's wait, e.g. discovery lagging under load) into a
-warning and the answer is lost; here it is ``Delivery.CLIENT_NOT_MATCHED``, for the caller to send again.
+warning, and its other errors into an exception (e.g. "cannot publish data": the writer's history full of
+answers slow clients have not acknowledged, when its blocking time ran out): either way the answer is lost. Here
+they are ``Delivery.CLIENT_NOT_MATCHED`` and ``Delivery.NOT_WRITTEN``, for the caller to send again.
 
 ROS-specific but executor-free: rcl is the C library every ROS 2 client library is built on, and these two
 functions and structures are its stable API (rmw_service_info_t since Foxy).
@@ -133,6 +135,8 @@ class Delivery(Enum):
 
     SENT = "sent"  # to DDS (or dropped by rmw because the client is gone)
     CLIENT_NOT_MATCHED = "client not matched"  # rmw did not send it: its client's reader is not matched yet
+    NOT_WRITTEN = "not written"  # rmw could not write it (e.g. the answer writer's history full of answers
+    # that slow clients have not acknowledged, until its blocking time ran out)
     SERVICE_GONE = "service gone"  # the node is stopping
 
 
@@ -213,8 +217,8 @@ class ServiceIO:
             return None
         return TakenRequest(self, info, c_message)
 
-    def send(self, taken: TakenRequest, response) -> Delivery:
-        """Give ``response`` to rcl for ``taken``'s client (see ``Delivery``); RuntimeError for any other error."""
+    def send(self, taken: TakenRequest, response) -> tuple[Delivery, str]:
+        """Give ``response`` to rcl for ``taken``'s client: (what became of it, rcl's reason when not sent)."""
         response_type = self.service.srv_type.Response
         if not isinstance(response, response_type):
             raise TypeError(f"not a {self.service.srv_type.__name__} response: {type(response).__name__}")
@@ -229,12 +233,10 @@ class ServiceIO:
                     result = _rcl.rcl_send_response(self.service.handle.pointer, ctypes.byref(taken.request_id),
                                                     c_message)
             except InvalidHandle:
-                return Delivery.SERVICE_GONE
+                return Delivery.SERVICE_GONE, "the service was destroyed"
         finally:
             self.response_functions.destroy(c_message)
         if result == RCL_RET_OK:
-            return Delivery.SENT
+            return Delivery.SENT, ""
         error = _error_text()
-        if result == RCL_RET_TIMEOUT:
-            return Delivery.CLIENT_NOT_MATCHED
-        raise RuntimeError(f"sending an answer of {self.service.service_name} failed ({result}): {error}")
+        return (Delivery.CLIENT_NOT_MATCHED if result == RCL_RET_TIMEOUT else Delivery.NOT_WRITTEN), error

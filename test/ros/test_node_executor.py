@@ -1,5 +1,6 @@
 """NodeExecutor in-process: each ready callback is dispatched to a pool once, however long it waits for a thread;
-the requests waiting for a search service are taken together, as many as the search pool has threads."""
+the requests waiting for a search service are taken together, as many as the search pool has threads; a request
+whose callback raises is answered FAILURE."""
 from __future__ import annotations
 
 import threading
@@ -7,6 +8,7 @@ import time
 
 import pytest
 import rclpy
+from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
@@ -126,6 +128,41 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
         assert sorted(future.result().fk_link_names[0] for future in futures) == ["link_0", "link_1", "link_2"]
     finally:
         gate.set()
+        executor.shutdown()
+        client_executor.shutdown()
+        server.destroy_node()
+        client_node.destroy_node()
+        rclpy.shutdown(context=server_context)
+        rclpy.shutdown(context=client_context)
+
+
+def test_a_request_whose_callback_raises_is_answered_failure():
+    server_context, client_context = rclpy.Context(), rclpy.Context()
+    rclpy.init(context=server_context)
+    rclpy.init(context=client_context)
+    server = rclpy.create_node("raising_server", context=server_context)
+    client_node = rclpy.create_node("raising_client", context=client_context)
+    client_executor = SingleThreadedExecutor(context=client_context)
+    client_executor.add_node(client_node)
+
+    def callback(request, response, arrival):
+        raise KeyError("a bug")
+    service = server.create_service(GetPositionFK, "raising", callback)
+    executor = NodeExecutor(1, 1, lambda entity: False, server.get_logger(), is_queued=entities_among([service]),
+                            context=server_context)
+    executor.add_node(server)
+    spinning = threading.Thread(target=executor.spin, daemon=True)
+    try:
+        client = client_node.create_client(GetPositionFK, "raising")
+        assert client.wait_for_service(timeout_sec=10.0)
+        spinning.start()
+        future = client.call_async(GetPositionFK.Request(fk_link_names=["a"]))
+        client_executor.spin_until_future_complete(future, timeout_sec=20.0)
+        assert future.done(), "no answer"
+        assert future.result().error_code.val == MoveItErrorCodes.FAILURE
+        assert "KeyError('a bug')" in future.result().error_code.message
+    finally:
+        executor.stop_spinning()
         executor.shutdown()
         client_executor.shutdown()
         server.destroy_node()

@@ -96,7 +96,7 @@ def test_requests_carry_their_clients_identity_and_are_answered(server_and_clien
         b.message()
     for request in (a_small, a_large):
         response = GetPositionFK.Response(fk_link_names=[f"{len(request.message().fk_link_names)}"])
-        assert io.send(request, response) is Delivery.SENT
+        assert io.send(request, response) == (Delivery.SENT, "")
     deadline = time.monotonic() + WAIT_S
     while not (futures[0].done() and futures[1].done()) and time.monotonic() < deadline:
         time.sleep(0.01)
