@@ -1,14 +1,17 @@
 """FairQueue: cheap requests run before expensive ones, which run one at a time; the clients take turns, each
 client's requests in arrival order; a gone client's waiting requests are discarded, every other request runs;
-request_cost reads the size of a request."""
+request_cost reads the size of a request; the executor's Resender sends again the answers rmw did not send."""
 from __future__ import annotations
 
 import threading
+import time
 
 from moveit_msgs.msg import AttachedCollisionObject, CollisionObject
 from moveit_msgs.srv import ApplyPlanningScene, GetPositionFK, GetStateValidity, QueryPlannerInterfaces
 
-from kinematics_py.ros.executor import DaemonPool
+from kinematics_py.ros import executor as executor_module
+from kinematics_py.ros.executor import DaemonPool, Resender
+from kinematics_py.ros.rcl_service_io import Delivery
 from kinematics_py.ros.request_queue import CHEAP_COST, FairQueue, QueuedRequest, request_cost
 
 WAIT_S = 30.0
@@ -113,3 +116,64 @@ def test_request_cost_counts_what_a_request_asks_for():
     validity.robot_state.attached_collision_objects = [AttachedCollisionObject()] * 2
     assert request_cost(validity) == 3
     assert request_cost(QueryPlannerInterfaces.Request()) == 1
+
+
+class ScriptedService:
+    """A ServiceIO stand-in whose sends go as ``outcomes`` say, per request (then SENT)."""
+
+    def __init__(self, outcomes: dict):
+        self.outcomes = {name: list(steps) for name, steps in outcomes.items()}
+        self.sent, self.tries = [], []
+        self.service = type("Service", (), {"service_name": "/scripted"})()
+
+    def send(self, taken, response):
+        self.tries.append(response)
+        steps = self.outcomes.get(response, [])
+        delivery = steps.pop(0) if steps else Delivery.SENT
+        if delivery is Delivery.SENT:
+            self.sent.append(response)
+        return delivery, "" if delivery is Delivery.SENT else "scripted"
+
+
+class Logged:
+    def __init__(self):
+        self.errors = []
+
+    def error(self, text):
+        self.errors.append(text)
+
+
+def _taken(number: int):
+    return type("Taken", (), {"sequence_number": number, "client": b"c" * 16})()
+
+
+def test_answers_rmw_did_not_send_are_sent_again_until_they_are():
+    io = ScriptedService({"a": [Delivery.NOT_WRITTEN, Delivery.NOT_WRITTEN],
+                          "b": [Delivery.CLIENT_NOT_MATCHED], "c": []})
+    resender = Resender(Logged())
+    try:
+        for number, name in enumerate("abc"):
+            resender.send(io, _taken(number), name)
+        deadline = time.monotonic() + WAIT_S
+        while len(io.sent) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sorted(io.sent) == ["a", "b", "c"] and resender.retried == 2 and resender.undelivered == 0
+        assert [io.tries.count(name) for name in "abc"] == [3, 2, 1]
+    finally:
+        resender.close()
+
+
+def test_an_answer_never_sent_is_given_up_after_its_time_and_logged(monkeypatch):
+    monkeypatch.setattr(executor_module, "RESEND_FOR_S", 0.2)
+    io = ScriptedService({"stuck": [Delivery.CLIENT_NOT_MATCHED] * 10_000})
+    logged = Logged()
+    resender = Resender(logged)
+    try:
+        resender.send(io, _taken(7), "stuck")
+        deadline = time.monotonic() + WAIT_S
+        while resender.undelivered == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert resender.undelivered == 1 and resender.waiting == 0 and io.sent == []
+        assert "request 7" in logged.errors[0] and "not delivered" in logged.errors[0]
+    finally:
+        resender.close()
