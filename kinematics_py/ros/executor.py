@@ -274,8 +274,10 @@ class Resender:
         self.undelivered = 0
 
     def send(self, io: ServiceIO, taken: TakenRequest, response) -> None:
-        delivery, _reason = io.send(taken, response)
+        delivery, reason = io.send(taken, response)
         if delivery in RETRIED:
+            self._logger.warning(f"answers on {io.service.service_name} not sent at once, sent again: {reason}",
+                                 throttle_duration_sec=5.0)
             with self._lock:
                 self.retried += 1
                 self._waiting.append((time.monotonic() + RESEND_FOR_S, io, taken, response))

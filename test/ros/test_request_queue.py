@@ -137,10 +137,13 @@ class ScriptedService:
 
 class Logged:
     def __init__(self):
-        self.errors = []
+        self.errors, self.warnings = [], []
 
     def error(self, text):
         self.errors.append(text)
+
+    def warning(self, text, **_throttle):
+        self.warnings.append(text)
 
 
 def _taken(number: int):
