@@ -55,6 +55,9 @@ class RobotModel:
         self.tree = KinematicTree(description)
         self._parent_joint = {joint.child: joint for joint in description.joints}
         self._chains: dict[tuple[str, str], Chain] = {}
+        #: Single-DOF joints' default values (``default_joint_value``), computed once: every request reads them.
+        self._single_dof_defaults = {name: float(np.clip(0.0, self.joints[name].lower, self.joints[name].upper))
+                                     for name in self.joint_names if self.joints[name].type in SINGLE_DOF_JOINT_TYPES}
 
     @classmethod
     def from_urdf_string(cls, urdf_xml: str, limits: DescriptionLimits | None = None) -> RobotModel:
@@ -110,10 +113,10 @@ class RobotModel:
 
     def default_joint_value(self, joint: str):
         """Zero, clamped into the joint's limits (zeros for floating and planar joints)."""
-        spec = self.joints[joint]
-        if spec.type in SINGLE_DOF_JOINT_TYPES:
-            return float(np.clip(0.0, spec.lower, spec.upper))
-        return np.zeros(JOINT_VALUE_COUNT[spec.type])
+        default = self._single_dof_defaults.get(joint)
+        if default is not None:
+            return default
+        return np.zeros(JOINT_VALUE_COUNT[self.joints[joint].type])
 
     def resolve_joint_values(self, joint_positions: Mapping[str, object] | None = None) -> dict[str, object]:
         """Every movable joint's value: given ones checked, missing ones defaulted, mimic joints derived.

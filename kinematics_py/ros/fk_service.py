@@ -42,7 +42,10 @@ def _forward_kinematics(request: GetPositionFK.Request, response: GetPositionFK.
         raise RequestError(ErrorCode.FAILURE, too_many)
     poses = LinkPoses(setup.model, context.joint_values(request.robot_state))
     frame = request.header.frame_id
-    T_frame_model = invert_transform(context.frames.T_model_frame(frame, poses))
+    frames = context.frames
+    # in the model frame (the usual request) the poses are the model's own
+    T_frame_model = None if frames.is_model_frame(normalized_frame_id(frame)) else invert_transform(
+        frames.T_model_frame(frame, poses))
     header_frame = normalized_frame_id(frame) or setup.model_frame
     stamp = context.stamp()
     links = set(request.fk_link_names).intersection(setup.model.link_names)
@@ -51,7 +54,8 @@ def _forward_kinematics(request: GetPositionFK.Request, response: GetPositionFK.
     for link in known:
         pose = answers.get(link)
         if pose is None:
-            pose = answers[link] = PoseStamped(pose=pose_msg_from_transform(T_frame_model @ poses[link]))
+            T_frame_link = poses[link] if T_frame_model is None else T_frame_model @ poses[link]
+            pose = answers[link] = PoseStamped(pose=pose_msg_from_transform(T_frame_link))
             pose.header.frame_id = header_frame
             pose.header.stamp = stamp
         response.pose_stamped.append(pose)
