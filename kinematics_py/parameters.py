@@ -199,8 +199,8 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "wait (short searches before long ones, then earliest deadline first), and a running search lends "
                   "its CPU to one that comes first. Read at start-up.", 0, 256),
     ParameterSpec("max_concurrent_ik_requests", 64, "IK requests the node holds at once (searching or waiting "
-                  "for a search slot, each on a thread of its own); further ones wait unread in DDS. Read at "
-                  "start-up.", 1, 1024),
+                  "for a search slot, each on a thread of its own); further ones wait in the node's fair queue "
+                  "(clients in turn). Read at start-up.", 1, 1024),
     ParameterSpec("planning_processes", 1, "Processes plan_kinematic_path plans in (OMPL holds the GIL while it "
                   "searches: planning on the node's own threads would hold up every other answer); further plans "
                   "wait for one until their deadline. The processes start with the first plan and build each robot "

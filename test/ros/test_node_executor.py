@@ -120,7 +120,7 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
         while len(started) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.2)
-        assert len(started) == 2  # both search threads busy; the third request waits unread in DDS
+        assert len(started) == 2  # both search threads busy; the third request waits in the fair queue
         takes, starts = zip(*times)
         assert max(takes) <= min(starts)  # taken together; their budgets count from then, not from their threads
         gate.set()
