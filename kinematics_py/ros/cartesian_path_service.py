@@ -41,7 +41,7 @@ from ..planning.time_parameterization import (
 from .constraints import request_constraints
 from .conversions import robot_state_msg, transform_from_pose_msg
 from .display import DisplayPublishers
-from .ik_service import SHUTTING_DOWN, attached_tip, group_plugin
+from .ik_service import attached_tip, group_plugin
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
@@ -117,14 +117,14 @@ class CartesianPathService:
         T_tip_link = invert_transform(poses[tip]) @ poses[link]
         scheduler = context.tools.scheduler
         try:
-            with scheduler.ticket(context.sent + UNTIMED_SEARCH_S) as ticket:
+            with scheduler.ticket(context.sent + UNTIMED_SEARCH_S, client=context.client) as ticket:
                 if scheduler.admit(ticket) != Admission.GRANTED:
-                    raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+                    raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
                 path = compute_cartesian_path(plugin, [values[name] for name in names], waypoints,
                                               request.max_step, T_tip_link=T_tip_link, jump_thresholds=thresholds,
                                               validity=validity, budget=Budget(lambda: scheduler.checkpoint(ticket)))
                 if ticket.cancelled:
-                    raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+                    raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
             limits = joint_limits(setup.model, names, self.joint_limit_overrides())
             link_positions = None
             if request.max_cartesian_speed > 0:

@@ -39,6 +39,9 @@ from .request_transit import arrival_of
 
 #: Requests of one service taken in one pass of the wait loop at most.
 TAKEN_PER_PASS = 64
+#: A request of the other services costing this much at most (``request_queue.request_cost``, known before its
+#: message is read: compute_fk's link names) is answered by the spinning thread itself when the pool is idle.
+ANSWERED_HERE_COST = 8
 #: An answer rmw did not send is sent again every RESEND_PERIOD_S [s] (rmw itself waits up to 0.1 s on each
 #: send, for the client's match or for room in the writer's history), for RESEND_FOR_S [s] at most.
 RESEND_PERIOD_S = 0.05
@@ -184,7 +187,9 @@ class NodeExecutor(Executor):
                 queue.submit(QueuedRequest(taken.client, lambda taken=taken, refusal=refusal:
                                            self.resends.send(io, taken, refusal)))
                 continue
-            queue.submit(_queued(io, taken, self._answering(io, taken), search))
+            request = _queued(io, taken, self._answering(io, taken), search)
+            if search or not queue.run_here_if_idle(request, ANSWERED_HERE_COST):
+                queue.submit(request)
         srv._executor_event = False  # waited for again: more may wait, taken next pass (others' between)
 
     def _answering(self, io: ServiceIO, taken: TakenRequest) -> Callable[[], None]:

@@ -26,8 +26,6 @@ from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
 from .search_scheduler import Admission
 
-SHUTTING_DOWN = "kinematics_node is shutting down"
-
 
 def compute_ik(request: GetPositionIK.Request, response: GetPositionIK.Response, context: RequestContext):
     return answer_with_error_code(_scheduled_ik, request.ik_request, response, context)
@@ -48,12 +46,12 @@ def _scheduled_ik(ik, response: GetPositionIK.Response, context: RequestContext)
                                          f"ran out before its search could start ({ticket.ahead} other IK "
                                          f"request(s) in the node when it arrived)")
         if admission == Admission.CANCELLED:
-            return ErrorCode.PREEMPTED, ticket.cancel_reason or SHUTTING_DOWN
+            return ErrorCode.PREEMPTED, ticket.cancel_reason
         # ends the search at the ticket's stop time: the deadline less the time its answer takes to build
         answer = _solve_ik(ik, response, context, plugin, timeout=budget,
                            budget=Budget(lambda: scheduler.checkpoint(ticket), ticket.stop_at))
         if ticket.cancelled and isinstance(answer, tuple):
-            return ErrorCode.PREEMPTED, f"{ticket.cancel_reason or SHUTTING_DOWN}: {answer[1]}"
+            return ErrorCode.PREEMPTED, f"{ticket.cancel_reason}: {answer[1]}"
         return answer
 
 

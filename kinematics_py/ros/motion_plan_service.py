@@ -35,11 +35,11 @@ from .cartesian_path_service import CartesianPathService, scaling_factor, trajec
 from .constraints import request_constraints
 from .conversions import robot_state_msg
 from .display import DisplayPublishers
-from .ik_service import SHUTTING_DOWN, attached_tip, group_plugin
+from .ik_service import attached_tip, group_plugin
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
 from .robot_state import LinkPoses
-from .search_scheduler import Admission
+from .search_scheduler import SHUTTING_DOWN, Admission
 
 #: Planning time when a request gives none [s] (MoveIt's default allowed_planning_time).
 DEFAULT_PLANNING_TIME_S = 5.0
@@ -124,12 +124,12 @@ def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
                 raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN) from None
             raise RequestError(ErrorCode.TIMED_OUT if error.busy else ErrorCode.FAILURE, str(error)) from None
     scheduler = context.tools.scheduler
-    with scheduler.ticket(job.deadline) as ticket:
+    with scheduler.ticket(job.deadline, client=context.client) as ticket:
         if scheduler.admit(ticket) != Admission.GRANTED:
-            raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+            raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
         result = run_job(job, context.setup, checker, lambda: scheduler.checkpoint(ticket))
         if ticket.cancelled:
-            raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN)
+            raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
     return result
 
 

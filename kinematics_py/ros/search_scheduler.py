@@ -47,6 +47,8 @@ ANSWER_RESERVE_QUANTILE = 0.95
 #: (deadline - arrival at the scheduler), and by LATENESS_ALLOWANCE_S [s] at most.
 MAX_ANSWER_RESERVE_SHARE = 0.25
 LATENESS_ALLOWANCE_S = 0.001
+#: Why the tickets of a closed scheduler are cancelled.
+SHUTTING_DOWN = "kinematics_node is shutting down"
 
 
 class RecentQuantile:
@@ -85,8 +87,8 @@ class SearchTicket:
     #: Who asked (``rcl_service_io.TakenRequest.client``; None: unknown).
     client: object = None
     cancelled: bool = False
-    #: Why it was cancelled ("": the scheduler was closed).
-    cancel_reason: str = ""
+    #: Why it was cancelled (SHUTTING_DOWN, or ``cancel_clients``'s reason).
+    cancel_reason: str = SHUTTING_DOWN
     holding: bool = False
     waiting: bool = False
     #: Slot time [s] used before the current slot, and when the current one was given (``time.monotonic()``).

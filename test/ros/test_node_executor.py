@@ -3,6 +3,7 @@ the requests waiting for a search service are taken together, as many as the sea
 whose callback raises is answered FAILURE."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -89,15 +90,28 @@ def test_a_coroutine_callback_awaiting_a_future_is_resumed(executor_and_node):
     assert _spin_until(executor, lambda: calls == ["resumed"])
 
 
-def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool_size():
+@contextlib.contextmanager
+def _server_and_client(name: str):
+    """A server node and a client node (spun by an executor of its own, not started), each in a context of its
+    own; all destroyed at the end."""
     server_context, client_context = rclpy.Context(), rclpy.Context()
     rclpy.init(context=server_context)
     rclpy.init(context=client_context)
-    server = rclpy.create_node("take_together_server", context=server_context)
-    client_node = rclpy.create_node("take_together_client", context=client_context)
+    server = rclpy.create_node(f"{name}_server", context=server_context)
+    client_node = rclpy.create_node(f"{name}_client", context=client_context)
     client_executor = SingleThreadedExecutor(context=client_context)
     client_executor.add_node(client_node)
-    spinning = threading.Thread(target=client_executor.spin, daemon=True)
+    try:
+        yield server, client_node, client_executor
+    finally:
+        client_executor.shutdown()
+        server.destroy_node()
+        client_node.destroy_node()
+        rclpy.shutdown(context=server_context)
+        rclpy.shutdown(context=client_context)
+
+
+def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool_size():
     gate, started, times = threading.Event(), [], []
 
     def callback(request, response, arrival):
@@ -106,66 +120,49 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
         gate.wait(10.0)
         response.fk_link_names = request.fk_link_names
         return response
-    service = server.create_service(GetPositionFK, "take_together", callback)
-    executor = NodeExecutor(1, 2, entities_among([service]), server.get_logger(), context=server_context)
-    executor.add_node(server)
-    try:
-        client = client_node.create_client(GetPositionFK, "take_together")
-        assert client.wait_for_service(timeout_sec=10.0)
-        spinning.start()
-        futures = [client.call_async(GetPositionFK.Request(fk_link_names=[f"link_{i}"])) for i in range(3)]
-        time.sleep(DELIVERY_S)
-        executor.spin_once(timeout_sec=5.0)  # one pass of the wait loop: the service is ready
-        deadline = time.monotonic() + 5.0
-        while len(started) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.2)
-        assert len(started) == 2  # both search threads busy; the third request waits in the fair queue
-        takes, starts = zip(*times)
-        assert max(takes) <= min(starts)  # taken together; their budgets count from then, not from their threads
-        gate.set()
-        assert _spin_until(executor, lambda: all(future.done() for future in futures), timeout=10.0)
-        assert sorted(future.result().fk_link_names[0] for future in futures) == ["link_0", "link_1", "link_2"]
-    finally:
-        gate.set()
-        executor.shutdown()
-        client_executor.shutdown()
-        server.destroy_node()
-        client_node.destroy_node()
-        rclpy.shutdown(context=server_context)
-        rclpy.shutdown(context=client_context)
+    with _server_and_client("take_together") as (server, client_node, client_executor):
+        service = server.create_service(GetPositionFK, "take_together", callback)
+        executor = NodeExecutor(1, 2, entities_among([service]), server.get_logger(), context=server.context)
+        executor.add_node(server)
+        try:
+            client = client_node.create_client(GetPositionFK, "take_together")
+            assert client.wait_for_service(timeout_sec=10.0)
+            threading.Thread(target=client_executor.spin, daemon=True).start()
+            futures = [client.call_async(GetPositionFK.Request(fk_link_names=[f"link_{i}"])) for i in range(3)]
+            time.sleep(DELIVERY_S)
+            executor.spin_once(timeout_sec=5.0)  # one pass of the wait loop: the service is ready
+            deadline = time.monotonic() + 5.0
+            while len(started) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.2)
+            assert len(started) == 2  # both search threads busy; the third request waits in the fair queue
+            takes, starts = zip(*times)
+            assert max(takes) <= min(starts)  # taken together; their budgets count from then, not from their threads
+            gate.set()
+            assert _spin_until(executor, lambda: all(future.done() for future in futures), timeout=10.0)
+            assert sorted(future.result().fk_link_names[0] for future in futures) == ["link_0", "link_1", "link_2"]
+        finally:
+            gate.set()
+            executor.shutdown()
 
 
 def test_a_request_whose_callback_raises_is_answered_failure():
-    server_context, client_context = rclpy.Context(), rclpy.Context()
-    rclpy.init(context=server_context)
-    rclpy.init(context=client_context)
-    server = rclpy.create_node("raising_server", context=server_context)
-    client_node = rclpy.create_node("raising_client", context=client_context)
-    client_executor = SingleThreadedExecutor(context=client_context)
-    client_executor.add_node(client_node)
-
     def callback(request, response, arrival):
         raise KeyError("a bug")
-    service = server.create_service(GetPositionFK, "raising", callback)
-    executor = NodeExecutor(1, 1, lambda entity: False, server.get_logger(), is_queued=entities_among([service]),
-                            context=server_context)
-    executor.add_node(server)
-    spinning = threading.Thread(target=executor.spin, daemon=True)
-    try:
-        client = client_node.create_client(GetPositionFK, "raising")
-        assert client.wait_for_service(timeout_sec=10.0)
-        spinning.start()
-        future = client.call_async(GetPositionFK.Request(fk_link_names=["a"]))
-        client_executor.spin_until_future_complete(future, timeout_sec=20.0)
-        assert future.done(), "no answer"
-        assert future.result().error_code.val == MoveItErrorCodes.FAILURE
-        assert "KeyError('a bug')" in future.result().error_code.message
-    finally:
-        executor.stop_spinning()
-        executor.shutdown()
-        client_executor.shutdown()
-        server.destroy_node()
-        client_node.destroy_node()
-        rclpy.shutdown(context=server_context)
-        rclpy.shutdown(context=client_context)
+    with _server_and_client("raising") as (server, client_node, client_executor):
+        service = server.create_service(GetPositionFK, "raising", callback)
+        executor = NodeExecutor(1, 1, lambda entity: False, server.get_logger(), is_queued=entities_among([service]),
+                                context=server.context)
+        executor.add_node(server)
+        try:
+            client = client_node.create_client(GetPositionFK, "raising")
+            assert client.wait_for_service(timeout_sec=10.0)
+            threading.Thread(target=executor.spin, daemon=True).start()
+            future = client.call_async(GetPositionFK.Request(fk_link_names=["a"]))
+            client_executor.spin_until_future_complete(future, timeout_sec=20.0)
+            assert future.done(), "no answer"
+            assert future.result().error_code.val == MoveItErrorCodes.FAILURE
+            assert "KeyError('a bug')" in future.result().error_code.message
+        finally:
+            executor.stop_spinning()
+            executor.shutdown()

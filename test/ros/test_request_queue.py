@@ -180,3 +180,24 @@ def test_an_answer_never_sent_is_given_up_after_its_time_and_logged(monkeypatch)
         assert "request 7" in logged.errors[0] and "not delivered" in logged.errors[0]
     finally:
         resender.close()
+
+
+def test_a_small_request_runs_on_the_calling_thread_only_when_the_queue_is_idle():
+    queue, pool = _queue(2)
+    record = Recorder()
+    threads = []
+
+    def request(name: str, cost: int | None, blocking: bool = False) -> QueuedRequest:
+        queued = record.request("a", name, cost=cost, blocking=blocking)
+        run = queued.run
+        queued.run = lambda: (threads.append((name, threading.current_thread())), run())
+        return queued
+    assert queue.run_here_if_idle(request("here", 1), 8)
+    assert threads == [("here", threading.current_thread())]
+    assert not queue.run_here_if_idle(request("too costly", 9), 8)
+    assert not queue.run_here_if_idle(request("unknown cost", None), 8)
+    queue.submit(request("busy", 1, blocking=True))
+    assert not queue.run_here_if_idle(request("behind busy", 1), 8)  # the queue is not idle
+    record.release.set()
+    assert record.wait("here", "busy") and pool.wait_idle(WAIT_S)
+    assert "too costly" not in record.order and "behind busy" not in record.order  # left to the caller
