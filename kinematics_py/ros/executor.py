@@ -8,7 +8,7 @@ itself, in C (``rcl_service_io``: the client's identity and the header's times k
 on the thread that answers it), every request waiting, into a ``FairQueue`` per pool (``request_queue``): cheap
 requests first, the clients in turn, so that no client's burst, nor the queue of a client that is gone, holds up
 another client's request. IK callbacks get the request's ``Arrival`` (``request_transit``). Answers go out
-through rcl too; one whose client is not matched yet is sent again (``Resender``) instead of being lost. rclpy's
+through rcl too; one rmw did not send is sent again (``rcl_service_io.Resender``) instead of being lost. rclpy's
 own handler for a request ran the take on a pool thread and woke the wait loop twice more, each pass rebuilding
 the wait set in Python. A callback waiting for a pool thread is dispatched once (rclpy's own executors dispatch it
 again on every pass of their wait loop). Both pools use daemon threads, so a callback still running when the node
@@ -20,7 +20,6 @@ import inspect
 import queue
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Collection
 
 from moveit_msgs.msg import MoveItErrorCodes
@@ -33,7 +32,7 @@ from rclpy.executors import (
     TimeoutException,
 )
 
-from .rcl_service_io import Delivery, ServiceIO, TakenRequest, fk_link_count
+from .rcl_service_io import Resender, ServiceIO, TakenRequest, fk_link_count
 from .request_queue import FairQueue, QueuedRequest, request_cost
 from .request_transit import arrival_of
 
@@ -45,12 +44,6 @@ TAKING_PER_PASS_S = 0.002
 #: A request of the other services costing this much at most (``request_queue.request_cost``, known before its
 #: message is read: compute_fk's link names) is answered by the spinning thread itself when the pool is idle.
 ANSWERED_HERE_COST = 8
-#: An answer rmw did not send is sent again every RESEND_PERIOD_S [s] (rmw itself waits up to 0.1 s on each
-#: send, for the client's match or for room in the writer's history), for RESEND_FOR_S [s] at most.
-RESEND_PERIOD_S = 0.05
-RESEND_FOR_S = 60.0
-#: What is sent again.
-RETRIED = frozenset((Delivery.CLIENT_NOT_MATCHED, Delivery.NOT_WRITTEN))
 
 #: rclpy (Kilted and later) takes a service request in ``Executor._take_service``, which returns the coroutine
 #: answering it; older rclpy splits that into ``_execute_service``, and there the requests' transit stays 0.
@@ -116,7 +109,7 @@ class NodeExecutor(Executor):
         self.requests = FairQueue(threads, self.pool.submit)
         #: The search services' requests waiting for a search thread, clients in turn.
         self.searches = FairQueue(search_threads, self.search_pool.submit)
-        #: Answers not yet delivered because their client was not matched (sent again until it is or is gone).
+        #: Sends the answers, again those rmw did not send at once.
         self.resends = Resender(logger)
         self._stopping = threading.Event()
         self._service_io: dict[int, ServiceIO] = {}
@@ -266,75 +259,6 @@ def _cost_of(taken: TakenRequest) -> int:
         return request_cost(taken.message())
     except Exception:  # an unreadable message: its answer says so, as cheaply as any
         return 1
-
-
-class Resender:
-    """Sends answers; one rmw did not send (its client not matched yet, or the answer writer's history full of
-    answers that slow clients have not acknowledged) is sent again from a thread of its own, every
-    RESEND_PERIOD_S while that lasts, until it is sent or its client is gone (rmw then drops it), for
-    RESEND_FOR_S at most (then logged as undelivered): every request taken is answered."""
-
-    def __init__(self, logger):
-        self._logger = logger
-        self._lock = threading.Condition()
-        self._waiting: deque[tuple[float, ServiceIO, TakenRequest, object]] = deque()  # (give up at, ...)
-        self._thread: threading.Thread | None = None
-        self._closed = False
-        #: Answers not sent at the first try, and those given up.
-        self.retried = 0
-        self.undelivered = 0
-
-    def send(self, io: ServiceIO, taken: TakenRequest, response) -> None:
-        delivery, reason = io.send(taken, response)
-        if delivery in RETRIED:
-            self._logger.warning(f"answers on {io.service.service_name} not sent at once, sent again: {reason}",
-                                 throttle_duration_sec=5.0)
-            with self._lock:
-                self.retried += 1
-                self._waiting.append((time.monotonic() + RESEND_FOR_S, io, taken, response))
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._resend, name="resends", daemon=True)
-                    self._thread.start()
-                self._lock.notify()
-
-    @property
-    def waiting(self) -> int:
-        """Answers waiting to be sent again."""
-        return len(self._waiting)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._lock.notify()
-
-    def _resend(self) -> None:
-        """Passes over the waiting answers, every RESEND_PERIOD_S while some are left. A pass sends each once, and
-        ends at the first the writer had no room for (the rest would wait for the same room)."""
-        while True:
-            with self._lock:
-                self._lock.wait_for(lambda: self._waiting or self._closed)
-                if self._closed:
-                    return
-                waiting, self._waiting = self._waiting, deque()
-            kept: deque = deque()
-            while waiting:
-                give_up_at, io, taken, response = entry = waiting.popleft()
-                delivery, reason = io.send(taken, response)
-                if delivery not in RETRIED:
-                    continue
-                if time.monotonic() < give_up_at:
-                    kept.append(entry)
-                else:
-                    self.undelivered += 1
-                    self._logger.error(f"answer to request {taken.sequence_number} of client {taken.client.hex()} "
-                                       f"on {io.service.service_name} not delivered within {RESEND_FOR_S} s: {reason}")
-                if delivery is Delivery.NOT_WRITTEN:
-                    kept.extend(waiting)
-                    break
-            with self._lock:
-                self._waiting.extendleft(reversed(kept))  # before those queued meanwhile
-                if kept:
-                    self._lock.wait(RESEND_PERIOD_S)
 
 
 def _drop(handler) -> None:

@@ -230,18 +230,19 @@ class KinematicsNode(Node):
         presence = ClientPresence(self, [service.service_name for service in self.services])
         executor.on_taken = lambda _io, taken: presence.note(taken.client)
         executor.refusal_unread = self._refusal_unread
-
-        def drop_gone_clients() -> None:
-            gone = presence.gone(executor.clients_waiting() | self.search_scheduler.clients())
-            if not gone:
-                return
-            dropped = executor.drop_clients(gone)
-            cancelled = self.search_scheduler.cancel_clients(gone, CLIENT_GONE)
-            if dropped or cancelled:
-                self.get_logger().info(f"{len(gone)} client(s) gone: {dropped} waiting request(s) dropped, "
-                                       f"{cancelled} search(es) cancelled")
-        self.create_timer(GONE_CLIENTS_CHECK_S, drop_gone_clients)
+        self.create_timer(GONE_CLIENTS_CHECK_S, lambda: self._forget_gone_clients(executor, presence))
         return executor
+
+    def _forget_gone_clients(self, executor: NodeExecutor, presence: ClientPresence) -> None:
+        """Drop the waiting requests and cancel the searches of the clients the ROS graph no longer lists."""
+        gone = presence.gone(executor.clients_waiting() | self.search_scheduler.clients())
+        if not gone:
+            return
+        dropped = executor.drop_clients(gone)
+        cancelled = self.search_scheduler.cancel_clients(gone, CLIENT_GONE)
+        if dropped or cancelled:
+            self.get_logger().info(f"{len(gone)} client(s) gone: {dropped} waiting request(s) dropped, "
+                                   f"{cancelled} search(es) cancelled")
 
     def _refusal_unread(self, io: ServiceIO, taken: TakenRequest):
         """The answer of a compute_fk request over max_fk_links, read in C (its message never built), or None."""

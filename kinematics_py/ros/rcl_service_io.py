@@ -11,7 +11,7 @@ gone). ``ServiceIO.send`` calls ``rcl_send_response``: rclpy turns its RCL_RET_T
 not matched by the service's response writer within rmw's wait, e.g. discovery lagging under load) into a
 warning, and its other errors into an exception (e.g. "cannot publish data": the writer's history full of
 answers slow clients have not acknowledged, when its blocking time ran out): either way the answer is lost. Here
-they are ``Delivery.CLIENT_NOT_MATCHED`` and ``Delivery.NOT_WRITTEN``, for the caller to send again.
+they are ``Delivery.CLIENT_NOT_MATCHED`` and ``Delivery.NOT_WRITTEN``, and ``Resender`` sends them again.
 
 ROS-specific but executor-free: rcl is the C library every ROS 2 client library is built on, and these two
 functions and structures are its stable API (rmw_service_info_t since Foxy).
@@ -21,9 +21,16 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import threading
+import time
+from collections import deque
 from enum import Enum
 
 from rclpy.exceptions import InvalidHandle
+
+#: An answer rmw did not send is sent again every RESEND_PERIOD_S [s] (rmw itself waits up to 0.1 s on each
+#: send, for the client's match or for room in the writer's history), for RESEND_FOR_S [s] at most.
+RESEND_PERIOD_S = 0.05
+RESEND_FOR_S = 60.0
 
 #: rcl_ret_t values (rcl/types.h).
 RCL_RET_OK = 0
@@ -240,3 +247,76 @@ class ServiceIO:
             return Delivery.SENT, ""
         error = _error_text()
         return (Delivery.CLIENT_NOT_MATCHED if result == RCL_RET_TIMEOUT else Delivery.NOT_WRITTEN), error
+
+
+#: What ``Resender`` sends again.
+RETRIED = frozenset((Delivery.CLIENT_NOT_MATCHED, Delivery.NOT_WRITTEN))
+
+
+class Resender:
+    """Sends answers; one rmw did not send (its client not matched yet, or the answer writer's history full of
+    answers that slow clients have not acknowledged) is sent again from a thread of its own, every
+    RESEND_PERIOD_S while that lasts, until it is sent or its client is gone (rmw then drops it), for
+    RESEND_FOR_S at most (then logged as undelivered): every request taken is answered."""
+
+    def __init__(self, logger):
+        self._logger = logger
+        self._lock = threading.Condition()
+        self._waiting: deque[tuple[float, ServiceIO, TakenRequest, object]] = deque()  # (give up at, ...)
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        #: Answers not sent at the first try, and those given up.
+        self.retried = 0
+        self.undelivered = 0
+
+    def send(self, io: ServiceIO, taken: TakenRequest, response) -> None:
+        delivery, reason = io.send(taken, response)
+        if delivery in RETRIED:
+            self._logger.warning(f"answers on {io.service.service_name} not sent at once, sent again: {reason}",
+                                 throttle_duration_sec=5.0)
+            with self._lock:
+                self.retried += 1
+                self._waiting.append((time.monotonic() + RESEND_FOR_S, io, taken, response))
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._resend, name="resends", daemon=True)
+                    self._thread.start()
+                self._lock.notify()
+
+    @property
+    def waiting(self) -> int:
+        """Answers waiting to be sent again."""
+        return len(self._waiting)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify()
+
+    def _resend(self) -> None:
+        """Passes over the waiting answers, every RESEND_PERIOD_S while some are left. A pass sends each once, and
+        ends at the first the writer had no room for (the rest would wait for the same room)."""
+        while True:
+            with self._lock:
+                self._lock.wait_for(lambda: self._waiting or self._closed)
+                if self._closed:
+                    return
+                waiting, self._waiting = self._waiting, deque()
+            kept: deque = deque()
+            while waiting:
+                give_up_at, io, taken, response = entry = waiting.popleft()
+                delivery, reason = io.send(taken, response)
+                if delivery not in RETRIED:
+                    continue
+                if time.monotonic() < give_up_at:
+                    kept.append(entry)
+                else:
+                    self.undelivered += 1
+                    self._logger.error(f"answer to request {taken.sequence_number} of client {taken.client.hex()} "
+                                       f"on {io.service.service_name} not delivered within {RESEND_FOR_S} s: {reason}")
+                if delivery is Delivery.NOT_WRITTEN:
+                    kept.extend(waiting)
+                    break
+            with self._lock:
+                self._waiting.extendleft(reversed(kept))  # before those queued meanwhile
+                if kept:
+                    self._lock.wait(RESEND_PERIOD_S)

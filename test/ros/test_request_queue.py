@@ -1,6 +1,6 @@
 """FairQueue: cheap requests run before expensive ones, which run one at a time; the clients take turns, each
 client's requests in arrival order; a gone client's waiting requests are discarded, every other request runs;
-request_cost reads the size of a request; the executor's Resender sends again the answers rmw did not send."""
+request_cost reads the size of a request; Resender sends again the answers rmw did not send."""
 from __future__ import annotations
 
 import threading
@@ -9,9 +9,9 @@ import time
 from moveit_msgs.msg import AttachedCollisionObject, CollisionObject
 from moveit_msgs.srv import ApplyPlanningScene, GetPositionFK, GetStateValidity, QueryPlannerInterfaces
 
-from kinematics_py.ros import executor as executor_module
-from kinematics_py.ros.executor import DaemonPool, Resender
-from kinematics_py.ros.rcl_service_io import Delivery
+from kinematics_py.ros import rcl_service_io
+from kinematics_py.ros.executor import DaemonPool
+from kinematics_py.ros.rcl_service_io import Delivery, Resender
 from kinematics_py.ros.request_queue import CHEAP_COST, FairQueue, QueuedRequest, request_cost
 
 WAIT_S = 30.0
@@ -167,7 +167,7 @@ def test_answers_rmw_did_not_send_are_sent_again_until_they_are():
 
 
 def test_an_answer_never_sent_is_given_up_after_its_time_and_logged(monkeypatch):
-    monkeypatch.setattr(executor_module, "RESEND_FOR_S", 0.2)
+    monkeypatch.setattr(rcl_service_io, "RESEND_FOR_S", 0.2)
     io = ScriptedService({"stuck": [Delivery.CLIENT_NOT_MATCHED] * 10_000})
     logged = Logged()
     resender = Resender(logged)
