@@ -1,5 +1,5 @@
 """A service's requests taken and answered through rcl itself: with the client's identity, the Python message
-built only when the request runs, and an answer whose client is not yet matched sent again instead of dropped.
+built only when the request runs, and an answer rmw did not send sent again instead of dropped.
 
 rclpy's ``service_take_request`` gives a request header whose client (the request writer's GUID) Python cannot
 read, and builds the Python message at once, in the taking thread and holding the GIL: a 10,000-name compute_fk
@@ -19,7 +19,6 @@ functions and structures are its stable API (rmw_service_info_t since Foxy).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import threading
 import time
 from collections import deque
@@ -39,7 +38,8 @@ RCL_RET_SERVICE_TAKE_FAILED = 601
 
 
 class RequestId(ctypes.Structure):
-    """rmw_request_id_t: the client's request writer GUID and the request's sequence number."""
+    """rmw_request_id_t: the GUID the rmw names the client by (rmw_fastrtps: its response reader's) and the
+    request's sequence number."""
 
     _fields_ = [("writer_guid", ctypes.c_uint8 * 16), ("sequence_number", ctypes.c_int64)]
 
@@ -76,26 +76,26 @@ def fk_link_count(c_request: int) -> int:
     return int(_FkRequestStart.from_address(c_request).fk_link_names.size)
 
 
-def _load_rcl() -> ctypes.CDLL:
-    """librcl, the one rclpy has loaded (its directory is on the loader's path in a ROS environment; else the
-    loaded file itself, from this process's memory map)."""
+def _loaded_library(name: str) -> ctypes.CDLL:
+    """``lib<name>.so`` as rclpy has loaded it (its directory is on the loader's path in a ROS environment; else
+    the loaded file itself, from this process's memory map)."""
     try:
-        return ctypes.CDLL("librcl.so")
+        return ctypes.CDLL(f"lib{name}.so")
     except OSError:
         with open("/proc/self/maps", encoding="utf-8") as maps:
             for line in maps:
                 path = line.split()[-1]
-                if path.endswith("/librcl.so"):
+                if path.endswith(f"/lib{name}.so"):
                     return ctypes.CDLL(path)
         raise
 
 
-_rcl = _load_rcl()
+_rcl = _loaded_library("rcl")
 _rcl.rcl_take_request_with_info.argtypes = [ctypes.c_void_p, ctypes.POINTER(ServiceInfo), ctypes.c_void_p]
 _rcl.rcl_take_request_with_info.restype = ctypes.c_int32
 _rcl.rcl_send_response.argtypes = [ctypes.c_void_p, ctypes.POINTER(RequestId), ctypes.c_void_p]
 _rcl.rcl_send_response.restype = ctypes.c_int32
-_rcutils = ctypes.CDLL(ctypes.util.find_library("rcutils") or "librcutils.so")
+_rcutils = _loaded_library("rcutils")
 
 
 class _ErrorString(ctypes.Structure):
