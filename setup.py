@@ -26,8 +26,8 @@ setup(
     python_requires=">=3.11",
     entry_points={"console_scripts": [
         "kinematics_node = kinematics_py.ros.node:main",
-        "kinematics_description_publisher = kinematics_py.ros.description_publisher:main",
-        "kinematics_demo_client = kinematics_py.ros.demo:main",
+        "kinematics_description_publisher = kinematics_py.ros.topics.description_publisher:main",
+        "kinematics_demo_client = kinematics_py.ros.demo.walkthrough:main",
         "kinematics-py = kinematics_py.cli:main",
     ]},
     extras_require={"ray": ["ray"], "plots": ["matplotlib"]},

@@ -49,8 +49,8 @@ def over_dds(namespace: str, calls: int) -> dict:
 
     from kinematics_py.geometry.transforms import make_transform
     from kinematics_py.model.robot_model import RobotModel
-    from kinematics_py.ros.client import cartesian_path_request
-    from kinematics_py.ros.conversions import pose_msg_from_transform
+    from kinematics_py.ros.demo.client import cartesian_path_request
+    from kinematics_py.ros.messages.conversions import pose_msg_from_transform
 
     model = RobotModel.from_urdf_string(example_robot_urdf("ur5").read_text())
     names, start, goals = _lines(model)

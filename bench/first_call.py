@@ -54,7 +54,7 @@ def timed_first_calls(robot: str, namespace: str) -> list[dict]:
     """Each call's first and warm round trip [ms] and whether its answer was the expected one."""
     from first_calls import answering_services, first_calls
 
-    from kinematics_py.ros.client import KinematicsClient
+    from kinematics_py.ros.demo.client import KinematicsClient
 
     calls = first_calls(robot)
     client = KinematicsClient(namespace, node_name="bench_first_call")

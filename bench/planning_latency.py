@@ -35,9 +35,9 @@ def _obstacle_and_motion():
     from kinematics_py.geometry.transforms import make_transform
     from kinematics_py.model.robot_model import RobotModel
     from kinematics_py.robots import bundled_robot_path
-    from kinematics_py.ros.client import box_object
-    from kinematics_py.ros.demo import OBSTACLE_SCENES, OBSTACLE_SIZE
-    from kinematics_py.ros.demo_motion import OFFSET
+    from kinematics_py.ros.demo.client import box_object
+    from kinematics_py.ros.demo.motion import OFFSET
+    from kinematics_py.ros.demo.walkthrough import OBSTACLE_SCENES, OBSTACLE_SIZE
 
     model = RobotModel.from_urdf_file(bundled_robot_path("ur5"))
     values, link = OBSTACLE_SCENES["ur5"]
@@ -55,7 +55,7 @@ def planner(namespace: str, duration: float, seed: int) -> dict:
     """Plan the demo's motion back to back for ``duration`` [s]."""
     from moveit_msgs.srv import GetMotionPlan
 
-    from kinematics_py.ros.client import joint_goal, motion_plan_request
+    from kinematics_py.ros.demo.client import joint_goal, motion_plan_request
 
     client = _client(namespace, f"bench_planner_{seed}")
     _box, start, goal = _obstacle_and_motion()
@@ -78,7 +78,7 @@ def planner(namespace: str, duration: float, seed: int) -> dict:
 
 def latency(namespace: str, calls: int) -> dict:
     """compute_fk and compute_ik (nearby seed) latency of ``calls`` calls each."""
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     client = _client(namespace, "bench_latency")
     chain, configurations, targets = _targets(calls, seed=3)

@@ -38,8 +38,8 @@ from kinematics_py.collision.octree import Octree  # noqa: E402
 from kinematics_py.collision.scene import PlanningScene as Scene  # noqa: E402
 from kinematics_py.collision.scene_message import apply_planning_scene  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
-from kinematics_py.ros.conversions import pose_msg_from_transform  # noqa: E402
-from kinematics_py.ros.scene_conversions import planning_scene_message  # noqa: E402
+from kinematics_py.ros.messages.conversions import pose_msg_from_transform  # noqa: E402
+from kinematics_py.ros.messages.scene_conversions import planning_scene_message  # noqa: E402
 
 
 def boxes_scene(count: int, rng) -> PlanningScene:

@@ -79,7 +79,7 @@ def mesh_scenario() -> dict:
     from kinematics_py.collision.scene import PlanningScene
     from kinematics_py.robot_setup import SetupInputs, build_robot_setup
     from kinematics_py.robots import bundled_robot_path
-    from kinematics_py.ros.conversions import collision_object_update
+    from kinematics_py.ros.messages.conversions import collision_object_update
 
     setup = build_robot_setup(SetupInputs(bundled_robot_path("ur5").read_text(),
                                           bundled_robot_path("ur5", "srdf").read_text()))
@@ -129,7 +129,7 @@ def node_scenario() -> dict:
     from robots import chain_urdf
 
     from kinematics_py.robots import bundled_robot_path
-    from kinematics_py.ros.client import KinematicsClient, fk_request
+    from kinematics_py.ros.demo.client import KinematicsClient, fk_request
 
     namespace = f"/bench_setup_{os.getpid()}"
     parameters = {"robot_description": bundled_robot_path("ur5").read_text(),

@@ -53,7 +53,7 @@ def percentiles(samples_s) -> dict[str, float]:
 
 # ------------------------------------------------------------------------------------------ client side
 def _client(namespace: str, name: str):
-    from kinematics_py.ros.client import KinematicsClient
+    from kinematics_py.ros.demo.client import KinematicsClient
 
     client = KinematicsClient(namespace, node_name=name)
     if not client.wait_for_services(120.0):
@@ -71,7 +71,7 @@ def _targets(count: int, seed: int):
 
 
 def latency(namespace: str, calls: int) -> dict:
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     client = _client(namespace, "bench_latency")
     chain, configurations, targets = _targets(calls, seed=1)
@@ -106,7 +106,7 @@ def latency(namespace: str, calls: int) -> dict:
 def floor(namespaces: list[str], calls: int, block: int = 100) -> dict:
     """compute_fk and compute_ik (nearby seed) round trips of each namespace's server, in alternating blocks of
     ``block`` calls (so both see the same machine), the first block of each dropped as warm-up."""
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     clients = [_client(namespace, f"bench_floor_{index}") for index, namespace in enumerate(namespaces)]
     chain, configurations, targets = _targets(calls, seed=5)
@@ -137,8 +137,8 @@ def collision_latency(namespace: str, calls: int) -> dict:
     from shape_msgs.msg import SolidPrimitive
 
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import ik_request
-    from kinematics_py.ros.conversions import pose_msg_from_transform
+    from kinematics_py.ros.demo.client import ik_request
+    from kinematics_py.ros.messages.conversions import pose_msg_from_transform
 
     client = _client(namespace, "bench_collision")
     checker, chain = _collision_checker()
@@ -232,7 +232,7 @@ def _contacts(client, validity, chain, q) -> set[str]:
 
 
 def worker(namespace: str, duration: float, seed: int, start_at: float) -> dict:
-    from kinematics_py.ros.client import ik_request
+    from kinematics_py.ros.demo.client import ik_request
 
     client = _client(namespace, f"bench_worker_{seed}")
     chain, _, targets = _targets(4096, seed=100 + seed)

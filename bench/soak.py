@@ -58,7 +58,7 @@ IK_CODES = {1, -31, -6, -12}
 
 # ------------------------------------------------------------------------------------------ client side
 def _client(namespace: str, name: str):
-    from kinematics_py.ros.client import KinematicsClient
+    from kinematics_py.ros.demo.client import KinematicsClient
 
     client = KinematicsClient(namespace, node_name=name)
     if not client.wait_for_services(120.0):
@@ -81,7 +81,7 @@ def _timed_call(client, service, request, timeout: float = 60.0):
 
 def deadlines(namespace: str, calls: int) -> dict:
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     client = _client(namespace, "soak_deadlines")
     results = {}
@@ -121,7 +121,7 @@ def _counts(values) -> dict:
 
 def starvation(namespace: str, rounds: int) -> dict:
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     client = _client(namespace, "soak_starvation")
     target = _chain().forward_kinematics([0.3, -1.2, 1.4, -1.6, -1.5, 0.2])
@@ -146,7 +146,7 @@ def starvation(namespace: str, rounds: int) -> dict:
 def orphan_client(namespace: str) -> None:
     """Send six 2 s searches and wait (to be killed)."""
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import ik_request
+    from kinematics_py.ros.demo.client import ik_request
 
     client = _client(namespace, f"soak_orphan_{os.getpid()}")
     futures = [client.ik_client.call_async(ik_request(GROUP, make_transform(None, UNREACHABLE), timeout=2.0))
@@ -157,7 +157,7 @@ def orphan_client(namespace: str) -> None:
 
 
 def orphans(namespace: str, rounds: int, env: dict) -> dict:
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     client = _client(namespace, "soak_after_orphans")
     target = _chain().forward_kinematics([0.3, -1.2, 1.4, -1.6, -1.5, 0.2])
@@ -187,8 +187,8 @@ def worker(namespace: str, duration: float, seed: int) -> dict:
     from moveit_msgs.srv import GetStateValidity
 
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import box_object, fk_request, ik_request, state_validity_request
-    from kinematics_py.ros.scene_topics import SCENE_QOS
+    from kinematics_py.ros.demo.client import box_object, fk_request, ik_request, state_validity_request
+    from kinematics_py.ros.topics.scene_topics import SCENE_QOS
 
     rng = np.random.default_rng(seed)
     chain = _chain()
@@ -301,7 +301,7 @@ def mixed(namespace: str, clients: int, duration: float, env: dict, node: subpro
 
 def shutdown(directory: Path, namespace: str, env: dict, number: signal.Signals) -> dict:
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import ik_request
+    from kinematics_py.ros.demo.client import ik_request
 
     node = start_node(directory, namespace, env)
     client = _client(namespace, "soak_shutdown")

@@ -40,7 +40,7 @@ def _robot(name: str):
 def swap_client(namespace: str, duration: float, seed: int, client_factory) -> dict:
     """IK requests for both robots in turn for ``duration`` [s], IN_FLIGHT at a time; every request counted
     against its answer (a request without one after CALL_WAIT_S is unanswered)."""
-    from kinematics_py.ros.client import ik_request
+    from kinematics_py.ros.demo.client import ik_request
 
     rng = np.random.default_rng(seed)
     robots = [_robot("ur5"), _robot("panda")]
@@ -132,7 +132,7 @@ def swaps(namespace: str, clients: int, count: int, env: dict, script: str, clie
 def killed_client(namespace: str, links: int, client_factory) -> None:
     """4 unreachable 3 s IK requests and 20 FK requests of ``links`` links, then wait to be killed."""
     from kinematics_py.geometry.transforms import make_transform
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     client = client_factory(namespace, f"soak_killed_{os.getpid()}")
     futures = [client.ik_client.call_async(ik_request("ur_manipulator", make_transform(None, (0.0, 0.0, 0.5)),
@@ -145,7 +145,7 @@ def killed_client(namespace: str, links: int, client_factory) -> None:
 
 def killed(namespace: str, rounds: int, links: int, env: dict, script: str, client_factory) -> dict:
     """The first FK and IK of a client that was already running when the other was killed."""
-    from kinematics_py.ros.client import fk_request, ik_request
+    from kinematics_py.ros.demo.client import fk_request, ik_request
 
     chain, group = _robot("ur5")
     target = chain.forward_kinematics([0.3, -1.2, 1.4, -1.6, -1.5, 0.2])
@@ -177,7 +177,7 @@ def killed(namespace: str, rounds: int, links: int, env: dict, script: str, clie
 
 def burst_client(namespace: str, duration: float, links: int, client_factory) -> None:
     """Keep 20 FK requests of ``links`` links in flight for ``duration`` [s]."""
-    from kinematics_py.ros.client import fk_request
+    from kinematics_py.ros.demo.client import fk_request
 
     client = client_factory(namespace, "soak_burst")
     pending = []
@@ -194,7 +194,7 @@ def burst_client(namespace: str, duration: float, links: int, client_factory) ->
 
 
 def burst(namespace: str, calls: int, links: int, env: dict, script: str, client_factory, percentiles) -> dict:
-    from kinematics_py.ros.client import fk_request
+    from kinematics_py.ros.demo.client import fk_request
 
     client = client_factory(namespace, "soak_small_fk")
     quiet = []

@@ -54,7 +54,7 @@ def error_code_name(code: int) -> str:
     return ErrorCode(code).name if code in ErrorCode._value2member_map_ else str(code)
 
 
-class KinematicError(IntEnum):
+class KinematicsResultCode(IntEnum):
     """kinematics::KinematicErrors (the KinematicsResult codes)."""
 
     OK = 1

@@ -283,7 +283,7 @@ def test_ik_holds_no_context_variables():
 #: Names users import from ``kinematics_py`` itself (issue 8: the redesign must not break their code).
 PUBLIC_NAMES = (
     "KinematicsPlugin", "KinematicsQueryOptions", "IKResult", "IKDiagnostics", "JointLimitViolation", "Pose",
-    "RobotModel", "SemanticModel", "Group", "EndEffector", "Chain", "ErrorCode", "KinematicError",
+    "RobotModel", "SemanticModel", "Group", "EndEffector", "Chain", "ErrorCode", "KinematicsResultCode",
     "DiscretizationMethod", "Verdict", "SolverParameters", "CollisionChecker", "CollisionReport", "Contact",
     "BodyType", "PlanningScene", "CollisionObjectUpdate", "AttachedObjectUpdate", "Operation", "Box", "Sphere",
     "Cylinder", "Cone", "Mesh", "Plane", "Placed", "propose_disabled_pairs", "KinematicsError", "UrdfError",

@@ -3,14 +3,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ..errors import ErrorCode, Verdict
+from .report import CollisionReport
 
-if TYPE_CHECKING:
-    from .checker import CollisionChecker
+
+class StateCollisions(Protocol):
+    """What a validity check needs of a checker (``CollisionChecker`` is one): named so that this module need not
+    import the checker, which makes validity checks."""
+
+    def binding(self, joint_names: Sequence[str], base_state=None) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def check(self, state) -> CollisionReport: ...
 
 
 class CollisionValidity:
@@ -23,7 +30,7 @@ class CollisionValidity:
     (``validity.solution_callback``).
     """
 
-    def __init__(self, checker: CollisionChecker, joint_names: Sequence[str], base_state=None):
+    def __init__(self, checker: StateCollisions, joint_names: Sequence[str], base_state=None):
         self.checker = checker
         self._base, self._indices = checker.binding(joint_names, base_state)
         #: Solutions checked, and how many of them were in collision.

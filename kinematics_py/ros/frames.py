@@ -20,7 +20,7 @@ from tf2_msgs.msg import TFMessage
 from ..collision.scene import PlanningScene, SceneError
 from ..errors import ErrorCode, RequestError
 from ..robot_setup import RobotSetup
-from .conversions import normalized_frame_id, transform_from_transform_msg
+from .messages.conversions import normalized_frame_id, transform_from_transform_msg
 from .tf_buffer import FrameLookupError, TransformBuffer
 
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)

@@ -70,13 +70,8 @@ from std_msgs.msg import String
 from ..parameters import ParameterError
 from ..planning.processes import PlanningProcesses
 from ..robot_setup import SetupError
-from . import fk_service, ik_service, planning_scene_service, state_validity_service
-from .cartesian_path_service import CartesianPathService
-from .client_presence import ClientPresence
-from .display import DisplayPublishers
-from .executor import NodeExecutor, entities_among
 from .frames import create_transform_source
-from .motion_plan_service import MotionPlanService
+from .messages.robot_state import JointPositions
 from .node_parameters import (
     DESCRIPTIONS,
     NODE_NAME,
@@ -85,16 +80,21 @@ from .node_parameters import (
     is_setup_input,
     parameters_markdown,
 )
-from .rcl_service_io import ServiceIO, TakenRequest, fk_link_count
-from .reachability_markers import ReachabilityMarkers
-from .request_context import RequestContext, ServiceTools
-from .request_transit import Arrival
-from .robot_state import JointPositions
-from .scene_topics import SceneTopics
-from .search_scheduler import SearchScheduler
+from .services import fk_service, ik_service, planning_scene_service, state_validity_service
+from .services.cartesian_path_service import CartesianPathService
+from .services.motion_plan_service import MotionPlanService
+from .services.request_context import RequestContext, ServiceTools
 from .serving_state import ServingState, StateStore
 from .setup_updates import SetupUpdates
-from .viewer_feed import ViewerFeed
+from .topics.display import DisplayPublishers
+from .topics.reachability_markers import ReachabilityMarkers
+from .topics.scene_topics import SceneTopics
+from .topics.viewer_feed import ViewerFeed
+from .transport.client_presence import ClientPresence
+from .transport.executor import NodeExecutor, entities_among
+from .transport.rcl_service_io import ServiceIO, TakenRequest, fk_link_count
+from .transport.request_transit import Arrival
+from .transport.search_scheduler import SearchScheduler
 
 #: Keep every request and answer until delivered: with the default depth of 10, a burst from many clients
 #: can overwrite answers that a slow client has not yet acknowledged.

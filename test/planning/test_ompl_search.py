@@ -13,7 +13,7 @@ from kinematics_py.planning.path_check import PathCheck
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
 
-#: ``make run``'s UR5 scene (kinematics_py.ros.demo, not imported: this suite runs without ROS): a box at the
+#: ``make run``'s UR5 scene (ros.demo.walkthrough, not imported: this suite runs without ROS): a box at the
 #: forearm of THROUGH, and a motion of joints 2 and 3 by +-OFFSET through it.
 THROUGH = (0.3, -1.2, 1.5, -1.9, -1.57, 0.0)
 OBSTACLE_LINK, OBSTACLE_SIZE, OFFSET = "forearm_link", 0.15, 0.8

@@ -16,7 +16,7 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.client import (
+from kinematics_py.ros.demo.client import (
     KinematicsClient,
     box_object,
     cartesian_path_request,
@@ -24,7 +24,7 @@ from kinematics_py.ros.client import (
     ik_request,
     state_validity_request,
 )
-from kinematics_py.ros.demo import GROUPS, OBSTACLE_ID, OBSTACLE_SCENES, OBSTACLE_SIZE
+from kinematics_py.ros.demo.walkthrough import GROUPS, OBSTACLE_ID, OBSTACLE_SCENES, OBSTACLE_SIZE
 
 #: Service name -> type, of the services called besides compute_ik and compute_fk.
 OTHER_SERVICES = {"check_state_validity": GetStateValidity, "compute_cartesian_path": GetCartesianPath,

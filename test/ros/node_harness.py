@@ -22,8 +22,8 @@ from conftest import ChildProcess, PythonProcesses
 
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.client import KinematicsClient, fk_request, ik_request  # noqa: F401
-from kinematics_py.ros.conversions import pose_msg_from_transform as pose_msg  # noqa: F401
+from kinematics_py.ros.demo.client import KinematicsClient, fk_request, ik_request  # noqa: F401
+from kinematics_py.ros.messages.conversions import pose_msg_from_transform as pose_msg  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 TREE_URDF = REPO / "test" / "data" / "urdf" / "tree.urdf"

@@ -41,8 +41,8 @@ from tf2_msgs.msg import TFMessage
 from kinematics_py.geometry.transforms import invert_transform, make_transform, rotation_about_axis
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.client import box_object, cartesian_path_request
-from kinematics_py.ros.conversions import transform_msg_from_transform
+from kinematics_py.ros.demo.client import box_object, cartesian_path_request
+from kinematics_py.ros.messages.conversions import transform_msg_from_transform
 
 GROUP = "ur_manipulator"
 TIP = "tool0"

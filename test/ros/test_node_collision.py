@@ -53,7 +53,7 @@ from tf2_msgs.msg import TFMessage
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.conversions import transform_msg_from_transform
+from kinematics_py.ros.messages.conversions import transform_msg_from_transform
 
 GROUP = "ur_manipulator"
 URDF = example_robot_urdf("ur5").read_text()

@@ -26,15 +26,15 @@ from kinematics_py.model.constraints import xyz_euler_angles
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.parameters import ParameterError, validate_node_parameter
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.constraints import constraints_from_msg
-from kinematics_py.ros.conversions import (
+from kinematics_py.ros.frames import FrameLookupError, TfMessageListener
+from kinematics_py.ros.messages.constraints import constraints_from_msg
+from kinematics_py.ros.messages.conversions import (
     collision_object_update,
     joint_values_from_robot_state,
     pose_msg_from_transform,
     transform_from_pose_msg,
     transform_msg_from_transform,
 )
-from kinematics_py.ros.frames import FrameLookupError, TfMessageListener
 from kinematics_py.ros.node_parameters import split_kinematics_parameter
 
 UR5 = RobotModel.from_urdf_file(bundled_robot_path("ur5"))

@@ -14,7 +14,7 @@ from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
-from kinematics_py.ros.executor import NodeExecutor, entities_among
+from kinematics_py.ros.transport.executor import NodeExecutor, entities_among
 
 #: Time given to requests sent on this machine to reach the server's DDS reader [s].
 DELIVERY_S = 1.0

@@ -47,7 +47,7 @@ from test_node_collision import (
 from tf2_msgs.msg import TFMessage
 
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
-from kinematics_py.ros.conversions import transform_msg_from_transform
+from kinematics_py.ros.messages.conversions import transform_msg_from_transform
 
 HUGE = 1e200
 

@@ -48,7 +48,7 @@ from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.planning.ompl_search import PLANNER_IDS
 from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.client import box_object, joint_goal, motion_plan_request, pose_goal
+from kinematics_py.ros.demo.client import box_object, joint_goal, motion_plan_request, pose_goal
 
 GROUP, MODEL, JOINTS = UR5_GROUP, UR5_MODEL, UR5_JOINTS
 START = dict(zip(JOINTS, (0.3, -1.2, 1.5, -1.9, -1.57, 0.0)))

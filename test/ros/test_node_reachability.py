@@ -11,7 +11,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from kinematics_py.reachability import MapSpec, RobotSource, VoxelGrid, compute_map, sphere_orientations
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.reachability_markers import MARKERS_QOS, MARKERS_TOPIC, REQUEST_TOPIC, map_markers
+from kinematics_py.ros.topics.reachability_markers import MARKERS_QOS, MARKERS_TOPIC, REQUEST_TOPIC, map_markers
 
 WAIT_S = 60.0
 

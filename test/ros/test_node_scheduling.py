@@ -134,7 +134,7 @@ def test_a_cartesian_path_takes_the_slot_between_long_searches(one_slot, reachab
     requests with deadlines, but not behind long searches, and is answered in full."""
     from moveit_msgs.srv import GetCartesianPath
 
-    from kinematics_py.ros.client import cartesian_path_request
+    from kinematics_py.ros.demo.client import cartesian_path_request
 
     path_client = one_slot.client.client(GetCartesianPath, f"{one_slot.namespace}/compute_cartesian_path")
     T_goal = reachable.copy()

@@ -12,7 +12,7 @@ from kinematics_py.collision.octree import OCTOMAP_ID, Octree
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.robot_state import JointPositions
+from kinematics_py.ros.messages.robot_state import JointPositions
 from kinematics_py.ros.serving_state import ServiceSettings, ServingState, StateStore, carried_over
 
 THREADS = 8

@@ -20,8 +20,8 @@ from node_harness import (
     wait_for,
 )
 
-from kinematics_py.ros.client import cartesian_path_request, fk_request
-from kinematics_py.ros.conversions import transform_from_pose_msg
+from kinematics_py.ros.demo.client import cartesian_path_request, fk_request
+from kinematics_py.ros.messages.conversions import transform_from_pose_msg
 
 JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
           "wrist_3_joint")

@@ -13,8 +13,8 @@ import rclpy
 from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import SingleThreadedExecutor
 
-from kinematics_py.ros.client_presence import ClientPresence, service_topics
-from kinematics_py.ros.rcl_service_io import Delivery, ServiceIO, fk_link_count
+from kinematics_py.ros.transport.client_presence import ClientPresence, service_topics
+from kinematics_py.ros.transport.rcl_service_io import Delivery, ServiceIO, fk_link_count
 
 WAIT_S = 20.0
 

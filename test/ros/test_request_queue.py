@@ -9,10 +9,10 @@ import time
 from moveit_msgs.msg import AttachedCollisionObject, CollisionObject
 from moveit_msgs.srv import ApplyPlanningScene, GetPositionFK, GetStateValidity, QueryPlannerInterfaces
 
-from kinematics_py.ros import rcl_service_io
-from kinematics_py.ros.executor import DaemonPool
-from kinematics_py.ros.rcl_service_io import Delivery, Resender
-from kinematics_py.ros.request_queue import CHEAP_COST, FairQueue, QueuedRequest, request_cost
+from kinematics_py.ros.transport import rcl_service_io
+from kinematics_py.ros.transport.executor import DaemonPool
+from kinematics_py.ros.transport.rcl_service_io import Delivery, Resender
+from kinematics_py.ros.transport.request_queue import CHEAP_COST, FairQueue, QueuedRequest, request_cost
 
 WAIT_S = 30.0
 

@@ -74,7 +74,7 @@ def test_fk_service_round_trip_between_processes(python_processes):
 def test_ik_callbacks_learn_how_long_their_request_was_under_way(python_processes):
     """kinematics_node's executor takes IK requests itself to keep the DDS source timestamp: the callback sees
     the request's transit (the budget counts from the client's send), between 0 and the trusted bound."""
-    from kinematics_py.ros.request_transit import TRUSTED_TRANSIT_S
+    from kinematics_py.ros.transport.request_transit import TRUSTED_TRANSIT_S
 
     service = SERVICE + "_transit"
     server = python_processes.start(PROCESSES / "fk_echo_server.py", "--service", service, "--report-transit",

@@ -16,7 +16,7 @@ from kinematics_py.collision.scene import PlanningScene as Scene
 from kinematics_py.collision.scene_message import OctomapUpdate, PlanningSceneMessage, apply_planning_scene
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.scene_conversions import planning_scene_message, planning_scene_msg
+from kinematics_py.ros.messages.scene_conversions import planning_scene_message, planning_scene_msg
 
 UR5 = RobotModel.from_urdf_file(bundled_robot_path("ur5"))
 CHECKER = CollisionChecker(UR5, SemanticModel.from_srdf_string(bundled_robot_path("ur5", "srdf").read_text(), UR5))

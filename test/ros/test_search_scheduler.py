@@ -19,17 +19,17 @@ from kinematics_py.ik.budget import UNBOUNDED, Budget
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.ik_service import compute_ik
-from kinematics_py.ros.request_context import RequestContext, ServiceTools
-from kinematics_py.ros.request_transit import TRUSTED_TRANSIT_S, arrival_of, transit_of
-from kinematics_py.ros.search_scheduler import (
+from kinematics_py.ros.services.ik_service import compute_ik
+from kinematics_py.ros.services.request_context import RequestContext, ServiceTools
+from kinematics_py.ros.serving_state import ServiceSettings, ServingState
+from kinematics_py.ros.transport.request_transit import TRUSTED_TRANSIT_S, arrival_of, transit_of
+from kinematics_py.ros.transport.search_scheduler import (
     LATENESS_ALLOWANCE_S,
     LONG_SEARCH_S,
     MAX_ANSWER_RESERVE_SHARE,
     Admission,
     SearchScheduler,
 )
-from kinematics_py.ros.serving_state import ServiceSettings, ServingState
 
 #: Generous bound [s] for a thread to notice a change (a loaded machine).
 NOTICE_S = 2.0

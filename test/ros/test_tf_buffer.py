@@ -111,7 +111,7 @@ def test_same_answers_as_tf2_ros(scenario):
     import tf2_ros
     from geometry_msgs.msg import TransformStamped
 
-    from kinematics_py.ros.conversions import transform_from_transform_msg, transform_msg_from_transform
+    from kinematics_py.ros.messages.conversions import transform_from_transform_msg, transform_msg_from_transform
 
     edges, (target, source) = SCENARIOS[scenario]
     theirs = tf2_ros.Buffer()

@@ -13,9 +13,9 @@ from moveit_msgs.srv import GetStateValidity
 from kinematics_py import Box, PlanningScene
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros import viewer_feed
 from kinematics_py.ros.serving_state import ServiceSettings, ServingState, StateStore
-from kinematics_py.ros.viewer_feed import ViewerFeed
+from kinematics_py.ros.topics import viewer_feed
+from kinematics_py.ros.topics.viewer_feed import ViewerFeed
 
 WAIT_S = 120.0
 

@@ -3,7 +3,7 @@
 One pose per requested link: frame = request header frame, x = index of the link,
 z = sum of the request's joint positions. Exits by itself after --lifetime seconds. With --report-transit it is
 served as kinematics_node serves IK (NodeExecutor, as a search service) and the message ends with the request's
-transit as the callback saw it (its ``Arrival``, kinematics_py.ros.request_transit).
+transit as the callback saw it (its ``Arrival``, kinematics_py.ros.transport.request_transit).
 """
 import argparse
 import time
@@ -15,7 +15,7 @@ from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
-from kinematics_py.ros.executor import NodeExecutor, entities_among
+from kinematics_py.ros.transport.executor import NodeExecutor, entities_among
 
 SOURCE = "fk_echo_server"
 

@@ -14,7 +14,7 @@ import numpy as np
 from kinematics_py.geometry.poses import transform_from_any_pose
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.client import KinematicsClient, fk_request, ik_request
+from kinematics_py.ros.demo.client import KinematicsClient, fk_request, ik_request
 
 GROUP = "ur_manipulator"
 TOLERANCE_M = 2e-5

@@ -27,7 +27,7 @@ from kinematics_py.geometry.poses import transform_from_any_pose
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.client import KinematicsClient, fk_request, ik_request
+from kinematics_py.ros.demo.client import KinematicsClient, fk_request, ik_request
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 #: A link of each robot between base and tip, answered beside the tip.

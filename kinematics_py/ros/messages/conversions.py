@@ -26,13 +26,13 @@ from moveit_msgs.msg import (
     RobotState,
 )
 
-from ..collision.checker import Contact
-from ..collision.geometry import GeometryError, Mesh, Plane, solid_primitive, triangle_count_problem
-from ..collision.scene import AttachedObjectUpdate, CollisionObjectUpdate, SceneError, with_moveit_shape_poses
-from ..errors import ErrorCode, RequestError
-from ..geometry.poses import PoseError, transform_from_any_pose
-from ..geometry.transforms import quaternion_from_rotation
-from ..model.robot_model import RobotModel
+from ...collision.checker import Contact
+from ...collision.geometry import GeometryError, Mesh, Plane, solid_primitive, triangle_count_problem
+from ...collision.scene import AttachedObjectUpdate, CollisionObjectUpdate, SceneError, with_moveit_shape_poses
+from ...errors import ErrorCode, RequestError
+from ...geometry.poses import PoseError, transform_from_any_pose
+from ...geometry.transforms import quaternion_from_rotation
+from ...model.robot_model import RobotModel
 
 
 # ---------------------------------------------------------------------------------------------- frames

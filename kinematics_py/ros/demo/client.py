@@ -26,7 +26,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from shape_msgs.msg import SolidPrimitive
 
-from .conversions import pose_msg_from_transform
+from ..messages.conversions import pose_msg_from_transform
 
 #: Every service answer goes to every client of the service, and the client's DDS layer picks out its own.
 #: With the default history (the last 10), a client that falls behind while many others are served can lose

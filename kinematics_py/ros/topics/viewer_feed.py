@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KinematicsError, error_code_name
-from ..viewer import RobotViewer, ShownPath
-from ..viewer.latest import LatestWins
-from .conversions import joint_values_from_joint_state
-from .serving_state import StateStore
+from ...errors import KinematicsError, error_code_name
+from ...viewer import RobotViewer, ShownPath
+from ...viewer.latest import LatestWins
+from ..messages.conversions import joint_values_from_joint_state
+from ..serving_state import StateStore
 
 IDLE_PERIOD_S = 0.5
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 from geometry_msgs.msg import PoseStamped
 from moveit_msgs.srv import GetPositionFK
 
-from ..errors import ErrorCode, RequestError
-from ..geometry.transforms import invert_transform
-from .conversions import error_code_msg, normalized_frame_id, pose_msg_from_transform
+from ...errors import ErrorCode, RequestError
+from ...geometry.transforms import invert_transform
+from ..messages.conversions import error_code_msg, normalized_frame_id, pose_msg_from_transform
+from ..messages.robot_state import LinkPoses
 from .request_context import RequestContext, answer_with_error_code
-from .robot_state import LinkPoses
 
 
 def compute_fk(request: GetPositionFK.Request, response: GetPositionFK.Response, context: RequestContext):

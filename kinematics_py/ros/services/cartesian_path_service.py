@@ -27,25 +27,25 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from ..collision.validity import CollisionValidity
-from ..errors import ErrorCode, RequestError, Verdict
-from ..geometry.transforms import invert_transform
-from ..ik.budget import Budget
-from ..planning.cartesian_path import CartesianPathError, JumpThresholds, compute_cartesian_path
-from ..planning.time_parameterization import (
+from ...collision.validity import CollisionValidity
+from ...errors import ErrorCode, RequestError, Verdict
+from ...geometry.transforms import invert_transform
+from ...ik.budget import Budget
+from ...planning.cartesian_path import CartesianPathError, JumpThresholds, compute_cartesian_path
+from ...planning.time_parameterization import (
     TimeParameterizationError,
     joint_limits,
     time_parameterize,
     warm_up_time_parameterization,
 )
-from .constraints import request_constraints
-from .conversions import robot_state_msg, transform_from_pose_msg
-from .display import DisplayPublishers
+from ..messages.constraints import request_constraints
+from ..messages.conversions import robot_state_msg, transform_from_pose_msg
+from ..messages.robot_state import LinkPoses
+from ..topics.display import DisplayPublishers
+from ..transport.search_scheduler import Admission
 from .ik_service import attached_tip, group_plugin
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
-from .robot_state import LinkPoses
-from .search_scheduler import Admission
 
 #: A Cartesian path has no timeout: its place among the IK searches is that of a request with this one [s].
 UNTIMED_SEARCH_S = 3600.0

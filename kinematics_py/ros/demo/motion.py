@@ -9,7 +9,7 @@ import numpy as np
 from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetMotionPlan
 
-from ..errors import error_code_name
+from ...errors import error_code_name
 from .client import KinematicsClient, joint_goal, motion_plan_request
 
 #: The second and third joints moved this far either way of the obstacle's configuration [rad]: the start and the

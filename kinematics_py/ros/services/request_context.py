@@ -13,15 +13,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ErrorCode, RequestError
-from ..planning.processes import PlanningProcesses
-from ..robot_setup import RobotSetup
-from .conversions import error_code_msg
-from .frames import ModelFrames, TransformSource
-from .node_parameters import NODE_NAME
-from .robot_state import joint_values
-from .search_scheduler import SearchScheduler
-from .serving_state import ServingState
+from ...errors import ErrorCode, RequestError
+from ...planning.processes import PlanningProcesses
+from ...robot_setup import RobotSetup
+from ..frames import ModelFrames, TransformSource
+from ..messages.conversions import error_code_msg
+from ..messages.robot_state import joint_values
+from ..node_parameters import NODE_NAME
+from ..serving_state import ServingState
+from ..transport.search_scheduler import SearchScheduler
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ErrorCode, KinematicsError, RequestError
-from ..model.robot_model import RobotModel
-from ..robot_setup import RobotSetup
+from ...errors import ErrorCode, KinematicsError, RequestError
+from ...model.robot_model import RobotModel
+from ...robot_setup import RobotSetup
 from .conversions import joint_values_from_robot_state
 
 

@@ -17,8 +17,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..errors import KinematicsError
-from ..reachability.reach_map import ReachabilityMap
+from ...errors import KinematicsError
+from ...reachability.reach_map import ReachabilityMap
 
 REQUEST_TOPIC = "reachability_map"
 MARKERS_TOPIC = "reachability_markers"

@@ -27,16 +27,16 @@ from shape_msgs.msg import MeshTriangle, SolidPrimitive
 from shape_msgs.msg import Plane as PlaneMsg
 from std_msgs.msg import ColorRGBA
 
-from ..collision.allowed_collisions import AllowedCollisionMatrix as CollisionMatrix
-from ..collision.allowed_collisions import CollisionMatrixError
-from ..collision.geometry import Box, Cone, Cylinder, GeometryError, Mesh, Plane, Sphere
-from ..collision.octomap_format import OctomapFormatError
-from ..collision.octree import OCTOMAP_ID, Octree
-from ..collision.scene import PlanningScene as Scene
-from ..collision.scene import SceneError, SceneObject
-from ..collision.scene_message import OctomapUpdate, PlanningSceneMessage, in_part
-from ..geometry.poses import PoseError, transform_from_any_pose
-from ..model.robot_model import RobotModel
+from ...collision.allowed_collisions import AllowedCollisionMatrix as CollisionMatrix
+from ...collision.allowed_collisions import CollisionMatrixError
+from ...collision.geometry import Box, Cone, Cylinder, GeometryError, Mesh, Plane, Sphere
+from ...collision.octomap_format import OctomapFormatError
+from ...collision.octree import OCTOMAP_ID, Octree
+from ...collision.scene import PlanningScene as Scene
+from ...collision.scene import SceneError, SceneObject
+from ...collision.scene_message import OctomapUpdate, PlanningSceneMessage, in_part
+from ...geometry.poses import PoseError, transform_from_any_pose
+from ...model.robot_model import RobotModel
 from .conversions import (
     SceneFrameResolver,
     attached_object_update,

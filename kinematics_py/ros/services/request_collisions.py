@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..collision.checker import CollisionChecker
-from ..collision.scene import Operation, PlanningScene
-from ..errors import ErrorCode, KinematicsError, RequestError
-from .conversions import attached_object_update
+from ...collision.checker import CollisionChecker
+from ...collision.scene import Operation, PlanningScene
+from ...errors import ErrorCode, KinematicsError, RequestError
+from ..messages.conversions import attached_object_update
 from .request_context import RequestContext
 
 

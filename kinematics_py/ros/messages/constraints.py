@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from moveit_msgs.msg import Constraints, OrientationConstraint
 
-from ..errors import ErrorCode, KinematicsError, RequestError
-from ..model.constraints import SHAPE_DIMENSIONS, JointBound, OrientationBound, PositionRegion, RequestConstraints
-from ..model.robot_model import RobotModel
-from ..robot_setup import RobotSetup
+from ...errors import ErrorCode, KinematicsError, RequestError
+from ...model.constraints import SHAPE_DIMENSIONS, JointBound, OrientationBound, PositionRegion, RequestConstraints
+from ...model.robot_model import RobotModel
+from ...robot_setup import RobotSetup
+from ..frames import ModelFrames
 from .conversions import PoseLike, normalized_frame_id, transform_from_pose_msg
-from .frames import ModelFrames
 
 #: Frames of constraint regions: a robot link (None: resolved with the candidate state) or T_root_frame.
 FrameResolver = Callable[[str], "np.ndarray | None"]

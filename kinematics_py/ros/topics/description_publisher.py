@@ -26,11 +26,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from ..errors import KinematicsError, UrdfError
-from ..model.robot_model import RobotModel, joint_motion
-from ..model.urdf import urdf_string_from_xacro_file
-from ..robots import BUNDLED_ROBOTS, bundled_robot_path
-from .conversions import joint_values_from_joint_state, transform_msg_from_transform
+from ...errors import KinematicsError, UrdfError
+from ...model.robot_model import RobotModel, joint_motion
+from ...model.urdf import urdf_string_from_xacro_file
+from ...robots import BUNDLED_ROBOTS, bundled_robot_path
+from ..messages.conversions import joint_values_from_joint_state, transform_msg_from_transform
 
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 

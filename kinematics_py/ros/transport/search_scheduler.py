@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ..parameters import ParameterError
+from ...parameters import ParameterError
 
 #: Slot time [s] after which a search counts as long: it then waits behind every shorter one.
 LONG_SEARCH_S = 0.1

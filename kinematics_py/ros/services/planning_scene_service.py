@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import traceback
 
+from ..messages.scene_conversions import planning_scene_msg
 from .request_context import RequestContext
-from .scene_conversions import planning_scene_msg
 
 
 def get_planning_scene(request, response, context: RequestContext):

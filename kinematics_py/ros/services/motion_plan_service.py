@@ -23,23 +23,23 @@ import numpy as np
 from moveit_msgs.msg import PlannerInterfaceDescription
 from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 
-from ..errors import ErrorCode, RequestError
-from ..geometry.transforms import invert_transform
-from ..model.constraints import RequestConstraints, StateCheck
-from ..planning.goals import JointGoal, PoseGoal
-from ..planning.motion import Approach, MotionPlan, PlanningError
-from ..planning.ompl_search import PLANNER_IDS, PlannerError
-from ..planning.processes import PlanJob, PlanningProcessError, run_job
-from ..planning.time_parameterization import joint_limits
+from ...errors import ErrorCode, RequestError
+from ...geometry.transforms import invert_transform
+from ...model.constraints import RequestConstraints, StateCheck
+from ...planning.goals import JointGoal, PoseGoal
+from ...planning.motion import Approach, MotionPlan, PlanningError
+from ...planning.ompl_search import PLANNER_IDS, PlannerError
+from ...planning.processes import PlanJob, PlanningProcessError, run_job
+from ...planning.time_parameterization import joint_limits
+from ..messages.constraints import request_constraints
+from ..messages.conversions import robot_state_msg
+from ..messages.robot_state import LinkPoses
+from ..topics.display import DisplayPublishers
+from ..transport.search_scheduler import SHUTTING_DOWN, Admission
 from .cartesian_path_service import CartesianPathService, scaling_factor, trajectory_msg
-from .constraints import request_constraints
-from .conversions import robot_state_msg
-from .display import DisplayPublishers
 from .ik_service import attached_tip, group_plugin
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
-from .robot_state import LinkPoses
-from .search_scheduler import SHUTTING_DOWN, Admission
 
 #: Planning time when a request gives none [s] (MoveIt's default allowed_planning_time).
 DEFAULT_PLANNING_TIME_S = 5.0

@@ -13,18 +13,18 @@ from __future__ import annotations
 import numpy as np
 from moveit_msgs.srv import GetPositionIK
 
-from ..errors import ErrorCode, RequestError, Verdict
-from ..geometry.transforms import invert_transform
-from ..ik.budget import Budget
-from ..ik.plugin import KinematicsPlugin
-from ..robot_setup import RobotSetup
-from .constraints import request_constraints
-from .conversions import robot_state_msg, seconds_from_duration, transform_from_pose_msg
-from .frames import ModelFrames
+from ...errors import ErrorCode, RequestError, Verdict
+from ...geometry.transforms import invert_transform
+from ...ik.budget import Budget
+from ...ik.plugin import KinematicsPlugin
+from ...robot_setup import RobotSetup
+from ..frames import ModelFrames
+from ..messages.constraints import request_constraints
+from ..messages.conversions import robot_state_msg, seconds_from_duration, transform_from_pose_msg
+from ..messages.robot_state import LinkPoses
+from ..transport.search_scheduler import Admission
 from .request_collisions import request_checker
 from .request_context import RequestContext, answer_with_error_code
-from .robot_state import LinkPoses
-from .search_scheduler import Admission
 
 
 def compute_ik(request: GetPositionIK.Request, response: GetPositionIK.Response, context: RequestContext):

@@ -12,9 +12,9 @@ from moveit_msgs.srv import GetCartesianPath
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from ..errors import error_code_name
-from ..geometry.transforms import make_transform
-from ..model.robot_model import RobotModel
+from ...errors import error_code_name
+from ...geometry.transforms import make_transform
+from ...model.robot_model import RobotModel
 from .client import KinematicsClient, box_object, cartesian_path_request
 
 #: Per robot: the start configuration (the group's joints in order) of the demo's line.

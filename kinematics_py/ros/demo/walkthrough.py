@@ -10,7 +10,7 @@ obstacles published on collision_object for the collision-aware calls.
 
 With ``--start-node`` it starts ``kinematics_node`` with ``config/kinematics.yaml`` and a description
 publisher: robot_state_publisher if installed (plus ``description_publisher --semantic-only`` for the
-SRDF), else ``kinematics_py.ros.description_publisher``. Unless ROS_AUTOMATIC_DISCOVERY_RANGE is set, it is
+SRDF), else ``kinematics_py.ros.topics.description_publisher``. Unless ROS_AUTOMATIC_DISCOVERY_RANGE is set, it is
 set to LOCALHOST, so the demo's DDS traffic stays on this machine.
 """
 from __future__ import annotations
@@ -33,18 +33,19 @@ from moveit_msgs.srv import GetStateValidity
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from ..errors import error_code_name
-from ..geometry.transforms import make_transform, rotation_about_axis
-from ..model.robot_model import RobotModel
-from ..model.srdf import SemanticModel
-from ..robots import BUNDLED_ROBOTS, bundled_robot_path
+from ...errors import error_code_name
+from ...geometry.transforms import make_transform, rotation_about_axis
+from ...model.robot_model import RobotModel
+from ...model.srdf import SemanticModel
+from ...robots import BUNDLED_ROBOTS, bundled_robot_path
+from .cartesian import cartesian_demo
 from .client import KinematicsClient, box_object, fk_request, ik_request, state_validity_request
-from .demo_cartesian import cartesian_demo
-from .demo_motion import motion_demo
+from .motion import motion_demo
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 SERVICES_SHOWN = ("compute_ik", "solve_ik", "compute_fk", "compute_cartesian_path")
 STOP_GRACE_S = 5.0
+DESCRIPTION_PUBLISHER = "kinematics_py.ros.topics.description_publisher"
 #: As the node subscribes to collision_object (and move_group publishes it): reliable, not latched.
 SCENE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 #: Per robot: a configuration (the group's joints in order) and the link of it that the demo's obstacle surrounds.
@@ -108,10 +109,10 @@ def start_stack(robot: str, log_dir: Path, namespace: str = "", viewer_port: int
         rsp_params.write_text(yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
             "robot_description": urdf}}}), encoding="utf-8")
         commands.append(("robot_state_publisher", [str(rsp), "--ros-args", "--params-file", str(rsp_params)]))
-        commands.append(("description_publisher", [sys.executable, "-m", "kinematics_py.ros.description_publisher",
+        commands.append(("description_publisher", [sys.executable, "-m", DESCRIPTION_PUBLISHER,
                                                    "--robot", robot, "--semantic-only"]))
     else:
-        commands.append(("description_publisher", [sys.executable, "-m", "kinematics_py.ros.description_publisher",
+        commands.append(("description_publisher", [sys.executable, "-m", DESCRIPTION_PUBLISHER,
                                                    "--robot", robot]))
     params = kinematics_parameters_file(kinematics_yaml, log_dir)
     commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.ros.node", "--ros-args",

@@ -14,15 +14,15 @@ from typing import Any
 from moveit_msgs.msg import ConstraintEvalResult
 from moveit_msgs.srv import GetStateValidity
 
-from ..errors import ErrorCode, RequestError
-from ..ik.plugin import LIMIT_SLACK
-from ..model.robot_model import RobotModel
-from ..robot_setup import RobotSetup
-from .constraints import request_constraints
-from .conversions import contact_msg
+from ...errors import ErrorCode, RequestError
+from ...ik.plugin import LIMIT_SLACK
+from ...model.robot_model import RobotModel
+from ...robot_setup import RobotSetup
+from ..messages.constraints import request_constraints
+from ..messages.conversions import contact_msg
+from ..messages.robot_state import LinkPoses
 from .request_collisions import request_checker
 from .request_context import RequestContext
-from .robot_state import LinkPoses
 
 
 def check_state_validity(request: GetStateValidity.Request, response: GetStateValidity.Response,

@@ -18,17 +18,17 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from ..collision.scene import Operation
-from ..collision.scene import PlanningScene as Scene
-from ..collision.scene_message import apply_planning_scene
-from ..errors import KinematicsError
-from ..robot_setup import RobotSetup
-from .conversions import attached_object_update, collision_object_update, operation_of
-from .frames import ModelFrames, TransformSource
-from .robot_state import JointPositions, joint_values
-from .scene_conversions import planning_scene_message
+from ...collision.scene import Operation
+from ...collision.scene import PlanningScene as Scene
+from ...collision.scene_message import apply_planning_scene
+from ...errors import KinematicsError
+from ...robot_setup import RobotSetup
+from ..frames import ModelFrames, TransformSource
+from ..messages.conversions import attached_object_update, collision_object_update, operation_of
+from ..messages.robot_state import JointPositions, joint_values
+from ..messages.scene_conversions import planning_scene_message
+from ..serving_state import StateStore
 from .scene_diagnostics import SceneDiagnostics
-from .serving_state import StateStore
 
 #: World updates arrive in bursts (a scene set up object by object): keep them all, in order.
 SCENE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)

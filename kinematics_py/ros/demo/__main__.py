@@ -1,0 +1,5 @@
+import sys
+
+from .walkthrough import main
+
+sys.exit(main())

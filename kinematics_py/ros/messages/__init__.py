@@ -1,0 +1,1 @@
+"""Conversions between ROS messages and the core's types: poses, robot states, constraints, planning scenes."""
