@@ -92,8 +92,6 @@ class RobotSetup:
     model_frame_aliases: frozenset[str]
     #: None only in a set-up from ``prepare_robot_setup``, not yet completed (never served).
     collision: CollisionWorld | None
-    #: group -> {link: the tip of the group that link is rigidly attached to (itself for a tip)}
-    attached_tips: Mapping[str, Mapping[str, str]]
     #: What was built, for the log.
     log: tuple[LogLine, ...] = ()
 
@@ -142,10 +140,7 @@ def prepare_robot_setup(inputs: SetupInputs, previous: RobotSetup | None = None)
     aliases = {""} | {joint.parent_frame for joint in (semantic.virtual_joints if semantic else ())
                       if joint.type == "fixed" and joint.child_link == model.root_link}
     return RobotSetup(inputs, model, semantic, MappingProxyType(groups), MappingProxyType(unavailable),
-                      frozenset(aliases), None,
-                      MappingProxyType({group: MappingProxyType(_attached_tips(model, plugin))
-                                        for group, plugin in groups.items()}),
-                      tuple(log))
+                      frozenset(aliases), None, tuple(log))
 
 
 def complete_robot_setup(prepared: RobotSetup, previous: RobotSetup | None = None) -> RobotSetup:
@@ -255,31 +250,3 @@ def _collision_world(model: RobotModel, semantic: SemanticModel | None, limits: 
     log.append(LogLine("warning", f"collision checking unavailable for robot {model.name!r}: {world.problem}; "
                                   f"avoid_collisions follows collision_checking_unavailable_policy"))
     return world
-
-
-def _attached_tips(model: RobotModel, plugin: KinematicsPlugin) -> dict[str, str]:
-    """link -> the tip no joint of the group moves relative to it (joints outside the group hold still): the
-    links reached from a tip without crossing a joint the group moves. A tip maps to itself; a link attached
-    to several tips, to the first of them."""
-    group_joints = set(plugin.getJointNames())
-
-    def moves_with_group(joint) -> bool:
-        return joint.is_movable and (joint.name in group_joints or
-                                     (joint.mimic is not None and joint.mimic.joint in group_joints))
-
-    neighbours: dict[str, list[str]] = {}
-    for joint in model.joints.values():
-        if not moves_with_group(joint):
-            neighbours.setdefault(joint.parent, []).append(joint.child)
-            neighbours.setdefault(joint.child, []).append(joint.parent)
-    tips = plugin.getTipFrames()
-    attached = {tip: tip for tip in tips}
-    for tip in tips:
-        reached, frontier = {tip}, [tip]
-        while frontier:
-            for link in neighbours.get(frontier.pop(), ()):
-                if link not in reached:
-                    reached.add(link)
-                    frontier.append(link)
-                    attached.setdefault(link, tip)
-    return attached

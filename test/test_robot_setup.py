@@ -15,6 +15,7 @@ from robots import TREE_SRDF, chain_urdf, without_collision_geometry
 
 from kinematics_py.collision.geometry import load_mesh
 from kinematics_py.errors import KinematicsError
+from kinematics_py.model.attached_links import NotAttachedError, attached_tips
 from kinematics_py.model.urdf import DescriptionLimits
 from kinematics_py.robot_setup import (
     RobotSetup,
@@ -170,15 +171,23 @@ def test_the_previous_model_and_collision_world_are_reused_for_the_same_descript
 # ------------------------------------------------------------------------------------------ attached links
 def test_links_rigidly_attached_to_a_tip():
     setup = build_robot_setup(SetupInputs(TREE_URDF, TREE_SRDF, configured_groups=frozenset({"left_arm", "arms"})))
-    left = setup.attached_tips["left_arm"]
+    left = _attached(setup, "left_arm")
     # Gripper and forearm are fixed to the tip; the fingers move by joints outside the group (held still).
     attached = ("left_tcp", "left_gripper", "left_forearm", "left_finger_a", "left_finger_b")
     assert dict(left) == dict.fromkeys(attached, "left_tcp")
     for moved_by_the_group in ("torso", "chest", "head", "left_upper_arm", "right_tcp", "right_gripper"):
         assert moved_by_the_group not in left, moved_by_the_group
-    arms = setup.attached_tips["arms"]
+    arms = _attached(setup, "arms")
     assert arms["left_gripper"] == "left_tcp" and arms["right_finger_b"] == "right_tcp"
     assert "head" not in arms
+    assert setup.groups["arms"].attached_tip("right_finger_b") == "right_tcp"
+    with pytest.raises(NotAttachedError, match="right_tcp"):
+        setup.groups["arms"].attached_tip("head")
+
+
+def _attached(setup, group: str) -> dict[str, str]:
+    plugin = setup.groups[group]
+    return attached_tips(setup.model, plugin.getJointNames(), plugin.getTipFrames())
 
 
 # ------------------------------------------------------------------------------------------ size and limits

@@ -7,7 +7,7 @@ sees half of a change (e.g. the joints of one robot with the solver of another).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,8 @@ class GroupSetup:
     redundant_closed_form: RedundantChain | None = None
     #: The lean path of plain requests, or None where they take the general one.
     fast_path: ClosedFormFastPath | None = None
+    #: link -> the tip it is rigidly attached to (itself for a tip): ``model.attached_links.attached_tips``.
+    attached_tips: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def problem(self) -> IkProblem:

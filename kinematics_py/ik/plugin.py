@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import KinematicsError, RequestError
 from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from ..geometry.transforms import invert_transform
+from ..model.attached_links import tip_of_link, tip_pose_from_link_pose
 from ..model.robot_model import RobotModel
 from ..parameters import SolverParameters
 from .batch import search_batch
@@ -119,6 +120,22 @@ class KinematicsPlugin:
 
     def getJointNames(self) -> list[str]:
         return list(self._require_setup().problem.variable_names)
+
+    def attached_tip(self, link: str) -> str:
+        """The tip ``link`` is, or is rigidly attached to (no joint of the group between them); UnknownLinkError or
+        NotAttachedError (naming the tips) otherwise."""
+        setup = self._require_setup()
+        return tip_of_link(setup.attached_tips, setup.model, setup.group_name, setup.tip_frames, link)
+
+    def tip_target(self, T_base_link: np.ndarray, link: str, T_model_links=None) -> np.ndarray:
+        """T_base_tip (4, 4) reaching ``T_base_link`` (4, 4) with ``link``, which moves rigidly with a tip
+        (``attached_tip``). ``T_model_links`` (link -> T_model_link, any state) places joints outside the group
+        between link and tip; default: every joint at its default value."""
+        tip = self.attached_tip(link)
+        if tip == link:
+            return T_base_link
+        poses = self.robot_model.link_poses() if T_model_links is None else T_model_links
+        return tip_pose_from_link_pose(T_base_link, link, tip, poses)
 
     def getLinkNames(self) -> list[str]:
         setup = self._require_setup()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from ..errors import KinematicsError, UnknownJointError
 from ..geometry.transforms import rotation_log
+from ..model.attached_links import attached_tips
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from ..parameters import SolverParameters
@@ -63,9 +65,10 @@ def build_group_setup(robot_description: str | RobotModel, group_name: str, base
     closed_form, report = _detected(_tried_closed_form, solver, group_name, "the closed-form detection")
     redundant, redundant_report = _detected(_tried_redundant_closed_form, solver, group_name,
                                             "the locked-joint closed-form search")
+    attached = MappingProxyType(attached_tips(model, problem.variable_names, tips))
     return with_fast_path(GroupSetup(model, group_name, base_frame, tuple(tips), solver, closed_form=closed_form,
                                      closed_form_report="; ".join(filter(None, (report, redundant_report))),
-                                     redundant_closed_form=redundant))
+                                     redundant_closed_form=redundant, attached_tips=attached))
 
 
 def with_fast_path(setup: GroupSetup) -> GroupSetup:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import numpy as np
 from moveit_msgs.srv import GetPositionIK
 
-from ...errors import ErrorCode, RequestError, Verdict
+from ...errors import ErrorCode, RequestError, UnknownLinkError, Verdict
 from ...geometry.transforms import invert_transform
 from ...ik.budget import Budget
 from ...ik.plugin import KinematicsPlugin
+from ...model.attached_links import NotAttachedError
 from ...robot_setup import RobotSetup
 from ..frames import ModelFrames
 from ..messages.constraints import request_constraints
@@ -144,12 +145,10 @@ def _ik_targets(setup: RobotSetup, frames: ModelFrames, ik, plugin: KinematicsPl
 
 def attached_tip(setup: RobotSetup, plugin: KinematicsPlugin, link: str) -> str:
     """The tip ``link`` is the tip of, or rigidly attached to (no group joint between them)."""
-    group = plugin.getGroupName()
-    tip = setup.attached_tips[group].get(link)
-    if tip is None:
-        if link not in setup.model.link_names:
-            raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown IK link {link!r}; group {group!r} solves "
-                               f"for tips {plugin.getTipFrames()} and links rigidly attached to them")
-        raise RequestError(ErrorCode.INVALID_LINK_NAME, f"IK link {link!r} is neither a tip of group {group!r} "
-                           f"{plugin.getTipFrames()} nor rigidly attached to one")
-    return tip
+    try:
+        return plugin.attached_tip(link)
+    except UnknownLinkError:
+        raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown IK link {link!r}; group {plugin.getGroupName()!r} "
+                           f"solves for tips {plugin.getTipFrames()} and links rigidly attached to them") from None
+    except NotAttachedError as error:
+        raise RequestError(ErrorCode.INVALID_LINK_NAME, f"IK {error}") from None
