@@ -1,0 +1,72 @@
+"""Whether one group configuration is acceptable: the request's constraints and, where asked, collisions, answered
+as one ``Verdict``. The same value checks an IK solution, every step of a Cartesian path and the goals and path
+of a motion plan; it is picklable (constraints and joint values only), so a planning process binds it to its own
+robot model and collision checker.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .collision.validity import CollisionValidity, StateCollisions
+from .errors import ErrorCode, Verdict
+from .model.constraints import RequestConstraints
+from .model.robot_model import RobotModel
+
+#: check(q) for a group joint vector ``q`` [rad or m] -> Verdict (SUCCESS when acceptable).
+BoundCheck = Callable[[np.ndarray], Verdict]
+ACCEPTED = Verdict(ErrorCode.SUCCESS)
+
+
+@dataclass(frozen=True)
+class StateCheck:
+    """Group configurations (``joint_names`` order), completed by ``base_values`` (every other joint), checked
+    against ``constraints`` (a violation answers ``violation_code``, its reason after ``prefix``) and, when
+    ``collisions``, against the collision checker given to ``bound`` (GOAL_IN_COLLISION naming the pairs)."""
+
+    joint_names: Sequence[str]
+    base_values: Mapping[str, object]
+    constraints: RequestConstraints | None = None
+    collisions: bool = False
+    violation_code: ErrorCode = ErrorCode.GOAL_CONSTRAINTS_VIOLATED
+    prefix: str = ""
+
+    def __bool__(self) -> bool:
+        """Whether it checks anything."""
+        return bool(self.constraints) or self.collisions
+
+    def with_constraints(self, constraints: RequestConstraints | None, violation_code: ErrorCode,
+                         prefix: str = "") -> StateCheck:
+        return StateCheck(self.joint_names, self.base_values, constraints, self.collisions, violation_code, prefix)
+
+    def bound(self, model: RobotModel, checker: StateCollisions | None = None) -> BoundCheck:
+        """check(q) on ``model`` and (when ``collisions``) ``checker``; collisions are checked first."""
+        collisions = CollisionValidity(checker, self.joint_names, self.base_values) \
+            if self.collisions and checker is not None else None
+        constraints = self.constraints or None
+        names, base, code, prefix = list(self.joint_names), self.base_values, self.violation_code, self.prefix
+
+        def check(q: np.ndarray) -> Verdict:
+            if collisions is not None:
+                verdict = collisions(q)
+                if verdict.error_code != ErrorCode.SUCCESS:
+                    return verdict
+            if constraints is not None:
+                values = np.asarray(q, dtype=float).tolist()
+                reason = constraints.violation(model.resolve_joint_values({**base, **dict(zip(names, values))}),
+                                               model)
+                if reason is not None:
+                    return Verdict(code, prefix + reason)
+            return ACCEPTED
+        return check
+
+    def problem(self, model: RobotModel, checker: StateCollisions | None = None) -> Callable[[np.ndarray], str | None]:
+        """The bound check as ``reason(q) -> None when acceptable, else why not`` (planning's form)."""
+        check = self.bound(model, checker)
+
+        def reason(q: np.ndarray) -> str | None:
+            verdict = check(q)
+            return None if verdict.error_code == ErrorCode.SUCCESS else verdict.reason
+        return reason
