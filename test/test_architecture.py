@@ -289,6 +289,8 @@ PUBLIC_NAMES = (
     "Cylinder", "Cone", "Mesh", "Plane", "Placed", "propose_disabled_pairs", "KinematicsError", "UrdfError",
     "SrdfError", "UnknownLinkError", "UnknownJointError", "UnknownGroupError", "ChainError", "JointValueError",
     "ParameterError", "GeometryError", "MeshLoadError", "SceneError", "RequestError",
+    "plan", "PlanOptions", "JointGoal", "PoseGoal", "Approach", "MotionPlan", "PlanningError", "GoalError",
+    "StateCheck",
 )
 
 
