@@ -145,10 +145,11 @@ def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, lim
 
 def tip_pose(goal: PoseGoal, plugin: KinematicsPlugin,
              T_model_links: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
-    """T_base_tip (4, 4) that puts the goal's link at its pose (``KinematicsPlugin.tip_target``); GoalError for a
-    link the robot does not have or that moves relative to the tip."""
+    """T_base_tip (4, 4) that puts the goal's link at its pose (``KinematicsPlugin.tip_target``), a writable array
+    (the compiled IK kernels are compiled for writable arrays: a read-only one would cost a compilation in each
+    process); GoalError for a link the robot does not have or that moves relative to the tip."""
     try:
-        return plugin.tip_target(goal.T_base_link, goal.link or plugin.getTipFrames()[0], T_model_links)
+        return plugin.tip_target(goal.T_base_link.copy(), goal.link or plugin.getTipFrames()[0], T_model_links)
     except KinematicsError as error:
         raise GoalError(f"{goal.described()}: {error}") from None
 

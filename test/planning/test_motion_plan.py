@@ -331,3 +331,15 @@ def test_a_pose_goals_check_filters_its_solutions(arm):
 
 def _path_check(plugin, constraints: RequestConstraints) -> StateCheck:
     return StateCheck(plugin.getJointNames(), plugin.robot_model.resolve_joint_values({}), constraints)
+
+
+def test_the_ik_of_a_pose_goal_gets_a_writable_target(arm, monkeypatch):
+    """The goal's pose is read-only; the compiled IK kernels are compiled for writable arrays only (a read-only
+    target would cost a compilation in every planning process)."""
+    plugin, checker, _ = arm
+    targets, all_solutions = [], plugin.all_solutions
+    monkeypatch.setattr(plugin, "all_solutions", lambda T, seed: targets.append(T) or all_solutions(T, seed))
+    _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
+    goal = PoseGoal(pose)
+    assert plan(plugin, checker, LEFT, [goal], OPTIONS).success
+    assert targets and all(T.flags.writeable for T in targets) and not goal.T_base_link.flags.writeable
