@@ -54,7 +54,8 @@ from kinematics_py.collision.checker import CollisionChecker  # noqa: E402
 from kinematics_py.collision.geometry import Box  # noqa: E402
 from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.planning.goals import GroupLimits, JointGoal  # noqa: E402
-from kinematics_py.planning.motion import PlanOptions, plan  # noqa: E402
+from kinematics_py.planning.motion import plan  # noqa: E402
+from kinematics_py.planning.options import PlanOptions  # noqa: E402
 from kinematics_py.planning.time_parameterization import joint_limits  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
 

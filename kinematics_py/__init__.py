@@ -34,7 +34,8 @@ from .model.srdf import EndEffector, Group, SemanticModel
 from .parameters import ParameterError, SolverParameters
 from .planning.cartesian_path import CartesianPath, CartesianPathError, JumpThresholds, compute_cartesian_path
 from .planning.goals import GoalError, JointGoal, PoseGoal
-from .planning.motion import Approach, MotionPlan, PlanningError, PlanOptions, plan
+from .planning.motion import MotionPlan, plan
+from .planning.options import Approach, PlanningError, PlanOptions
 from .planning.time_parameterization import (
     JointLimits,
     TimedPath,

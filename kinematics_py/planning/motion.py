@@ -15,8 +15,6 @@ every goal is blocked or outside the limits, or no path was found within the tim
 """
 from __future__ import annotations
 
-import math
-import numbers
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -25,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..collision.checker import CollisionChecker
-from ..errors import ErrorCode, KinematicsError, Verdict
+from ..errors import ErrorCode, Verdict
 from ..geometry.poses import transform_from_any_pose
 from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
@@ -33,8 +31,9 @@ from ..state_check import StateCheck
 from .blending import blend_radii
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
-from .ompl_search import DEFAULT_PLANNER, planner_id_or_default, search_path
-from .path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
+from .ompl_search import DEFAULT_PLANNER, search_path
+from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
+from .path_check import PathCheck, densify
 from .time_parameterization import (
     JointLimits,
     TimedPath,
@@ -44,9 +43,6 @@ from .time_parameterization import (
     time_straight_line,
 )
 
-#: How the goal is chosen among the reachable ones: the one giving the shortest path, or the first in the list.
-PRIORITIZATIONS = ("shortest_path", "list_order")
-MOTION_TYPES = ("free", "touch")
 #: Part of an attempt's time the search may take: the rest is for re-checking its path at the trajectory's
 #: resolution (the optimizing planners, RRT* and BIT*, search until their time is up).
 SEARCH_SHARE = 0.8
@@ -54,94 +50,8 @@ SEARCH_SHARE = 0.8
 LINEAR_STEP = 0.005
 #: Candidate configurations of a touch goal tried for the straight approach (the nearest to the start first).
 MAX_TOUCH_CANDIDATES = 8
-TOUCH_NEEDS = "a touch motion needs an approach (distance, direction) and pose goals"
-
-
-class PlanningError(KinematicsError):
-    """A plan request that is malformed (names the valid choices); a plan that fails is a MotionPlan instead."""
-
-
-def _positive(value) -> bool:
-    return isinstance(value, numbers.Real) and math.isfinite(value) and value > 0
-
-
-def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
-    if value not in choices:
-        raise PlanningError(f"{what} must be one of {list(choices)}; got {value!r}")
-
-
-def _unit(direction: Sequence[float]) -> np.ndarray:
-    vector = np.asarray(direction, dtype=float)
-    norm = float(np.linalg.norm(vector)) if vector.shape == (3,) else math.nan
-    if not (math.isfinite(norm) and norm > 1e-12):
-        raise PlanningError(f"a direction is a non-zero 3-vector; got {direction!r}")
-    return vector / norm
-
-
-@dataclass(frozen=True)
-class Approach:
-    """A straight-line motion of ``distance`` [m] along ``direction`` (in the plugin's base frame; None: along
-    the link's z axis, the tool axis, at the goal for a touch approach and backwards at the start for a
-    retraction)."""
-
-    distance: float
-    direction: Sequence[float] | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class PlanOptions:
-    """How ``plan`` plans; validated once, here (PlanningError naming the valid choices, PlannerError for an
-    unknown planner).
-
-    ``prioritization``: "shortest_path" (among the reachable goals the one with the shortest path) or
-    "list_order" (the first goal reachable). ``motion``: "free", or "touch" (ends with a straight ``approach`` to
-    the pose goal). ``retract``: the plan starts with this straight retraction (``MotionPlan.retraction`` of the
-    plan before). ``planner_id``: one of ``ompl_search.PLANNER_IDS`` (also as MoveIt spells them; "" the default),
-    kept as its plain name. ``planning_time`` [s] for the goals, search, simplification, re-checks and blend radii;
-    ``attempts`` searches, the shortest path kept. The trajectory is timed within ``limits`` (default: the URDF's
-    velocities, ``time_parameterization.joint_limits``) times ``velocity_scaling`` and ``acceleration_scaling``.
-    ``diagnose``: the answer lists the collisions and limit violations of the start and of every goal. Its points
-    are at most ``resolution`` apart per joint [rad or m], each checked; the search checks its motions at
-    ``search_resolution``.
-
-    Notes: the search resolution is three times the trajectory's: a coarse check finds a path sooner, and the
-    segments that fail the fine check are searched again at the fine resolution.
-    """
-
-    prioritization: str = "shortest_path"
-    motion: str = "free"
-    approach: Approach | None = None
-    retract: Approach | None = None
-    planner_id: str = DEFAULT_PLANNER
-    planning_time: float = 1.0
-    attempts: int = 1
-    limits: JointLimits | None = None
-    velocity_scaling: float = 1.0
-    acceleration_scaling: float = 1.0
-    diagnose: bool = False
-    resolution: float = FINE_RESOLUTION
-    search_resolution: float = SEARCH_RESOLUTION
-
-    def __post_init__(self):
-        _check_choice(self.prioritization, PRIORITIZATIONS, "prioritization")
-        _check_choice(self.motion, MOTION_TYPES, "motion")
-        if self.motion == "touch" and self.approach is None:
-            raise PlanningError(TOUCH_NEEDS)
-        for what, linear in (("approach", self.approach), ("retract", self.retract)):
-            if linear is not None and not _positive(linear.distance):
-                raise PlanningError(f"{what} distance must be finite and > 0 [m]; got {linear.distance!r}")
-            if linear is not None and linear.direction is not None:
-                _unit(linear.direction)
-        for what, value, unit in (("planning_time", self.planning_time, " [s]"),
-                                  ("velocity_scaling", self.velocity_scaling, ""),
-                                  ("acceleration_scaling", self.acceleration_scaling, ""),
-                                  ("resolution", self.resolution, " [rad or m]"),
-                                  ("search_resolution", self.search_resolution, " [rad or m]")):
-            if not _positive(value):
-                raise PlanningError(f"{what} must be finite and > 0{unit}; got {value!r}")
-        if not (isinstance(self.attempts, numbers.Integral) and self.attempts >= 1):
-            raise PlanningError(f"attempts must be an integer >= 1; got {self.attempts!r}")
-        object.__setattr__(self, "planner_id", planner_id_or_default(self.planner_id))
+#: ``plan``'s options when none are given.
+DEFAULT_OPTIONS = PlanOptions()
 
 
 @dataclass(frozen=True)
@@ -202,7 +112,7 @@ class _Candidate:
 
 
 def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[float], goals: Sequence[Goal],
-         options: PlanOptions = PlanOptions(), *, base_state=None, path_check: StateCheck | None = None,
+         options: PlanOptions = DEFAULT_OPTIONS, *, base_state=None, path_check: StateCheck | None = None,
          budget: Budget = UNBOUNDED) -> MotionPlan:
     """A collision-free motion of the plugin's group from ``start`` (its joint values, ``getJointNames()`` order)
     to one of ``goals``, planned as ``options`` say, within ``options.planning_time`` [s] (the final check and
@@ -558,7 +468,7 @@ def _named(goal: Goal) -> str:
 
 def _approach_direction(approach: Approach, T_touch: np.ndarray) -> np.ndarray:
     """The unit direction a touch approach moves along: the given one, or the touch pose's z axis (the tool axis)."""
-    return _unit(approach.direction) if approach.direction is not None else T_touch[:3, 2]
+    return unit_direction(approach.direction) if approach.direction is not None else T_touch[:3, 2]
 
 
 def _tip_transform(plugin: KinematicsPlugin, q: np.ndarray) -> np.ndarray:
@@ -580,7 +490,7 @@ def _retraction_target(plugin: KinematicsPlugin, q_start: np.ndarray, retract: A
     """Where a retraction takes the tip: ``retract.distance`` along its direction (default: back along the tip's
     z axis, the way a touch approach came)."""
     T_start = _tip_transform(plugin, q_start)
-    direction = _unit(retract.direction) if retract.direction is not None else -T_start[:3, 2]
+    direction = unit_direction(retract.direction) if retract.direction is not None else -T_start[:3, 2]
     T_to = T_start.copy()
     T_to[:3, 3] += retract.distance * direction
     return T_to

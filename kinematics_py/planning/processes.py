@@ -34,7 +34,8 @@ from ..ik.budget import Budget
 from ..robot_setup import RobotSetup, SetupInputs, build_robot_setup
 from ..state_check import StateCheck
 from .goals import Goal
-from .motion import MotionPlan, PlanningError, PlanOptions, plan
+from .motion import MotionPlan, plan
+from .options import PlanningError, PlanOptions
 
 
 def read_only(items: dict) -> MappingProxyType:

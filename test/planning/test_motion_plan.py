@@ -19,8 +19,9 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.ik.budget import Budget
 from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints
 from kinematics_py.planning.goals import GoalError, JointGoal, PoseGoal
-from kinematics_py.planning.motion import Approach, PlanningError, PlanOptions, plan
+from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import PLANNER_IDS, PlannerError
+from kinematics_py.planning.options import Approach, PlanningError, PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck
 from kinematics_py.planning.time_parameterization import JointLimits
 from kinematics_py.state_check import StateCheck

@@ -16,7 +16,7 @@ from kinematics_py.collision.scene import PlanningScene
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints
 from kinematics_py.planning.goals import JointGoal, PoseGoal
-from kinematics_py.planning.motion import PlanningError
+from kinematics_py.planning.options import PlanningError
 from kinematics_py.planning.processes import PlanJob, PlanningProcessError, PlanningProcesses, SceneContent
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path

@@ -27,8 +27,9 @@ from ...errors import ErrorCode, RequestError
 from ...geometry.transforms import invert_transform
 from ...model.constraints import RequestConstraints
 from ...planning.goals import JointGoal, PoseGoal
-from ...planning.motion import Approach, MotionPlan, PlanningError, PlanOptions
+from ...planning.motion import MotionPlan
 from ...planning.ompl_search import PLANNER_IDS, PlannerError
+from ...planning.options import Approach, PlanningError, PlanOptions
 from ...planning.processes import PlanJob, PlanningProcessError, run_job
 from ...planning.time_parameterization import joint_limits
 from ...state_check import StateCheck
