@@ -55,6 +55,7 @@ from kinematics_py.collision.geometry import Box  # noqa: E402
 from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.planning.goals import GroupLimits, JointGoal  # noqa: E402
 from kinematics_py.planning.motion import plan  # noqa: E402
+from kinematics_py.planning.options import PlanOptions  # noqa: E402
 from kinematics_py.planning.time_parameterization import joint_limits  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
 
@@ -170,7 +171,7 @@ class Problem:
 
     def plan_ours(self, start, goal, *, planning_time):
         began = time.perf_counter()
-        result = plan(self.plugin, self.checker, start, [JointGoal(goal)], planning_time=planning_time)
+        result = plan(self.plugin, self.checker, start, [JointGoal(goal)], PlanOptions(planning_time=planning_time))
         seconds = time.perf_counter() - began
         return seconds, (result.positions if result.success else None), (
             float(result.timing.time_from_start[-1]) if result.success else np.nan)

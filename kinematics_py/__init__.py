@@ -33,6 +33,9 @@ from .model.robot_model import RobotModel
 from .model.srdf import EndEffector, Group, SemanticModel
 from .parameters import ParameterError, SolverParameters
 from .planning.cartesian_path import CartesianPath, CartesianPathError, JumpThresholds, compute_cartesian_path
+from .planning.goals import GoalError, JointGoal, PoseGoal
+from .planning.motion import MotionPlan, plan
+from .planning.options import Approach, PlanningError, PlanOptions
 from .planning.time_parameterization import (
     JointLimits,
     TimedPath,
@@ -40,6 +43,7 @@ from .planning.time_parameterization import (
     joint_limits,
     time_parameterize,
 )
+from .state_check import StateCheck
 
 __all__ = [
     "AllowedCollisionMatrix",
@@ -104,4 +108,13 @@ __all__ = [
     "TimeParameterizationError",
     "joint_limits",
     "time_parameterize",
+    "Approach",
+    "GoalError",
+    "JointGoal",
+    "MotionPlan",
+    "PlanOptions",
+    "PlanningError",
+    "PoseGoal",
+    "StateCheck",
+    "plan",
 ]

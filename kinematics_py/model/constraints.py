@@ -2,13 +2,13 @@
 MoveIt's kinematic constraint semantics (continuous joints compare the shortest angle; position regions are
 boxes, spheres or cylinders; orientation errors per axis as XYZ Euler angles or a rotation vector).
 
-``ros.constraints`` reads them from moveit_msgs/Constraints. The values pickle, so a planning process can check
-them on its own copy of the robot model (``StateCheck``).
+``ros.messages.constraints`` reads them from moveit_msgs/Constraints. The values pickle, so a planning process can
+check them on its own copy of the robot model (``state_check.StateCheck``).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,19 +181,3 @@ class RequestConstraints:
             results += [(constraint.violation(poses), constraint.distance(poses))
                         for constraint in self.position_regions + self.orientation_bounds]
         return results
-
-
-@dataclass(frozen=True)
-class StateCheck:
-    """Whether a group configuration, completed by ``base_values`` (every other joint), satisfies
-    ``constraints``: ``bound(model)`` is the check on a robot model of the same description."""
-
-    constraints: RequestConstraints
-    base_values: Mapping[str, object]
-    joint_names: Sequence[str]
-
-    def bound(self, model: RobotModel) -> Callable[[np.ndarray], str | None]:
-        """accept(q) -> None when the configuration ``q`` (``joint_names`` order) is acceptable, else why not."""
-        def accept(q: np.ndarray) -> str | None:
-            return self.constraints.violation({**self.base_values, **dict(zip(self.joint_names, q.tolist()))}, model)
-        return accept

@@ -2,24 +2,24 @@
 
 A goal is reached by any of its candidate configurations: a ``JointGoal`` has one, a ``PoseGoal`` one per IK
 solution of its pose (every closed-form branch, each with its whole-turn equivalents within the limits; or the
-distinct solutions of the numerical search), filtered by its ``accept`` check (MoveIt's goal constraint
-tolerances, for instance).
+distinct solutions of the numerical search), filtered by its ``check`` (MoveIt's goal constraint tolerances, for
+instance).
 """
 from __future__ import annotations
 
 import itertools
 import math
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import KinematicsError
 from ..geometry.poses import transform_from_any_pose
-from ..geometry.transforms import invert_transform
 from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
+from ..state_check import StateCheck
 
 #: Most candidate configurations taken from one pose goal (the nearest to the start first).
 MAX_CANDIDATES_PER_GOAL = 64
@@ -31,12 +31,12 @@ LIMIT_TOLERANCE = 1e-9
 #: Two solutions closer than this in every joint are the same one [rad or m].
 SAME_SOLUTION = 1e-6
 
-#: accept(q) for a group joint vector: None when it is acceptable, else why not.
+#: problem(q) for a group joint vector: None when it is acceptable, else why not (a bound ``StateCheck``).
 Acceptance = Callable[[np.ndarray], "str | None"]
 
 
 class GoalError(KinematicsError):
-    """A goal that cannot be planned to as given (wrong length, not finite, unknown link)."""
+    """A goal that cannot be planned to as given (wrong length, not finite, a bad pose, an unknown link)."""
 
 
 @dataclass(frozen=True)
@@ -47,16 +47,30 @@ class JointGoal:
     name: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PoseGoal:
-    """A pose of ``link`` (default: the group's tip; another link must move rigidly with the tip) in the
-    plugin's base frame: a Pose, (position, quaternion x, y, z, w) or a 4x4 ``T_base_link``. ``accept``
-    filters its IK solutions."""
+    """A pose of ``link`` (default: the group's tip; another link must move rigidly with a tip) in the plugin's
+    base frame, and the ``check`` its IK solutions must pass (constraints; picklable, bound by the plan).
 
-    pose: object
+    ``T_base_link`` (4, 4) is given as any pose form (a Pose, (position, quaternion x, y, z, w) or a 4x4 array)
+    and converted once, here, to a read-only (4, 4) float array; GoalError for an unusable pose.
+    """
+
+    T_base_link: np.ndarray
     link: str = ""
-    accept: Acceptance | None = field(default=None, compare=False)
+    check: StateCheck | None = None
     name: str = ""
+
+    def __post_init__(self):
+        try:
+            T_base_link = transform_from_any_pose(self.T_base_link)
+        except KinematicsError as error:
+            raise GoalError(f"{self.described()}: {error}") from None
+        T_base_link.flags.writeable = False
+        object.__setattr__(self, "T_base_link", T_base_link)
+
+    def described(self) -> str:
+        return f"pose goal {self.name!r}" if self.name else "pose goal"
 
 
 Goal = JointGoal | PoseGoal
@@ -111,9 +125,13 @@ class GroupLimits:
 
 
 def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
-                    deadline: float = math.inf, budget: Budget = UNBOUNDED) -> Candidates:
+                    deadline: float = math.inf, budget: Budget = UNBOUNDED,
+                    T_model_links: Mapping[str, np.ndarray] | None = None,
+                    accept: Acceptance | None = None) -> Candidates:
     """The configurations reaching ``goal``, nearest the start first (numerical restarts end at ``deadline``, a
-    ``time.perf_counter()``); GoalError for a malformed goal."""
+    ``time.perf_counter()``), those of a pose goal filtered by ``accept`` (its bound check); GoalError for a
+    malformed goal. ``T_model_links`` (link -> T_model_link (4, 4), the start state) places a pose goal's link
+    relative to its tip (``tip_pose``)."""
     if isinstance(goal, JointGoal):
         q = np.asarray(goal.positions, dtype=float)
         if q.shape != start.shape or not np.isfinite(q).all():
@@ -122,15 +140,34 @@ def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, lim
         return Candidates(q[None, :])
     if not isinstance(goal, PoseGoal):
         raise GoalError(f"a goal is a JointGoal or a PoseGoal; got {type(goal).__name__}")
-    solutions = _pose_solutions(goal, plugin, start, limits, deadline, budget)
+    return pose_candidates(tip_pose(goal, plugin, T_model_links), plugin, start, limits, deadline, budget, accept)
+
+
+def tip_pose(goal: PoseGoal, plugin: KinematicsPlugin,
+             T_model_links: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """T_base_tip (4, 4) that puts the goal's link at its pose (``KinematicsPlugin.tip_target``), a writable array
+    (the compiled IK kernels are compiled for writable arrays: a read-only one would cost a compilation in each
+    process); GoalError for a link the robot does not have or that moves relative to the tip."""
+    try:
+        return plugin.tip_target(goal.T_base_link.copy(), goal.link or plugin.getTipFrames()[0], T_model_links)
+    except KinematicsError as error:
+        raise GoalError(f"{goal.described()}: {error}") from None
+
+
+def pose_candidates(T_base_tip: np.ndarray, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
+                    deadline: float = math.inf, budget: Budget = UNBOUNDED,
+                    accept: Acceptance | None = None) -> Candidates:
+    """The IK solutions of the tip pose ``T_base_tip`` (4, 4) with their whole turns, those ``accept`` passes,
+    nearest the start first."""
+    solutions = _pose_solutions(T_base_tip, plugin, start, limits, deadline, budget)
     if not solutions:
         return Candidates(np.empty((0, len(start))), "no IK solution reaches the pose within the joint limits")
     expanded = [turn for solution in solutions for turn in limits.whole_turns(solution)]
     rejected = []
-    if goal.accept is not None:
+    if accept is not None:
         kept = []
         for q in expanded:
-            reason = goal.accept(q)
+            reason = accept(q)
             (rejected if reason else kept).append(reason or q)
         expanded = kept
     if not expanded:
@@ -140,25 +177,17 @@ def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, lim
     return Candidates(rows[order[:MAX_CANDIDATES_PER_GOAL]])
 
 
-def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
+def _pose_solutions(T_base_tip: np.ndarray, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,
                     deadline: float, budget: Budget) -> list[np.ndarray]:
-    """The IK solutions of the goal's pose (of the tip for the link's pose)."""
-    try:
-        T_base_link = transform_from_any_pose(goal.pose)
-    except KinematicsError as error:
-        raise GoalError(f"pose goal {goal.name or ''}: {error}".replace("  ", " ")) from None
-    tip = plugin.getTipFrames()[0]
-    if goal.link and goal.link != tip:
-        T_tip, T_link = _link_poses(plugin, [tip, goal.link], start)
-        T_base_link = T_base_link @ invert_transform(T_link) @ T_tip
-    solutions = [np.array(q) for q in plugin.all_solutions(T_base_link, start.tolist())]
+    """The distinct IK solutions of the tip pose ``T_base_tip`` (4, 4)."""
+    solutions = [np.array(q) for q in plugin.all_solutions(T_base_tip, start.tolist())]
     if len(solutions) <= 1:  # a numerical search: restarts from random seeds collect more branches
         rng = np.random.default_rng(len(solutions))
         for _ in range(NUMERICAL_RESTARTS):
             if time.perf_counter() + NUMERICAL_RESTART_TIMEOUT > deadline:
                 break
             seed = rng.uniform(limits.bounds_lower, limits.bounds_upper)
-            result = plugin.searchPositionIK(T_base_link, seed.tolist(), NUMERICAL_RESTART_TIMEOUT, budget=budget)
+            result = plugin.searchPositionIK(T_base_tip, seed.tolist(), NUMERICAL_RESTART_TIMEOUT, budget=budget)
             if result.success:
                 solutions.append(np.array(result.solution))
     distinct: list[np.ndarray] = []
@@ -166,14 +195,3 @@ def _pose_solutions(goal: PoseGoal, plugin: KinematicsPlugin, start: np.ndarray,
         if all(np.abs(q - other).max() > SAME_SOLUTION for other in distinct):
             distinct.append(q)
     return distinct
-
-
-def _link_poses(plugin: KinematicsPlugin, links: list[str], q: np.ndarray) -> list[np.ndarray]:
-    """T_base_link of each link at ``q``; GoalError for an unknown link."""
-    try:
-        ok, poses = plugin.getPositionFK(links, q.tolist())
-    except KinematicsError as error:
-        raise GoalError(str(error)) from None
-    if not ok:
-        raise GoalError(f"no pose of links {links} for the start configuration")
-    return [transform_from_any_pose(pose) for pose in poses]

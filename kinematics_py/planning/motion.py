@@ -1,36 +1,39 @@
 """Collision-free motions to one of several goals (ROS-free), as Zivid Motion's planner and move_group plan them.
 
-``plan`` checks the start, turns every goal into candidate configurations (``goals``), drops the candidates outside
-the limits, in collision or off the path constraints, and then finds a path to one of the rest: the straight joint
-motion when it is free (the shortest path there is), else OMPL's planner (``ompl_search``). A ``touch`` motion
-ends with a straight-line approach to its pose goal (the Cartesian planner); a ``retract`` starts the plan with a
-straight-line retraction. The path is densified to steps of at most ``resolution`` per joint, checked again as a
-whole, timed within the scaled joint limits (toppra) and checked once more as timed: a trajectory that fails a
-check is never returned.
+``plan`` is a pipeline of short steps, each returning its value or the plan's failure (a ``MotionPlan``): the
+request validated (``PlanOptions`` once, at construction; the start and goals here), the start diagnosed, the
+retraction (a ``retract`` plan starts with a straight-line retraction), the candidates (every goal turned into
+candidate configurations by ``goals``; those outside the limits, in collision or off the goal and path checks
+dropped), the search for a path to one of the rest (the straight joint motion when it is free, the shortest path
+there is, else OMPL's planner, ``ompl_search``; a ``touch`` motion ends with a straight-line approach to its pose
+goal, the Cartesian planner), the blend radii, the timing (the path densified to steps of at most ``resolution``
+per joint, timed within the scaled joint limits) and the final check of the timed trajectory: a trajectory that
+fails a check is never returned.
 
 Failures say why, as Zivid's errors: the start is blocked (the colliding bodies, the joints out of their limits),
 every goal is blocked or outside the limits, or no path was found within the time.
 """
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..collision.checker import CollisionChecker
-from ..errors import ErrorCode, KinematicsError, Verdict
+from ..errors import ErrorCode, Verdict
 from ..geometry.poses import transform_from_any_pose
 from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
+from ..state_check import StateCheck
 from .blending import blend_radii
 from .cartesian_path import compute_cartesian_path
-from .goals import Goal, GoalError, GroupLimits, PoseGoal, goal_candidates
-from .ompl_search import DEFAULT_PLANNER, planner_id_or_default, search_path
-from .path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
+from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
+from .ompl_search import DEFAULT_PLANNER, search_path
+from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
+from .path_check import PathCheck, densify
 from .time_parameterization import (
     JointLimits,
     TimedPath,
@@ -40,9 +43,6 @@ from .time_parameterization import (
     time_straight_line,
 )
 
-#: How the goal is chosen among the reachable ones: the one giving the shortest path, or the first in the list.
-PRIORITIZATIONS = ("shortest_path", "list_order")
-MOTION_TYPES = ("free", "touch")
 #: Part of an attempt's time the search may take: the rest is for re-checking its path at the trajectory's
 #: resolution (the optimizing planners, RRT* and BIT*, search until their time is up).
 SEARCH_SHARE = 0.8
@@ -50,23 +50,8 @@ SEARCH_SHARE = 0.8
 LINEAR_STEP = 0.005
 #: Candidate configurations of a touch goal tried for the straight approach (the nearest to the start first).
 MAX_TOUCH_CANDIDATES = 8
-
-#: state_validity(q) for a group joint vector: None when valid, else why not (path constraints, for instance).
-StateValidity = Callable[[np.ndarray], "str | None"]
-
-
-class PlanningError(KinematicsError):
-    """A plan request that is malformed (names the valid choices); a plan that fails is a MotionPlan instead."""
-
-
-@dataclass(frozen=True)
-class Approach:
-    """A straight-line motion of ``distance`` [m] along ``direction`` (in the plugin's base frame; None: along
-    the link's z axis, the tool axis, at the goal for a touch approach and backwards at the start for a
-    retraction)."""
-
-    distance: float
-    direction: Sequence[float] | None = None
+#: ``plan``'s options when none are given.
+DEFAULT_OPTIONS = PlanOptions()
 
 
 @dataclass(frozen=True)
@@ -126,98 +111,249 @@ class _Candidate:
     approach: np.ndarray | None = None  # (points, joints) of a touch motion's approach, q first
 
 
-def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[float], goals: Sequence[Goal], *,
-         base_state=None, prioritization: str = "shortest_path", motion: str = "free",
-         approach: Approach | None = None, retract: Approach | None = None, planner_id: str = DEFAULT_PLANNER,
-         planning_time: float = 1.0, attempts: int = 1, limits: JointLimits | None = None,
-         velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0, path_validity: StateValidity | None = None,
-         budget: Budget = UNBOUNDED, diagnose: bool = False,
-         resolution: float = FINE_RESOLUTION, search_resolution: float = SEARCH_RESOLUTION) -> MotionPlan:
+def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[float], goals: Sequence[Goal],
+         options: PlanOptions = DEFAULT_OPTIONS, *, base_state=None, path_check: StateCheck | None = None,
+         budget: Budget = UNBOUNDED) -> MotionPlan:
     """A collision-free motion of the plugin's group from ``start`` (its joint values, ``getJointNames()`` order)
-    to one of ``goals``, found within ``planning_time`` [s] (goals, search, simplification, re-checks and blend
-    radii; the final check and timing of the trajectory, a few milliseconds, come after) or until
-    ``budget.should_stop()`` (the caller's stop hook, also given to the IK searches of pose goals and linear moves).
-    ``base_state`` gives the other joints (a mapping or a full state vector; default: the checker's zeros).
-    ``path_validity`` is held at every state of the path. The trajectory's points are at most ``resolution`` apart
-    per joint, each checked; the search checks its motions at ``search_resolution``. PlanningError for a malformed
-    request."""
-    began = time.perf_counter()
-    deadline = began + planning_time
-    should_stop = budget.should_stop
-    names = tuple(plugin.getJointNames())
-    planner_id = planner_id_or_default(planner_id)
-    q_start = _checked_request(names, start, goals, prioritization, motion, approach, retract, planning_time)
-    bounds = GroupLimits(plugin, q_start)
-    check = PathCheck(checker, names, base_state, resolution, path_validity)
-    context = _Context(plugin, check, bounds, names, began)
-
-    start_report = context.diagnose("start", q_start)
-    if not start_report.valid:
-        code = ErrorCode.START_STATE_INVALID if start_report.limit_violations else (
-            ErrorCode.START_STATE_IN_COLLISION if start_report.collisions else
-            ErrorCode.START_STATE_VIOLATES_PATH_CONSTRAINTS)
-        return context.failed(code, "blocked_start", f"the start is blocked: {_described(start_report)}",
-                              (start_report,))
-    prefix: list[Waypoint] = [Waypoint(q_start, "joint")]
-    if retract is not None:
-        retraction = _linear_motion(plugin, check, q_start, _retraction_target(plugin, q_start, retract), budget)
-        if isinstance(retraction, str):
-            return context.failed(ErrorCode.PLANNING_FAILED, "blocked_start", f"the retraction stopped: {retraction}")
-        prefix += [Waypoint(q, "linear") for q in retraction[1:]]
+    to one of ``goals``, planned as ``options`` say, within ``options.planning_time`` [s] (the final check and
+    timing of the trajectory, a few milliseconds, come after) or until ``budget.should_stop()`` (the caller's stop
+    hook, also given to the IK searches of pose goals and linear moves). ``base_state`` gives the other joints (a
+    mapping or a full state vector; default: the checker's zeros). ``path_check`` holds at every state of the path
+    (bound here to the plugin's model and ``checker``, as each pose goal's ``check`` is). PlanningError for a
+    malformed request; a plan that fails is a MotionPlan saying why."""
+    run = _Run.validated(plugin, checker, start, goals, options, base_state, path_check, budget)
+    start_report = _start_diagnosis(run)
+    if isinstance(start_report, MotionPlan):
+        return start_report
+    prefix = _retraction(run)
+    if isinstance(prefix, MotionPlan):
+        return prefix
     q_free = prefix[-1].positions
+    reached = _candidates(run, q_free, start_report)
+    if isinstance(reached, MotionPlan):
+        return reached
+    candidates, diagnosis = reached
+    found = _search(run, q_free, candidates, diagnosis)
+    if isinstance(found, MotionPlan):
+        return found
+    joint_path, candidate = found
+    waypoints = _blended(run, prefix, joint_path, candidate)
+    timed = _timed(run, waypoints)
+    if isinstance(timed, MotionPlan):
+        return timed
+    return _checked_answer(run, waypoints, *timed, candidate, diagnosis)
 
+
+class _Run:
+    """One plan under way: its validated request and what its steps share (the group, its checks, its clock)."""
+
+    def __init__(self, plugin: KinematicsPlugin, q_start: np.ndarray, goals: Sequence[Goal], options: PlanOptions,
+                 check: PathCheck, budget: Budget, began: float):
+        self.plugin, self.q_start, self.goals, self.options = plugin, q_start, goals, options
+        self.check, self.budget, self.began = check, budget, began
+        self.names = tuple(plugin.getJointNames())
+        self.bounds = GroupLimits(plugin, q_start)
+        self.deadline = began + options.planning_time
+        self.should_stop = budget.should_stop
+
+    @classmethod
+    def validated(cls, plugin: KinematicsPlugin, checker: CollisionChecker, start, goals: Sequence[Goal],
+                  options: PlanOptions, base_state, path_check: StateCheck | None, budget: Budget) -> _Run:
+        """The request checked (PlanningError naming the valid choices for anything malformed), the path check
+        bound to the plugin's model and ``checker``."""
+        began = time.perf_counter()
+        if not isinstance(options, PlanOptions):
+            raise PlanningError(f"options is a PlanOptions; got {type(options).__name__}")
+        if not goals:
+            raise PlanningError("plan needs at least one goal")
+        if options.motion == "touch" and not any(isinstance(goal, PoseGoal) for goal in goals):
+            raise PlanningError(TOUCH_NEEDS)
+        names = plugin.getJointNames()
+        q_start = np.asarray(start, dtype=float)
+        if q_start.shape != (len(names),) or not np.isfinite(q_start).all():
+            raise PlanningError(f"start needs one finite value per joint {list(names)}; got {list(start)!r}")
+        problem = None if path_check is None else path_check.problem(plugin.robot_model, checker)
+        check = PathCheck(checker, names, base_state, options.resolution, problem)
+        return cls(plugin, q_start, goals, options, check, budget, began)
+
+    def failed(self, code: ErrorCode, failure: str, message: str,
+               diagnosis: tuple[StateDiagnosis, ...] = ()) -> MotionPlan:
+        return MotionPlan(self.names, code, message, failure, planning_time=time.perf_counter() - self.began,
+                          diagnosis=diagnosis)
+
+    def diagnose(self, what: str, q: np.ndarray) -> StateDiagnosis:
+        violations = tuple(self.bounds.violations(q))
+        report = self.check.checker.check(self.check.full_state(q))
+        other = self.check.validity_problem(q)
+        return StateDiagnosis(what, report.pairs, violations, (other,) if other else ())
+
+    def link_poses(self, q: np.ndarray) -> Mapping[str, np.ndarray]:
+        """T_model_link (4, 4) of every link with the group at ``q``, the other joints at the base state."""
+        model = self.plugin.robot_model
+        return dict(zip(model.link_names, model.tree.link_poses(self.check.full_state(q))))
+
+    def trajectory_problem(self, positions: np.ndarray) -> str:
+        """Why a densified path cannot be returned ("" when it can): a state in collision, off the path
+        constraints or outside the limits."""
+        outside = self.bounds.first_outside(positions)
+        if outside >= 0:
+            return "joint limits: " + ", ".join(self.bounds.violations(positions[outside]))
+        invalid = self.check.first_invalid(positions)
+        return f"point {invalid}: {self.check.state_problem(positions[invalid])}" if invalid >= 0 else ""
+
+
+def _start_diagnosis(run: _Run) -> StateDiagnosis | MotionPlan:
+    """The start's diagnosis, or the failure of a blocked start."""
+    report = run.diagnose("start", run.q_start)
+    if report.valid:
+        return report
+    code = ErrorCode.START_STATE_INVALID if report.limit_violations else (
+        ErrorCode.START_STATE_IN_COLLISION if report.collisions else ErrorCode.START_STATE_VIOLATES_PATH_CONSTRAINTS)
+    return run.failed(code, "blocked_start", f"the start is blocked: {_described(report)}", (report,))
+
+
+def _retraction(run: _Run) -> list[Waypoint] | MotionPlan:
+    """The path's first waypoints: the start, then the retraction's (when asked), or the retraction's failure."""
+    prefix = [Waypoint(run.q_start, "joint")]
+    retract = run.options.retract
+    if retract is None:
+        return prefix
+    target = _retraction_target(run.plugin, run.q_start, retract)
+    retraction = _linear_motion(run.plugin, run.check, run.q_start, target, run.budget)
+    if isinstance(retraction, str):
+        return run.failed(ErrorCode.PLANNING_FAILED, "blocked_start", f"the retraction stopped: {retraction}")
+    return prefix + [Waypoint(q, "linear") for q in retraction[1:]]
+
+
+def _candidates(run: _Run, q_free: np.ndarray,
+                start_report: StateDiagnosis) -> tuple[list[_Candidate], list[StateDiagnosis]] | MotionPlan:
+    """Every goal's valid candidates reached from ``q_free`` and the diagnosis (the start's, then each goal's),
+    or the failure when no goal has one."""
+    T_model_links = run.link_poses(q_free)
     candidates, diagnosis = [], [start_report]
-    for index, goal in enumerate(goals):
-        found, report = context.goal_candidates(index, goal, q_free, motion, approach, deadline, budget)
+    for index, goal in enumerate(run.goals):
+        found, report = _goal_candidates(run, index, goal, q_free, T_model_links)
         candidates += found
         diagnosis.append(report)
     if not candidates:
         code, failure, message = _no_valid_goal(diagnosis[1:])
-        return context.failed(code, failure, message, tuple(diagnosis))
+        return run.failed(code, failure, message, tuple(diagnosis))
+    return candidates, diagnosis
 
-    groups = ([candidates] if prioritization == "shortest_path" else
-              [[c for c in candidates if c.goal_index == index] for index in range(len(goals))])
+
+def _goal_candidates(run: _Run, index: int, goal: Goal, q_free: np.ndarray,
+                     T_model_links: Mapping[str, np.ndarray]) -> tuple[list[_Candidate], StateDiagnosis]:
+    """The goal's valid candidates and its diagnosis (why the others are not). A touch goal's candidates are
+    those of its pre-touch pose, each with its approach; the goal's check is held at the approach's end."""
+    what = f"goal {index}{_named(goal)}"
+    plugin, bounds, deadline, budget = run.plugin, run.bounds, run.deadline, run.budget
+    accept = goal.check.problem(plugin.robot_model, run.check.checker) \
+        if isinstance(goal, PoseGoal) and goal.check is not None else None
+    touch = run.options.motion == "touch" and isinstance(goal, PoseGoal)
+    try:
+        if touch:
+            T_pre = _pre_touch_pose(plugin, goal, run.options.approach)
+            reached = pose_candidates(T_pre, plugin, q_free, bounds, deadline, budget)
+        else:
+            reached = goal_candidates(goal, plugin, q_free, bounds, deadline, budget, T_model_links, accept)
+    except GoalError as error:
+        raise PlanningError(f"{what}: {error}") from None
+    return _valid_candidates(run, what, index, reached, goal.T_base_link if touch else None, accept)
+
+
+def _valid_candidates(run: _Run, what: str, index: int, reached: Candidates, T_touch: np.ndarray | None,
+                      accept) -> tuple[list[_Candidate], StateDiagnosis]:
+    """The candidates of ``reached`` free of collisions, within the limits and the path check (and for a touch
+    goal, with a free approach to ``T_touch`` ending where ``accept`` passes), with the goal's diagnosis."""
+    if not len(reached.configurations):
+        return [], StateDiagnosis(what, other=(reached.reason,))
+    found, collisions, violations, other = [], Counter(), [], Counter()
+    for q in reached.configurations:
+        report = run.diagnose(what, q)
+        if not report.valid:
+            collisions.update(report.collisions)
+            violations += report.limit_violations
+            other.update(report.other)
+            continue
+        candidate = _Candidate(index, q)
+        if T_touch is not None:
+            if len(found) >= MAX_TOUCH_CANDIDATES:
+                break
+            path = _linear_motion(run.plugin, run.check, q, T_touch, run.budget)
+            if isinstance(path, str):
+                other[f"the approach stopped: {path}"] += 1
+                continue
+            rejected = accept(path[-1]) if accept is not None else None
+            if rejected:
+                other[f"the touch configuration: {rejected}"] += 1
+                continue
+            candidate.approach = path
+        found.append(candidate)
+    if found:
+        return found, StateDiagnosis(what)
+    return [], StateDiagnosis(what, tuple(collisions), tuple(dict.fromkeys(violations)), tuple(other))
+
+
+def _search(run: _Run, q_free: np.ndarray, candidates: list[_Candidate],
+            diagnosis: list[StateDiagnosis]) -> tuple[np.ndarray, _Candidate] | MotionPlan:
+    """The joint path from ``q_free`` to one of the candidates (all at once for the shortest path, goal by goal in
+    list order), or the failure: stopped, or no path within the planning time."""
+    options, should_stop = run.options, run.should_stop
+    groups = ([candidates] if options.prioritization == "shortest_path" else
+              [[c for c in candidates if c.goal_index == index] for index in range(len(run.goals))])
     groups = [group for group in groups if group]
-    found = None
     for position, group in enumerate(groups):
-        remaining = deadline - time.perf_counter()
-        share = remaining / (len(groups) - position)
-        found = _path_to_one_of(check, search_resolution, q_free, group, bounds, planner_id, share, attempts,
-                                should_stop)
-        if found is not None or should_stop():
+        share = (run.deadline - time.perf_counter()) / (len(groups) - position)
+        found = _path_to_one_of(run.check, options.search_resolution, q_free, group, run.bounds, options.planner_id,
+                                share, options.attempts, should_stop)
+        if found is not None:
+            return found
+        if should_stop():
             break
-    if found is None:
-        stopped = should_stop()
-        return context.failed(ErrorCode.PREEMPTED if stopped else ErrorCode.TIMED_OUT,
-                              "stopped" if stopped else "blocked_path",
-                              ("planning was stopped" if stopped else
-                               f"no collision-free path found within {planning_time:.3g} s "
-                               f"({planner_id}; the start and {len(candidates)} goal configuration(s) are free)"),
-                              tuple(diagnosis) if diagnose else ())
-    joint_path, candidate = found
+    stopped = should_stop()
+    return run.failed(ErrorCode.PREEMPTED if stopped else ErrorCode.TIMED_OUT,
+                      "stopped" if stopped else "blocked_path",
+                      ("planning was stopped" if stopped else
+                       f"no collision-free path found within {options.planning_time:.3g} s "
+                       f"({options.planner_id}; the start and {len(candidates)} goal configuration(s) are free)"),
+                      tuple(diagnosis) if options.diagnose else ())
+
+
+def _blended(run: _Run, prefix: list[Waypoint], joint_path: np.ndarray, candidate: _Candidate) -> list[Waypoint]:
+    """The waypoints (the prefix, the joint path, a touch goal's approach) with their blend radii."""
     waypoints = prefix + [Waypoint(q, "joint") for q in joint_path[1:]]
     if candidate.approach is not None:
         waypoints += [Waypoint(q, "linear") for q in candidate.approach[1:]]
-    radii = blend_radii(check, [w.positions for w in waypoints], [w.motion for w in waypoints], deadline)
-    waypoints = [Waypoint(w.positions, w.motion, r) for w, r in zip(waypoints, radii)]
-    scaled = (limits or joint_limits(plugin.robot_model, names)).scaled(velocity_scaling, acceleration_scaling)
+    radii = blend_radii(run.check, [w.positions for w in waypoints], [w.motion for w in waypoints], run.deadline)
+    return [Waypoint(w.positions, w.motion, r) for w, r in zip(waypoints, radii)]
+
+
+def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath] | MotionPlan:
+    """(positions, timing) of the path within the scaled limits, or the failure when it cannot be timed."""
+    options = run.options
+    limits = options.limits or joint_limits(run.plugin.robot_model, run.names)
     try:
-        positions, timing = timed_trajectory(waypoints, scaled, resolution)
+        return timed_trajectory(waypoints, limits.scaled(options.velocity_scaling, options.acceleration_scaling),
+                                options.resolution)
     except TimeParameterizationError as error:
-        return context.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path cannot be timed: {error}")
-    problem = context.trajectory_problem(positions)
+        return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path cannot be timed: {error}")
+
+
+def _checked_answer(run: _Run, waypoints: list[Waypoint], positions: np.ndarray, timing: TimedPath,
+                    candidate: _Candidate, diagnosis: list[StateDiagnosis]) -> MotionPlan:
+    """The plan, once its every point passes the final check (else the failure); a touch plan's retraction."""
+    problem = run.trajectory_problem(positions)
     if problem:
-        return context.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
+        return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
+    goal, approach = run.goals[candidate.goal_index], run.options.approach
     retraction = None
-    goal = goals[candidate.goal_index]
     if candidate.approach is not None:
-        direction = _approach_direction(approach, transform_from_any_pose(goal.pose))
-        retraction = Approach(approach.distance, tuple(-direction))
-    return MotionPlan(names, ErrorCode.SUCCESS,
+        retraction = Approach(approach.distance, tuple(-_approach_direction(approach, goal.T_base_link)))
+    return MotionPlan(run.names, ErrorCode.SUCCESS,
                       f"reached goal {candidate.goal_index}{_named(goal)}: {len(waypoints)} waypoints, "
-                      f"{len(positions)} points, {timing.time_from_start[-1]:.3f} s; {check.states_checked} states "
-                      f"checked", "", tuple(waypoints), positions, timing, candidate.goal_index,
-                      time.perf_counter() - began, tuple(diagnosis) if diagnose else (), retraction)
+                      f"{len(positions)} points, {timing.time_from_start[-1]:.3f} s; {run.check.states_checked} "
+                      f"states checked", "", tuple(waypoints), positions, timing, candidate.goal_index,
+                      time.perf_counter() - run.began, tuple(diagnosis) if run.options.diagnose else (), retraction)
 
 
 def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
@@ -245,92 +381,6 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
         offset += float(timed.time_from_start[-1])
     return np.concatenate(positions), TimedPath(np.concatenate(times), np.concatenate(velocities),
                                                 np.concatenate(accelerations))
-
-
-def _checked_request(names: tuple[str, ...], start, goals, prioritization: str, motion: str,
-                     approach: Approach | None, retract: Approach | None, planning_time: float) -> np.ndarray:
-    """The start as an array; PlanningError naming the valid choices for anything malformed."""
-    _check_choice(prioritization, PRIORITIZATIONS, "prioritization")
-    _check_choice(motion, MOTION_TYPES, "motion")
-    if not goals:
-        raise PlanningError("plan needs at least one goal")
-    if motion == "touch" and (approach is None or not any(isinstance(goal, PoseGoal) for goal in goals)):
-        raise PlanningError("a touch motion needs an approach (distance, direction) and pose goals")
-    for what, linear in (("approach", approach), ("retract", retract)):
-        if linear is not None and not (math.isfinite(linear.distance) and linear.distance > 0):
-            raise PlanningError(f"{what} distance must be finite and > 0 [m]; got {linear.distance!r}")
-    if not (math.isfinite(planning_time) and planning_time > 0):
-        raise PlanningError(f"planning_time must be finite and > 0 [s]; got {planning_time!r}")
-    q_start = np.asarray(start, dtype=float)
-    if q_start.shape != (len(names),) or not np.isfinite(q_start).all():
-        raise PlanningError(f"start needs one finite value per joint {list(names)}; got {list(start)!r}")
-    return q_start
-
-
-class _Context:
-    """What the steps of one plan share: the group, its checks, and how to answer a failure."""
-
-    def __init__(self, plugin: KinematicsPlugin, check: PathCheck, bounds: GroupLimits, names: tuple[str, ...],
-                 began: float):
-        self.plugin, self.check, self.bounds, self.names, self.began = plugin, check, bounds, names, began
-
-    def failed(self, code: ErrorCode, failure: str, message: str,
-               diagnosis: tuple[StateDiagnosis, ...] = ()) -> MotionPlan:
-        return MotionPlan(self.names, code, message, failure, planning_time=time.perf_counter() - self.began,
-                          diagnosis=diagnosis)
-
-    def diagnose(self, what: str, q: np.ndarray) -> StateDiagnosis:
-        violations = tuple(self.bounds.violations(q))
-        report = self.check.checker.check(self.check.full_state(q))
-        other = self.check.validity_problem(q)
-        return StateDiagnosis(what, report.pairs, violations, (other,) if other else ())
-
-    def goal_candidates(self, index: int, goal: Goal, q_start: np.ndarray, motion: str, approach: Approach | None,
-                        deadline: float, budget: Budget) -> tuple[list[_Candidate], StateDiagnosis]:
-        """The goal's valid candidates and its diagnosis (why the others are not)."""
-        what = f"goal {index}{_named(goal)}"
-        touch = motion == "touch" and isinstance(goal, PoseGoal)
-        try:
-            reached = goal_candidates(_pre_touch_goal(self.plugin, goal, approach) if touch else goal,
-                                      self.plugin, q_start, self.bounds, deadline, budget)
-        except GoalError as error:
-            raise PlanningError(f"{what}: {error}") from None
-        if not len(reached.configurations):
-            return [], StateDiagnosis(what, other=(reached.reason,))
-        found, collisions, violations, other = [], Counter(), [], Counter()
-        for q in reached.configurations:
-            report = self.diagnose(what, q)
-            if not report.valid:
-                collisions.update(report.collisions)
-                violations += report.limit_violations
-                other.update(report.other)
-                continue
-            candidate = _Candidate(index, q)
-            if touch:
-                if len(found) >= MAX_TOUCH_CANDIDATES:
-                    break
-                path = _linear_motion(self.plugin, self.check, q, transform_from_any_pose(goal.pose), budget)
-                if isinstance(path, str):
-                    other[f"the approach stopped: {path}"] += 1
-                    continue
-                rejected = goal.accept(path[-1]) if goal.accept is not None else None
-                if rejected:
-                    other[f"the touch configuration: {rejected}"] += 1
-                    continue
-                candidate.approach = path
-            found.append(candidate)
-        if found:
-            return found, StateDiagnosis(what)
-        return [], StateDiagnosis(what, tuple(collisions), tuple(dict.fromkeys(violations)), tuple(other))
-
-    def trajectory_problem(self, positions: np.ndarray) -> str:
-        """Why a densified path cannot be returned ("" when it can): a state in collision, off the path
-        constraints or outside the limits."""
-        outside = self.bounds.first_outside(positions)
-        if outside >= 0:
-            return "joint limits: " + ", ".join(self.bounds.violations(positions[outside]))
-        invalid = self.check.first_invalid(positions)
-        return f"point {invalid}: {self.check.state_problem(positions[invalid])}" if invalid >= 0 else ""
 
 
 def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndarray, candidates: list[_Candidate],
@@ -416,22 +466,9 @@ def _named(goal: Goal) -> str:
     return f" ({goal.name})" if goal.name else ""
 
 
-def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:
-    if value not in choices:
-        raise PlanningError(f"{what} must be one of {list(choices)}; got {value!r}")
-
-
-def _unit(direction: Sequence[float]) -> np.ndarray:
-    vector = np.asarray(direction, dtype=float)
-    norm = float(np.linalg.norm(vector)) if vector.shape == (3,) else math.nan
-    if not (math.isfinite(norm) and norm > 1e-12):
-        raise PlanningError(f"a direction is a non-zero 3-vector; got {direction!r}")
-    return vector / norm
-
-
 def _approach_direction(approach: Approach, T_touch: np.ndarray) -> np.ndarray:
     """The unit direction a touch approach moves along: the given one, or the touch pose's z axis (the tool axis)."""
-    return _unit(approach.direction) if approach.direction is not None else T_touch[:3, 2]
+    return unit_direction(approach.direction) if approach.direction is not None else T_touch[:3, 2]
 
 
 def _tip_transform(plugin: KinematicsPlugin, q: np.ndarray) -> np.ndarray:
@@ -439,26 +476,21 @@ def _tip_transform(plugin: KinematicsPlugin, q: np.ndarray) -> np.ndarray:
     return transform_from_any_pose(pose)
 
 
-def _pre_touch_goal(plugin: KinematicsPlugin, goal: PoseGoal, approach: Approach) -> PoseGoal:
-    """The tip's pose goal ``approach.distance`` back from the touch pose, against the approach direction
-    (default: the touch pose's z axis, the tool axis); the goal's ``accept`` is not its."""
+def _pre_touch_pose(plugin: KinematicsPlugin, goal: PoseGoal, approach: Approach) -> np.ndarray:
+    """T_base_tip (4, 4) ``approach.distance`` back from the touch pose, against the approach direction (default:
+    the touch pose's z axis, the tool axis)."""
     if goal.link and goal.link != plugin.getTipFrames()[0]:
         raise PlanningError(f"a touch goal is a pose of the tip {plugin.getTipFrames()[0]!r}; got link {goal.link!r}")
-    try:
-        T_goal = transform_from_any_pose(goal.pose)
-    except KinematicsError as error:
-        raise PlanningError(f"touch goal: {error}") from None
-    direction = _approach_direction(approach, T_goal)
-    T_pre = T_goal.copy()
-    T_pre[:3, 3] -= approach.distance * direction
-    return PoseGoal(T_pre, "", None, goal.name)  # ``accept`` is for the touch configuration, at the approach's end
+    T_pre = goal.T_base_link.copy()
+    T_pre[:3, 3] -= approach.distance * _approach_direction(approach, goal.T_base_link)
+    return T_pre
 
 
 def _retraction_target(plugin: KinematicsPlugin, q_start: np.ndarray, retract: Approach) -> np.ndarray:
     """Where a retraction takes the tip: ``retract.distance`` along its direction (default: back along the tip's
     z axis, the way a touch approach came)."""
     T_start = _tip_transform(plugin, q_start)
-    direction = _unit(retract.direction) if retract.direction is not None else -T_start[:3, 2]
+    direction = unit_direction(retract.direction) if retract.direction is not None else -T_start[:3, 2]
     T_to = T_start.copy()
     T_to[:3, 3] += retract.distance * direction
     return T_to

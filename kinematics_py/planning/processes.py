@@ -5,8 +5,9 @@ that process wait for it. ``PlanningProcesses`` runs ``motion.plan`` in worker p
 spawn start method). Each worker builds the robot set-up from the same ``SetupInputs`` the server built its own
 from, once per robot (``prepare``, at robot set-up, for the processes ``start`` started), and keeps the
 scene of its last job: a job sends the scene's immutable objects and settings (``SceneContent``) only when they
-changed since that worker's last job. A job (``PlanJob``) holds what ``plan`` takes, with the goal and path
-constraints as ``StateCheck`` values that the worker binds to its own robot model. It ends at its deadline (the
+changed since that worker's last job. A job (``PlanJob``) holds what ``plan`` takes: its ``PlanOptions``, its
+goals (a pose goal with its ``check``) and its path check, ``StateCheck`` values that the worker's ``plan`` binds to
+its own robot model and checker. It ends at its deadline (the
 monotonic clock is the machine's: the worker's deadline is the caller's) or when the caller's ``should_stop``
 says so. A worker that dies is replaced, and its job's caller gets PlanningProcessError.
 """
@@ -25,16 +26,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
 
 from ..collision.checker import CollisionChecker
 from ..collision.scene import AttachedObject, SceneObject, SceneSettings, scene_of
 from ..errors import KinematicsError
 from ..ik.budget import Budget
-from ..model.constraints import StateCheck
 from ..robot_setup import RobotSetup, SetupInputs, build_robot_setup
-from .goals import Goal, PoseGoal
-from .motion import MotionPlan, PlanningError, plan
+from ..state_check import StateCheck
+from .goals import Goal
+from .motion import MotionPlan, plan
+from .options import PlanningError, PlanOptions
 
 
 def read_only(items: dict) -> MappingProxyType:
@@ -89,30 +90,25 @@ class SceneContent:
 
 @dataclass(frozen=True)
 class PlanJob:
-    """One call of ``motion.plan`` for ``group``: ``options`` are its keyword arguments besides the ones below (no
-    callables); ``goal_checks[i]`` filters goal i's IK solutions, ``path_check`` holds along the path."""
+    """One call of ``motion.plan`` for ``group``, picklable: its ``planning_time`` is what is left until
+    ``deadline`` (a ``time.monotonic()``) when the plan begins; ``path_check`` holds along the path."""
 
     group: str
     start: Sequence[float]
     goals: Sequence[Goal]
     base_state: Mapping[str, object]
     deadline: float
-    goal_checks: Sequence[StateCheck | None] = ()
     path_check: StateCheck | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: PlanOptions = field(default_factory=PlanOptions)
 
 
 def run_job(job: PlanJob, setup: RobotSetup, checker: CollisionChecker, should_stop: Callable[[], bool]) -> MotionPlan:
     """``job`` planned here, on ``setup``'s plugin of its group and ``checker``."""
-    model = setup.model
-    goals = [replace(goal, accept=check.bound(model)) if isinstance(goal, PoseGoal) and check is not None else goal
-             for goal, check in itertools.zip_longest(job.goals, job.goal_checks)]
     if job.group not in setup.groups:
         raise PlanningError(f"group {job.group!r} is not served; served groups are {sorted(setup.groups)}")
-    return plan(setup.groups[job.group], checker, job.start, goals, base_state=job.base_state,
-                planning_time=max(job.deadline - time.monotonic(), 1e-3),
-                path_validity=None if job.path_check is None else job.path_check.bound(model),
-                budget=Budget(should_stop, job.deadline), **job.options)
+    options = replace(job.options, planning_time=max(job.deadline - time.monotonic(), 1e-3))
+    return plan(setup.groups[job.group], checker, job.start, job.goals, options, base_state=job.base_state,
+                path_check=job.path_check, budget=Budget(should_stop, job.deadline))
 
 
 class PlanningProcesses:

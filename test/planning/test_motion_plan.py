@@ -17,11 +17,14 @@ from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.poses import transform_from_any_pose
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.ik.budget import Budget
-from kinematics_py.planning.goals import JointGoal, PoseGoal
-from kinematics_py.planning.motion import Approach, PlanningError, plan
+from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints
+from kinematics_py.planning.goals import GoalError, JointGoal, PoseGoal
+from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import PLANNER_IDS, PlannerError
+from kinematics_py.planning.options import Approach, PlanningError, PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck
 from kinematics_py.planning.time_parameterization import JointLimits
+from kinematics_py.state_check import StateCheck
 
 PANDA_SRDF = "panda_description/srdf/panda.srdf"
 READY = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
@@ -32,6 +35,7 @@ LEFT = np.array([1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785])
 RIGHT = np.array([-1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785])
 IN_WALL = np.array([0.0, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785])
 TIME = 2.0
+OPTIONS = PlanOptions(planning_time=TIME)
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +87,8 @@ def test_the_scene_makes_a_detour_necessary(arm):
 def test_plan_around_the_wall_is_collision_free_at_every_point_and_within_the_limits(arm):
     plugin, checker, _ = arm
     limits = JointLimits(np.full(7, 2.0), np.full(7, 4.0))
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME, limits=limits,
-                  velocity_scaling=0.5, acceleration_scaling=0.5)
+    options = PlanOptions(planning_time=TIME, limits=limits, velocity_scaling=0.5, acceleration_scaling=0.5)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], options)
     _assert_valid_trajectory(arm, result, limits, 0.5)
     assert len(result.waypoints) > 2 and result.goal_index == 0
     np.testing.assert_allclose(result.positions[0], LEFT)
@@ -95,7 +99,7 @@ def test_blend_radii_are_at_most_half_the_neighbouring_segments_and_their_blends
     from kinematics_py.planning.blending import blend_curve
 
     plugin, checker, _ = arm
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], OPTIONS)
     points = [w.positions for w in result.waypoints]
     assert result.waypoints[0].blend_radius == result.waypoints[-1].blend_radius == 0.0
     for i in range(1, len(points) - 1):
@@ -111,7 +115,7 @@ def test_blend_radii_are_at_most_half_the_neighbouring_segments_and_their_blends
 def test_a_free_straight_motion_is_the_path(arm):
     plugin, checker, _ = arm
     goal = LEFT + np.array([0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0])
-    result = plan(plugin, checker, LEFT, [JointGoal(goal)], planning_time=TIME)
+    result = plan(plugin, checker, LEFT, [JointGoal(goal)], OPTIONS)
     _assert_valid_trajectory(arm, result)
     assert [w.motion for w in result.waypoints] == ["joint", "joint"]
 
@@ -121,7 +125,7 @@ def test_several_goals_with_one_reachable_reach_that_one(arm):
     outside = RIGHT.copy()
     outside[3] = 0.5  # panda_joint4 is limited to [-3.07, -0.07]
     result = plan(plugin, checker, LEFT, [JointGoal(IN_WALL), JointGoal(outside), JointGoal(RIGHT)],
-                  planning_time=TIME, diagnose=True)
+                  PlanOptions(planning_time=TIME, diagnose=True))
     _assert_valid_trajectory(arm, result)
     assert result.goal_index == 2
     start, in_wall, out_of_limits, reached = result.diagnosis
@@ -133,9 +137,9 @@ def test_several_goals_with_one_reachable_reach_that_one(arm):
 def test_shortest_path_takes_the_nearer_goal_and_list_order_the_first(arm):
     plugin, checker, _ = arm
     near = LEFT + np.array([0.0, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0])
-    shortest = plan(plugin, checker, LEFT, [JointGoal(RIGHT), JointGoal(near)], planning_time=TIME)
-    first = plan(plugin, checker, LEFT, [JointGoal(RIGHT), JointGoal(near)], planning_time=TIME,
-                 prioritization="list_order")
+    shortest = plan(plugin, checker, LEFT, [JointGoal(RIGHT), JointGoal(near)], OPTIONS)
+    first = plan(plugin, checker, LEFT, [JointGoal(RIGHT), JointGoal(near)],
+                 PlanOptions(planning_time=TIME, prioritization="list_order"))
     assert (shortest.goal_index, first.goal_index) == (1, 0), (shortest.message, first.message)
     _assert_valid_trajectory(arm, first)
 
@@ -143,7 +147,7 @@ def test_shortest_path_takes_the_nearer_goal_and_list_order_the_first(arm):
 def test_pose_goal_ends_at_the_pose(arm):
     plugin, checker, _ = arm
     _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
-    result = plan(plugin, checker, LEFT, [PoseGoal(pose)], planning_time=TIME)
+    result = plan(plugin, checker, LEFT, [PoseGoal(pose)], OPTIONS)
     _assert_valid_trajectory(arm, result)
     _ok, (reached,) = plugin.getPositionFK(plugin.getTipFrames(), result.positions[-1].tolist())
     np.testing.assert_allclose(transform_from_any_pose(reached), transform_from_any_pose(pose), atol=1e-5)
@@ -158,8 +162,8 @@ def test_touch_ends_with_a_straight_approach_and_the_next_plan_retracts_the_way_
     plugin, checker, _ = arm
     _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
     T_touch = transform_from_any_pose(pose)
-    touch = plan(plugin, checker, LEFT, [PoseGoal(pose)], motion="touch", approach=Approach(0.1),
-                 planning_time=TIME)
+    touch = plan(plugin, checker, LEFT, [PoseGoal(pose)],
+                 PlanOptions(motion="touch", approach=Approach(0.1), planning_time=TIME))
     _assert_valid_trajectory(arm, touch)
     linear = [w.positions for w in touch.waypoints if w.motion == "linear"]
     assert linear, touch.waypoints
@@ -171,8 +175,8 @@ def test_touch_ends_with_a_straight_approach_and_the_next_plan_retracts_the_way_
     np.testing.assert_allclose(offsets, along[:, None] * T_touch[:3, 2], atol=1e-4)  # on the tool axis
     np.testing.assert_allclose(touch.retraction.direction, -T_touch[:3, 2], atol=1e-9)
 
-    back = plan(plugin, checker, touch.positions[-1], [JointGoal(LEFT)], retract=touch.retraction,
-                planning_time=TIME)
+    back = plan(plugin, checker, touch.positions[-1], [JointGoal(LEFT)],
+                PlanOptions(retract=touch.retraction, planning_time=TIME))
     _assert_valid_trajectory(arm, back)
     motions = [w.motion for w in back.waypoints]
     retraction = back.waypoints[:motions.index("joint", 1)]
@@ -183,9 +187,9 @@ def test_touch_ends_with_a_straight_approach_and_the_next_plan_retracts_the_way_
 def test_path_constraint_holds_at_every_point(arm):
     plugin, checker, _ = arm
 
-    def elbow_kept(q):  # panda_joint4 stays within [-2.0, -1.2]
-        return None if -2.0 <= q[3] <= -1.2 else f"panda_joint4 = {q[3]:.3f} outside [-2.0, -1.2]"
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME, path_validity=elbow_kept)
+    elbow_kept = JointBound("panda_joint4", -2.0, -1.2, False, -1.6)  # panda_joint4 stays within [-2.0, -1.2]
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], OPTIONS,
+                  path_check=_path_check(plugin, RequestConstraints(joint_bounds=(elbow_kept,))))
     _assert_valid_trajectory(arm, result)
     assert np.all((result.positions[:, 3] >= -2.0) & (result.positions[:, 3] <= -1.2))
 
@@ -196,30 +200,31 @@ def test_path_constraint_holds_at_every_point(arm):
 ])
 def test_a_blocked_start_says_why(arm, start, code, failure, words):
     plugin, checker, _ = arm
-    result = plan(plugin, checker, start, [JointGoal(RIGHT)], planning_time=TIME)
+    result = plan(plugin, checker, start, [JointGoal(RIGHT)], OPTIONS)
     assert (result.success, result.error_code, result.failure) == (False, code, failure), result.message
     assert words in result.message
 
 
 def test_every_goal_blocked_or_outside_the_limits_says_why(arm):
     plugin, checker, _ = arm
-    blocked = plan(plugin, checker, LEFT, [JointGoal(IN_WALL)], planning_time=TIME)
+    blocked = plan(plugin, checker, LEFT, [JointGoal(IN_WALL)], OPTIONS)
     assert (blocked.error_code, blocked.failure) == (ErrorCode.GOAL_IN_COLLISION, "blocked_goals")
     assert "wall" in blocked.message
-    outside = plan(plugin, checker, LEFT, [JointGoal(np.where(np.arange(7) == 3, 0.5, RIGHT))], planning_time=TIME)
+    outside = plan(plugin, checker, LEFT, [JointGoal(np.where(np.arange(7) == 3, 0.5, RIGHT))], OPTIONS)
     assert (outside.error_code, outside.failure) == (ErrorCode.GOAL_STATE_INVALID, "goals_outside_limits")
     assert "panda_joint4" in outside.message
-    far = plan(plugin, checker, LEFT, [PoseGoal(make_transform(None, (3.0, 0.0, 0.5)))], planning_time=TIME)
+    far = plan(plugin, checker, LEFT, [PoseGoal(make_transform(None, (3.0, 0.0, 0.5)))], OPTIONS)
     assert (far.error_code, far.failure) == (ErrorCode.NO_IK_SOLUTION, "no_goal_solution"), far.message
 
 
 def test_a_free_goal_that_no_path_reaches_is_a_timeout_with_the_planning_time(arm):
     plugin, checker, _ = arm
 
-    def barrier(q):  # panda_joint1 cannot cross zero: LEFT and RIGHT are in two separate regions
-        return None if abs(q[0]) > 0.3 else "panda_joint1 in the barrier"
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=0.3, path_validity=barrier,
-                  diagnose=True)
+    # the tip stays within 5 cm of where it is at LEFT or at RIGHT: two separate regions
+    spheres = tuple((SPHERE, (0.05,), make_transform(None, _tip_positions(plugin, [q])[0])) for q in (LEFT, RIGHT))
+    barrier = PositionRegion(plugin.getTipFrames()[0], np.zeros(3), plugin.robot_model.root_link, np.eye(4), spheres)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], PlanOptions(planning_time=0.3, diagnose=True),
+                  path_check=_path_check(plugin, RequestConstraints(position_regions=(barrier,))))
     assert (result.error_code, result.failure) == (ErrorCode.TIMED_OUT, "blocked_path"), result.message
     assert "0.3 s" in result.message
     assert all(report.valid for report in result.diagnosis)
@@ -227,14 +232,15 @@ def test_a_free_goal_that_no_path_reaches_is_a_timeout_with_the_planning_time(ar
 
 def test_a_stop_request_ends_planning_with_preempted(arm):
     plugin, checker, _ = arm
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=30.0, budget=Budget(lambda: True))
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], PlanOptions(planning_time=30.0),
+                  budget=Budget(lambda: True))
     assert (result.error_code, result.failure) == (ErrorCode.PREEMPTED, "stopped"), result.message
 
 
 @pytest.mark.parametrize("planner_id", PLANNER_IDS)
 def test_every_named_planner_plans_around_the_wall(arm, planner_id):
     plugin, checker, _ = arm
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planner_id=planner_id, planning_time=5.0)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], PlanOptions(planner_id=planner_id, planning_time=5.0))
     _assert_valid_trajectory(arm, result)
 
 
@@ -246,21 +252,95 @@ def test_every_named_planner_plans_around_the_wall(arm, planner_id):
     ({"planning_time": 0.0}, "planning_time"),
     ({"planning_time": math.nan}, "planning_time"),
     ({"retract": Approach(-0.1)}, "retract distance"),
+    ({"retract": Approach(0.1, (0.0, 0.0, 0.0))}, "non-zero 3-vector"),
+    ({"attempts": 0}, "attempts"),
+    ({"velocity_scaling": 0.0}, "velocity_scaling"),
+    ({"resolution": -0.01}, "resolution"),
 ])
-def test_malformed_requests_raise_naming_the_valid_choices(arm, arguments, words):
-    plugin, checker, _ = arm
+def test_malformed_options_raise_naming_the_valid_choices(arguments, words):
     with pytest.raises((PlanningError, PlannerError), match=words):
-        plan(plugin, checker, LEFT, [JointGoal(RIGHT)], **arguments)
+        PlanOptions(**arguments)
 
 
-@pytest.mark.parametrize("start, goals, words", [
-    (LEFT[:6], [JointGoal(RIGHT)], "start needs"),
-    (LEFT, [], "at least one goal"),
-    (LEFT, [JointGoal(RIGHT[:3])], "joint goal needs"),
-    (LEFT, [JointGoal([math.nan] * 7)], "joint goal needs"),
-    (LEFT, [PoseGoal((1.0, 2.0))], "goal 0"),
+def test_options_keep_the_planners_plain_name():
+    assert PlanOptions(planner_id="arm[RRTstarkConfigDefault]").planner_id == "RRTstar"
+    assert PlanOptions(planner_id="").planner_id == "RRTConnect"
+
+
+@pytest.mark.parametrize("start, goals, options, words", [
+    (LEFT[:6], [JointGoal(RIGHT)], OPTIONS, "start needs"),
+    (LEFT, [], OPTIONS, "at least one goal"),
+    (LEFT, [JointGoal(RIGHT[:3])], OPTIONS, "joint goal needs"),
+    (LEFT, [JointGoal([math.nan] * 7)], OPTIONS, "joint goal needs"),
+    (LEFT, [PoseGoal(np.eye(4), "no_such_link")], OPTIONS, "goal 0: pose goal: .*no_such_link"),
+    (LEFT, [PoseGoal(np.eye(4), "panda_link3", name="elbow")], OPTIONS, "goal 0 \\(elbow\\).*neither a tip"),
+    (LEFT, [JointGoal(RIGHT)], PlanOptions(motion="touch", approach=Approach(0.1)), "pose goals"),
+    (LEFT, [JointGoal(RIGHT)], {"planning_time": 1.0}, "options is a PlanOptions"),
 ])
-def test_malformed_starts_and_goals_raise(arm, start, goals, words):
+def test_malformed_starts_and_goals_raise(arm, start, goals, options, words):
     plugin, checker, _ = arm
     with pytest.raises(PlanningError, match=words):
-        plan(plugin, checker, start, goals)
+        plan(plugin, checker, start, goals, options)
+
+
+@pytest.mark.parametrize("pose", [(1.0, 2.0), ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)), np.full((4, 4), np.nan)])
+def test_an_unusable_pose_is_refused_when_the_goal_is_made(pose):
+    with pytest.raises(GoalError, match="pose goal 'bad'"):
+        PoseGoal(pose, name="bad")
+
+
+def test_a_pose_goal_holds_its_pose_as_a_read_only_4x4_array(arm):
+    plugin, _checker, _ = arm
+    _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
+    T = transform_from_any_pose(pose)
+    for given in (pose, T):
+        goal = PoseGoal(given)
+        assert goal.T_base_link.shape == (4, 4) and goal.T_base_link.dtype == float
+        assert not goal.T_base_link.flags.writeable
+        np.testing.assert_array_equal(goal.T_base_link, T)
+    T[0, 3] += 1.0  # the goal keeps its own copy
+    assert PoseGoal(pose).T_base_link[0, 3] == T[0, 3] - 1.0
+
+
+def test_a_pose_goal_of_a_link_attached_to_the_tip_puts_that_link_there(arm):
+    """A finger moves with the hand (its joint is outside the group): its goal pose is reached with the finger
+    where the base state holds it."""
+    plugin, checker, _ = arm
+    model = plugin.robot_model
+    base = model.resolve_joint_values({"panda_finger_joint1": 0.03})
+    T_goal = model.link_poses({**base, **dict(zip(plugin.getJointNames(), RIGHT))})["panda_leftfinger"]
+    result = plan(plugin, checker, LEFT, [PoseGoal(T_goal, "panda_leftfinger")], OPTIONS, base_state=base)
+    _assert_valid_trajectory(arm, result)
+    reached = model.link_poses({**base, **dict(zip(plugin.getJointNames(), result.positions[-1]))})
+    np.testing.assert_allclose(reached["panda_leftfinger"], T_goal, atol=1e-5)
+
+
+def test_a_pose_goals_check_filters_its_solutions(arm):
+    plugin, checker, _ = arm
+    names = plugin.getJointNames()
+    _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
+    wrist = JointBound(names[6], 0.0, 1.5, False, 0.785)
+    check = StateCheck(names, plugin.robot_model.resolve_joint_values({}), RequestConstraints(joint_bounds=(wrist,)))
+    result = plan(plugin, checker, LEFT, [PoseGoal(pose, check=check)], OPTIONS)
+    _assert_valid_trajectory(arm, result)
+    assert 0.0 <= result.positions[-1][6] <= 1.5
+    nowhere = JointBound(names[6], 5.0, 6.0, False, 5.5)
+    refused = plan(plugin, checker, LEFT, [PoseGoal(pose, check=StateCheck(
+        names, plugin.robot_model.resolve_joint_values({}), RequestConstraints(joint_bounds=(nowhere,))))], OPTIONS)
+    assert not refused.success and "panda_joint7" in refused.message, refused.message
+
+
+def _path_check(plugin, constraints: RequestConstraints) -> StateCheck:
+    return StateCheck(plugin.getJointNames(), plugin.robot_model.resolve_joint_values({}), constraints)
+
+
+def test_the_ik_of_a_pose_goal_gets_a_writable_target(arm, monkeypatch):
+    """The goal's pose is read-only; the compiled IK kernels are compiled for writable arrays only (a read-only
+    target would cost a compilation in every planning process)."""
+    plugin, checker, _ = arm
+    targets, all_solutions = [], plugin.all_solutions
+    monkeypatch.setattr(plugin, "all_solutions", lambda T, seed: targets.append(T) or all_solutions(T, seed))
+    _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
+    goal = PoseGoal(pose)
+    assert plan(plugin, checker, LEFT, [goal], OPTIONS).success
+    assert targets and all(T.flags.writeable for T in targets) and not goal.T_base_link.flags.writeable

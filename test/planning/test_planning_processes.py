@@ -14,12 +14,13 @@ from kinematics_py import ErrorCode
 from kinematics_py.collision.geometry import Box
 from kinematics_py.collision.scene import PlanningScene
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints, StateCheck
+from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints
 from kinematics_py.planning.goals import JointGoal, PoseGoal
-from kinematics_py.planning.motion import PlanningError
+from kinematics_py.planning.options import PlanningError
 from kinematics_py.planning.processes import PlanJob, PlanningProcessError, PlanningProcesses, SceneContent
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
+from kinematics_py.state_check import StateCheck
 
 GROUP = "panda_arm"
 LEFT = [1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785]
@@ -98,18 +99,18 @@ def test_goal_and_path_constraints_are_checked_in_the_process(robot):
     pose = setup.model.link_poses({**base, **dict(zip(names, RIGHT))})[tip]
     # the check travels to the process and filters the pose's IK solutions there: joint 1 on RIGHT's side
     right_side = JointBound(names[0], -3.0, 0.0, False, -1.2)
-    result = processes.run(_job(setup, [PoseGoal(pose)], goal_checks=[StateCheck(
-        RequestConstraints(joint_bounds=(right_side,)), base, names)]), setup, checker)
+    result = processes.run(_job(setup, [PoseGoal(pose, check=StateCheck(
+        names, base, RequestConstraints(joint_bounds=(right_side,))))]), setup, checker)
     assert result.success, result.message
     assert -3.0 <= result.positions[-1][0] <= 0.0
     nowhere = JointBound(names[0], 5.0, 6.0, False, 5.5)
-    refused = processes.run(_job(setup, [PoseGoal(pose)], goal_checks=[StateCheck(
-        RequestConstraints(joint_bounds=(nowhere,)), base, names)]), setup, checker)
+    refused = processes.run(_job(setup, [PoseGoal(pose, check=StateCheck(
+        names, base, RequestConstraints(joint_bounds=(nowhere,))))]), setup, checker)
     assert not refused.success and "panda_joint1" in refused.message, refused.message
     # a path constraint joint 1 keeps: the first joint may not pass 0, so RIGHT cannot be reached
     positive = JointBound(names[0], 0.0, 3.0, False, 1.0)
     refused = processes.run(_job(setup, [JointGoal(RIGHT)], path_check=StateCheck(
-        RequestConstraints(joint_bounds=(positive,)), base, names)), setup, checker)
+        names, base, RequestConstraints(joint_bounds=(positive,)))), setup, checker)
     assert not refused.success and refused.failure == "blocked_goals", refused.message
 
 
@@ -126,7 +127,7 @@ def _endless_job(setup) -> PlanJob:
     tip = setup.groups[GROUP].getTipFrames()[0]
     spheres = tuple((SPHERE, (0.05,), make_transform(None, _tip_position(setup, q))) for q in (LEFT, RIGHT))
     region = PositionRegion(tip, np.zeros(3), setup.model.root_link, np.eye(4), spheres)
-    check = StateCheck(RequestConstraints(position_regions=(region,)), setup.model.resolve_joint_values({}), names)
+    check = StateCheck(names, setup.model.resolve_joint_values({}), RequestConstraints(position_regions=(region,)))
     return _job(setup, [JointGoal(RIGHT)], deadline=time.monotonic() + LONG, path_check=check)
 
 
@@ -164,8 +165,8 @@ def test_a_killed_process_fails_its_job_and_is_replaced(robot):
 
 def test_a_malformed_job_is_a_planning_error_and_the_process_serves_on(robot):
     setup, processes = robot
-    with pytest.raises(PlanningError, match="RRTConnect"):
-        processes.run(_job(setup, [JointGoal(RIGHT)], options={"planner_id": "CHOMP"}), setup, _checker(setup))
+    with pytest.raises(PlanningError, match="goal 0: a joint goal needs"):  # found malformed in the process
+        processes.run(_job(setup, [JointGoal(RIGHT[:3])]), setup, _checker(setup))
     with pytest.raises(PlanningError, match="panda_arm"):
         processes.run(PlanJob("arm", LEFT, [JointGoal(RIGHT)], {}, time.monotonic() + 5.0), setup, _checker(setup))
     assert processes.run(_job(setup, [JointGoal(RIGHT)]), setup, _checker(setup)).success

@@ -219,10 +219,11 @@ def test_the_page_serves_no_file_of_the_machine(viewer, path):
 def test_a_planned_motion_plays_on_the_timeline(viewer, setup):
     from kinematics_py.planning.goals import JointGoal
     from kinematics_py.planning.motion import plan
+    from kinematics_py.planning.options import PlanOptions
 
     plugin = viewer.plugin
     start, goal = [0.0, -1.2, 1.5, -1.9, -1.57, 0.0], [1.0, -1.0, 1.2, -1.6, -1.57, 0.5]
-    motion = plan(plugin, setup.collision.checker, start, [JointGoal(goal)], planning_time=5.0)
+    motion = plan(plugin, setup.collision.checker, start, [JointGoal(goal)], PlanOptions(planning_time=5.0))
     assert motion.success, motion.message
     viewer.show_motion_plan(motion)
     slider = viewer.paths.slider

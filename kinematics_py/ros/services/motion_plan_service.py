@@ -25,12 +25,14 @@ from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 
 from ...errors import ErrorCode, RequestError
 from ...geometry.transforms import invert_transform
-from ...model.constraints import RequestConstraints, StateCheck
+from ...model.constraints import RequestConstraints
 from ...planning.goals import JointGoal, PoseGoal
-from ...planning.motion import Approach, MotionPlan, PlanningError
+from ...planning.motion import MotionPlan
 from ...planning.ompl_search import PLANNER_IDS, PlannerError
+from ...planning.options import Approach, PlanningError, PlanOptions
 from ...planning.processes import PlanJob, PlanningProcessError, run_job
 from ...planning.time_parameterization import joint_limits
+from ...state_check import StateCheck
 from ..messages.constraints import request_constraints
 from ..messages.conversions import robot_state_msg
 from ..messages.robot_state import LinkPoses
@@ -83,8 +85,9 @@ class MotionPlanService:
         budget = request.allowed_planning_time if request.allowed_planning_time > 0 else DEFAULT_PLANNING_TIME_S
         if not math.isfinite(budget):
             raise RequestError(ErrorCode.FAILURE, f"allowed_planning_time must be finite; got {budget!r}")
-        goals, goal_checks = _goals(context, plugin, request, values, poses)
+        goals = _goals(context, plugin, request, values, poses)
         path_constraints = request_constraints(setup, context.frames, request.path_constraints, poses)
+        path_check = StateCheck(names, values, path_constraints) if path_constraints else None
         checker, note = request_checker(context, True, request.start_state, values)
         if checker is None:
             raise RequestError(ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
@@ -92,11 +95,11 @@ class MotionPlanService:
         limits = joint_limits(setup.model, names, self._cartesian.joint_limit_overrides()).scaled(
             scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor"),
             scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
-        job = PlanJob(plugin.getGroupName(), [values[name] for name in names], goals, values, context.sent + budget,
-                      goal_checks, StateCheck(path_constraints, values, names) if path_constraints else None,
-                      {**_motion_options(request.planner_id), "attempts": max(1, request.num_planning_attempts),
-                       "limits": limits})
         try:
+            options = PlanOptions(**_motion_options(request.planner_id),
+                                  attempts=max(1, request.num_planning_attempts), limits=limits)
+            job = PlanJob(plugin.getGroupName(), [values[name] for name in names], goals, values,
+                          context.sent + budget, path_check, options)
             result = _planned(job, context, checker)
         except (PlanningError, PlannerError) as error:
             raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
@@ -154,14 +157,14 @@ def _motion_options(planner_id: str) -> dict:
     return result
 
 
-def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -> tuple[list, list]:
-    """Each of the request's goal constraints as a planning goal, and the check of a pose goal's IK solutions by
-    all its set's constraints (None for joint goals); INVALID_GOAL_CONSTRAINTS for unusable ones."""
+def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -> list:
+    """Each of the request's goal constraints as a planning goal, a pose goal with the check of its IK solutions
+    by all its set's constraints; INVALID_GOAL_CONSTRAINTS for unusable ones."""
     if not request.goal_constraints:
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, "goal_constraints is empty: nothing to plan to")
     setup = context.setup
     names = plugin.getJointNames()
-    goals, checks = [], []
+    goals = []
     for index, msg in enumerate(request.goal_constraints):
         what = f"goal_constraints[{index}]"
         constraints = request_constraints(setup, context.frames, msg, poses)
@@ -174,11 +177,10 @@ def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -
                 raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: joints {outside} are not in group "
                                    f"{plugin.getGroupName()!r} (its joints are {names})")
             goals.append(JointGoal([targets.get(name, values[name]) for name in names], what))
-            checks.append(None)
             continue
-        goals.append(PoseGoal(_target_pose(context, plugin, constraints, poses, what), "", None, what))
-        checks.append(StateCheck(constraints, values, names))
-    return goals, checks
+        goals.append(PoseGoal(_target_pose(context, plugin, constraints, poses, what), "",
+                              StateCheck(names, values, constraints), what))
+    return goals
 
 
 def _target_pose(context: RequestContext, plugin, constraints: RequestConstraints, poses: LinkPoses,
