@@ -88,6 +88,7 @@ def test_core_imports_with_ros_blocked():
 
 
 PLANNING_LAYER = PACKAGE_DIR / "planning"
+QUERIES_LAYER = PACKAGE_DIR / "queries"
 
 
 def _imports_layer(path: Path, layer: str = "kinematics_py.planning") -> bool:
@@ -109,14 +110,15 @@ def _imports_layer(path: Path, layer: str = "kinematics_py.planning") -> bool:
 
 
 def test_planning_is_a_layer_above_ik_and_collision():
-    """Only ros/, planning/ itself, the public API (__init__) and the set-up's warm-up (which runs every kind of
-    computation once) import kinematics_py.planning."""
+    """Only ros/, the request model above the core (queries/), planning/ itself, the public API (__init__) and the
+    set-up's warm-up (which runs every kind of computation once) import kinematics_py.planning."""
     allowed = {PACKAGE_DIR / "__init__.py", PACKAGE_DIR / "warm_up.py"}
+    above = (ROS_LAYER, QUERIES_LAYER, PLANNING_LAYER)
     offenders = [_relative(path) for path in _sources()
-                 if path not in allowed and ROS_LAYER not in path.parents and PLANNING_LAYER not in path.parents
+                 if path not in allowed and not any(layer in path.parents for layer in above)
                  and _imports_layer(path)]
     assert not offenders, f"modules below the planning layer import it: {offenders}"
-    assert _imports_layer(ROS_LAYER / "cartesian_path_service.py")  # the check sees relative imports
+    assert _imports_layer(QUERIES_LAYER / "cartesian.py")  # the check sees relative imports
 
 
 VIEWER_LAYER = PACKAGE_DIR / "viewer"
