@@ -14,6 +14,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -262,17 +263,68 @@ def _import_rings(graph: dict[str, set[str]]) -> list[list[str]]:
     return rings
 
 
-def test_ik_has_no_import_ring():
-    """Not even one held together by imports under TYPE_CHECKING: the set-up's data types import none of their
-    users, and one builder module builds them."""
-    paths = sorted(IK_LAYER.rglob("*.py"))
+def _package_import_graph(paths: list[Path]) -> dict[str, set[str]]:
     known = {_module_name(path) for path in paths}
     graph = {_module_name(path): _imports_within(path, known) - {_module_name(path)} for path in paths}
     package_of = {name: name.rsplit(".", 1)[0] for name in known}
     for name in graph:  # a package importing its own modules is no ring: they import it first
         graph[name] = {other for other in graph[name] if package_of.get(other) != name}
-    assert not _import_rings(graph), f"import rings inside ik/: {_import_rings(graph)}"
+    return graph
+
+
+def test_no_import_ring_anywhere():
+    """Not even one held together by imports under TYPE_CHECKING, in any part of the package: each layer's data
+    types import none of their users (e.g. the IK set-up's builder builds them; collision validity checks need only
+    what a checker does, not the checker module)."""
+    graph = _package_import_graph(_sources())
+    assert not _import_rings(graph), f"import rings: {_import_rings(graph)}"
     assert _import_rings({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]  # the check sees rings
+    assert "kinematics_py.ik.plugin" in graph["kinematics_py.queries.ik"]  # ... and relative imports
+
+
+SERVICES_LAYER = ROS_LAYER / "services"
+
+
+def test_services_stand_side_by_side():
+    """No service module imports another: what they share (the group request, the request context, the request's
+    collision checker) lives in modules of its own."""
+    services = sorted(SERVICES_LAYER.glob("*_service.py"))
+    graph = _package_import_graph(services)
+    assert len(services) >= 5, services
+    assert not {name: imported for name, imported in graph.items() if imported}, graph
+
+
+MAX_PIPELINE_FUNCTION_LINES = 60
+
+
+def test_no_long_function_in_planning_and_ros():
+    """planning/ and ros/ read as short steps: no function over MAX_PIPELINE_FUNCTION_LINES lines."""
+    offenders = {}
+    for path in _sources():
+        if PLANNING_LAYER in path.parents or ROS_LAYER in path.parents:
+            long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in ast.walk(ast.parse(
+                path.read_text())) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.end_lineno - node.lineno + 1 > MAX_PIPELINE_FUNCTION_LINES]
+            if long:
+                offenders[_relative(path)] = long
+    assert not offenders, f"functions over {MAX_PIPELINE_FUNCTION_LINES} lines: {offenders}"
+
+
+def _places_matching(pattern: str) -> list[str]:
+    regex = re.compile(pattern)
+    return [f"{_relative(path)}:{number}" for path in _sources()
+            for number, line in enumerate(path.read_text().splitlines(), start=1) if regex.search(line)]
+
+
+def test_request_set_up_is_written_once():
+    """The group base frame's placement (T_base_model) is computed in one place (the group request), and a pose of
+    a link rigidly attached to a tip becomes the tip's pose in one place (model.attached_links)."""
+    base_placement = _places_matching(r"T_base_model\s*=|invert_transform\([\w.]*poses\[\w*base\w*\]\)")
+    assert [place.rsplit(":", 1)[0] for place in base_placement] == ["kinematics_py/ros/services/group_request.py"], \
+        base_placement
+    link_to_tip = _places_matching(r"invert_transform\(\w+\[link\]\)|inv\(\w+\[link\]\)")
+    assert link_to_tip and all(place.startswith("kinematics_py/model/attached_links.py") for place in link_to_tip), \
+        link_to_tip
 
 
 def test_ik_holds_no_context_variables():
