@@ -58,7 +58,7 @@ def solve_ik_query(plugin: KinematicsPlugin, query: IkQuery, checker=None) -> Ik
     constraints = replace(query.check, collisions=False)
     bound = constraints.bound(model) if constraints else None
     callback = (lambda _pose, solution: bound(np.asarray(solution))) if bound is not None else None
-    targets = query.T_base_tips[0] if len(query.T_base_tips) == 1 else list(query.T_base_tips)
+    targets = query.T_base_tips[0] if len(query.T_base_tips) == 1 else query.T_base_tips
     avoid = query.check.collisions and checker is not None
     result = plugin.searchPositionIK(targets, seed_within_constraints(query.seed, query.check).tolist(),
                                      query.timeout, solution_callback=callback,
