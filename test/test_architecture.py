@@ -3,11 +3,13 @@
 - Only ``kinematics_py/ros/`` imports rclpy, tf2_ros, launch, launch_ros or a ``*_msgs`` package; the rest
   (the ROS-free core) imports with those blocked.
 - No module over MAX_MODULE_LINES lines, no class over MAX_CLASS_LINES, no function over MAX_FUNCTION_LINES;
-  in ``planning/``, no function over MAX_PLANNING_FUNCTION_LINES (pipelines as short steps).
+  in ``planning/`` and ``ros/``, no function over MAX_PIPELINE_FUNCTION_LINES (pipelines as short steps).
 - Every exception class defined in the package derives from ``KinematicsError``, and no module raises a bare
   ValueError.
-- ``ik/`` has no import ring (imports under TYPE_CHECKING count) and no ContextVar: what changes a search
-  travels in its arguments.
+- No import ring anywhere (imports under TYPE_CHECKING count); ``ik/`` holds no ContextVar: what changes a
+  search travels in its arguments.
+- The ROS services stand side by side (none imports another); the group's base placement and the attached-link
+  to tip mapping are each written once.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -30,7 +33,6 @@ ROS_LAYER = PACKAGE_DIR / "ros"
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 300
 MAX_FUNCTION_LINES = 100
-MAX_PLANNING_FUNCTION_LINES = 60
 ROS_ROOTS = ("rclpy", "tf2_ros", "launch", "launch_ros")
 
 
@@ -90,6 +92,7 @@ def test_core_imports_with_ros_blocked():
 
 
 PLANNING_LAYER = PACKAGE_DIR / "planning"
+QUERIES_LAYER = PACKAGE_DIR / "queries"
 
 
 def _imports_layer(path: Path, layer: str = "kinematics_py.planning") -> bool:
@@ -111,14 +114,15 @@ def _imports_layer(path: Path, layer: str = "kinematics_py.planning") -> bool:
 
 
 def test_planning_is_a_layer_above_ik_and_collision():
-    """Only ros/, planning/ itself, the public API (__init__) and the set-up's warm-up (which runs every kind of
-    computation once) import kinematics_py.planning."""
+    """Only ros/, the request model above the core (queries/), planning/ itself, the public API (__init__) and the
+    set-up's warm-up (which runs every kind of computation once) import kinematics_py.planning."""
     allowed = {PACKAGE_DIR / "__init__.py", PACKAGE_DIR / "warm_up.py"}
+    above = (ROS_LAYER, QUERIES_LAYER, PLANNING_LAYER)
     offenders = [_relative(path) for path in _sources()
-                 if path not in allowed and ROS_LAYER not in path.parents and PLANNING_LAYER not in path.parents
+                 if path not in allowed and not any(layer in path.parents for layer in above)
                  and _imports_layer(path)]
     assert not offenders, f"modules below the planning layer import it: {offenders}"
-    assert _imports_layer(ROS_LAYER / "services" / "cartesian_path_service.py")  # the check sees relative imports
+    assert _imports_layer(QUERIES_LAYER / "cartesian.py")  # the check sees relative imports
 
 
 VIEWER_LAYER = PACKAGE_DIR / "viewer"
@@ -161,18 +165,6 @@ def test_size_limits():
         if problems:
             offenders[_relative(path)] = problems
     assert not offenders, f"over the size limits: {offenders}"
-
-
-def test_planning_functions_are_short():
-    offenders = {}
-    for path in sorted(PLANNING_LAYER.rglob("*.py")):
-        functions = [node for node in ast.walk(ast.parse(path.read_text()))
-                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in functions
-                if node.end_lineno - node.lineno + 1 > MAX_PLANNING_FUNCTION_LINES]
-        if long:
-            offenders[_relative(path)] = long
-    assert not offenders, f"functions over {MAX_PLANNING_FUNCTION_LINES} lines in planning/: {offenders}"
 
 
 def _package_modules():
@@ -274,17 +266,68 @@ def _import_rings(graph: dict[str, set[str]]) -> list[list[str]]:
     return rings
 
 
-def test_ik_has_no_import_ring():
-    """Not even one held together by imports under TYPE_CHECKING: the set-up's data types import none of their
-    users, and one builder module builds them."""
-    paths = sorted(IK_LAYER.rglob("*.py"))
+def _package_import_graph(paths: list[Path]) -> dict[str, set[str]]:
     known = {_module_name(path) for path in paths}
     graph = {_module_name(path): _imports_within(path, known) - {_module_name(path)} for path in paths}
     package_of = {name: name.rsplit(".", 1)[0] for name in known}
     for name in graph:  # a package importing its own modules is no ring: they import it first
         graph[name] = {other for other in graph[name] if package_of.get(other) != name}
-    assert not _import_rings(graph), f"import rings inside ik/: {_import_rings(graph)}"
+    return graph
+
+
+def test_no_import_ring_anywhere():
+    """Not even one held together by imports under TYPE_CHECKING, in any part of the package: each layer's data
+    types import none of their users (e.g. the IK set-up's builder builds them; collision validity checks need only
+    what a checker does, not the checker module)."""
+    graph = _package_import_graph(_sources())
+    assert not _import_rings(graph), f"import rings: {_import_rings(graph)}"
     assert _import_rings({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]  # the check sees rings
+    assert "kinematics_py.ik.plugin" in graph["kinematics_py.queries.ik"]  # ... and relative imports
+
+
+SERVICES_LAYER = ROS_LAYER / "services"
+
+
+def test_services_stand_side_by_side():
+    """No service module imports another: what they share (the group request, the request context, the request's
+    collision checker) lives in modules of its own."""
+    services = sorted(SERVICES_LAYER.glob("*_service.py"))
+    graph = _package_import_graph(services)
+    assert len(services) >= 5, services
+    assert not {name: imported for name, imported in graph.items() if imported}, graph
+
+
+MAX_PIPELINE_FUNCTION_LINES = 60
+
+
+def test_no_long_function_in_planning_and_ros():
+    """planning/ and ros/ read as short steps: no function over MAX_PIPELINE_FUNCTION_LINES lines."""
+    offenders = {}
+    for path in _sources():
+        if PLANNING_LAYER in path.parents or ROS_LAYER in path.parents:
+            long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in ast.walk(ast.parse(
+                path.read_text())) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.end_lineno - node.lineno + 1 > MAX_PIPELINE_FUNCTION_LINES]
+            if long:
+                offenders[_relative(path)] = long
+    assert not offenders, f"functions over {MAX_PIPELINE_FUNCTION_LINES} lines: {offenders}"
+
+
+def _places_matching(pattern: str) -> list[str]:
+    regex = re.compile(pattern)
+    return [f"{_relative(path)}:{number}" for path in _sources()
+            for number, line in enumerate(path.read_text().splitlines(), start=1) if regex.search(line)]
+
+
+def test_request_set_up_is_written_once():
+    """The group base frame's placement (T_base_model) is computed in one place (the group request), and a pose of
+    a link rigidly attached to a tip becomes the tip's pose in one place (model.attached_links)."""
+    base_placement = _places_matching(r"T_base_model\s*=|invert_transform\([\w.]*poses\[\w*base\w*\]\)")
+    assert [place.rsplit(":", 1)[0] for place in base_placement] == ["kinematics_py/ros/services/group_request.py"], \
+        base_placement
+    link_to_tip = _places_matching(r"invert_transform\(\w+\[link\]\)|inv\(\w+\[link\]\)")
+    assert link_to_tip and all(place.startswith("kinematics_py/model/attached_links.py") for place in link_to_tip), \
+        link_to_tip
 
 
 def test_ik_holds_no_context_variables():

@@ -11,7 +11,6 @@ it once, each change swaps in a new one under a lock.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import KinematicsError, RequestError
-from ..geometry.poses import Pose, PoseError, transform_from_any_pose
+from ..geometry.poses import Pose
 from ..geometry.transforms import invert_transform
 from ..model.attached_links import tip_of_link, tip_pose_from_link_pose
 from ..model.robot_model import RobotModel
@@ -32,15 +31,14 @@ from .collision_aware import LIMIT_SLACK, collision_aware_search
 from .group_setup import DEFAULT_SEARCH_DISCRETIZATION, DEFAULT_TIMEOUT, GroupSetup, PluginState
 from .options import DiscretizationMethod, KinematicsQueryOptions
 from .posture import posture_of, solutions_in_posture
-from .request import IkRequest, invalid_pose, joint_vector
-from .results import IKDiagnostics, IKResult, JointLimitViolation, failure
+from .request import IkRequest, joint_vector
+from .results import IKDiagnostics, IKResult, JointLimitViolation
 from .setup_builder import build_group_setup, warm_up, with_redundant_joints
 from .solve import solve
 
 __all__ = ["IKDiagnostics", "IKResult", "JointLimitViolation", "KinematicsPlugin", "LIMIT_SLACK", "Posture"]
 
 _log = logging.getLogger("kinematics_py.ik.plugin")
-_NDARRAY = np.ndarray
 
 
 class KinematicsPlugin:
@@ -213,16 +211,7 @@ class KinematicsPlugin:
                       *, budget: Budget = UNBOUNDED) -> IKResult:
         """One local search from the seed: the solution closest to it, no random restarts. ``budget``: the
         caller's deadline and stop hook."""
-        state = self._state
-        setup = state.setup
-        if options is None and setup is not None and setup.fast_path is not None:
-            if type(ik_pose) is _NDARRAY:  # the common case, without a call more
-                answered = setup.fast_path(ik_pose, ik_seed_state)
-            else:
-                answered, ik_pose = _fast_path(setup, ik_pose, ik_seed_state)
-            if answered is not None:
-                return answered
-        return solve(state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True, budget))
+        return solve(self._state, IkRequest(ik_pose, ik_seed_state, None, None, None, None, options, True, budget))
 
     def searchPositionIK(self, ik_pose, ik_seed_state: Sequence[float], timeout: float | None = None,
                          consistency_limits: Sequence[float] | None = None,
@@ -245,16 +234,6 @@ class KinematicsPlugin:
         ``budget`` bounds the search from outside (the caller's deadline and stop hook, ``ik.budget``).
         """
         state = self._state
-        setup = state.setup
-        if (setup is not None and setup.fast_path is not None and solution_callback is None and cost_function is None
-                and consistency_limits is None and options is None and not avoid_collisions
-                and (timeout is None or type(timeout) is float and 0.0 <= timeout < math.inf)):
-            if type(ik_pose) is _NDARRAY:  # a plain request to a closed-form arm
-                answered = setup.fast_path(ik_pose, ik_seed_state)
-            else:
-                answered, ik_pose = _fast_path(setup, ik_pose, ik_seed_state)
-            if answered is not None:
-                return answered
         request = IkRequest(ik_pose, ik_seed_state, timeout, consistency_limits, solution_callback, cost_function,
                             options, False, budget)
         if avoid_collisions:
@@ -302,19 +281,3 @@ class KinematicsPlugin:
 
     def getCollisionChecker(self):
         return self._state.collision_checker
-
-
-def _fast_path(setup: GroupSetup, ik_pose, seed) -> tuple[IKResult | None, Any]:
-    """(the lean path's answer or None, the pose for the general path) of a pose that is not an ndarray: a
-    ``Pose`` (or a one-pose list) is converted once, and the general path gets the transform."""
-    if type(ik_pose) in (list, tuple) and len(ik_pose) == 1:
-        ik_pose = ik_pose[0]
-    if type(ik_pose) is Pose:
-        try:
-            ik_pose = transform_from_any_pose(ik_pose)
-        except PoseError as error:
-            refused = invalid_pose(error)
-            return failure(refused.code, str(refused)), ik_pose
-    elif type(ik_pose) is not _NDARRAY:
-        return None, ik_pose
-    return setup.fast_path(ik_pose, seed), ik_pose

@@ -110,11 +110,16 @@ def all_finite(values: np.ndarray) -> bool:
 
 
 def target_transforms(setup: GroupSetup, ik_pose) -> np.ndarray:
-    """(t, 4, 4) ``T_base_tip`` targets from one pose or a list with one pose per tip."""
+    """(t, 4, 4) ``T_base_tip`` targets from one pose, a list with one pose per tip, or a (t, 4, 4) array."""
     if type(ik_pose) is np.ndarray and ik_pose.shape == (4, 4) and ik_pose.dtype == np.float64 \
             and len(setup.tip_frames) == 1 and all_finite(ik_pose):
         return np.ascontiguousarray(ik_pose).reshape(1, 4, 4)  # the common case, without the general reader
-    poses = list(ik_pose) if isinstance(ik_pose, (list, tuple)) and not isinstance(ik_pose, Pose) else [ik_pose]
+    if type(ik_pose) is np.ndarray and ik_pose.shape == (len(setup.tip_frames), 4, 4) and ik_pose.dtype == np.float64 \
+            and all_finite(ik_pose):
+        return np.ascontiguousarray(ik_pose)  # (t, 4, 4): one target per tip, as an IkQuery holds them
+    stacked = isinstance(ik_pose, (list, tuple)) and not isinstance(ik_pose, Pose) or \
+        isinstance(ik_pose, np.ndarray) and ik_pose.ndim == 3
+    poses = list(ik_pose) if stacked else [ik_pose]
     if not poses:
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, "no target pose given")
     if len(poses) != len(setup.tip_frames):

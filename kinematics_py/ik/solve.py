@@ -8,27 +8,38 @@ solution). A closed form that neither solves nor disproves the pose hands the re
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import RequestError
+from ..geometry.poses import Pose, PoseError, transform_from_any_pose
 from .closed_form.branch_search import closed_form_search
 from .closed_form.locked_joint_search import locked_solver, redundant_closed_form_search
 from .discretization import discretized_search
 from .options import DiscretizationMethod
-from .request import IkRequest, ParsedRequest, parse_request
+from .request import DEFAULT_OPTIONS, IkRequest, ParsedRequest, invalid_pose, parse_request
 from .results import IKResult, failure, result_from_outcome, solved
 from .search import IkSearch, quick_search, solved_message
 
 if TYPE_CHECKING:
     from .closed_form.redundant import LockedJointSolver
-    from .group_setup import PluginState
+    from .group_setup import GroupSetup, PluginState
+
+_NDARRAY = np.ndarray
 
 
 def solve(state: PluginState, request: IkRequest) -> IKResult:
-    """Answer ``request`` with the set-up of ``state``. Bad input gives its error code, never an exception."""
+    """Answer ``request`` with the set-up of ``state``. Bad input gives its error code, never an exception.
+    A plain request to an arm with an exact closed form first takes the lean path (``lean_answer``): the one place
+    that decides it."""
+    setup = state.setup
+    if setup is not None and setup.fast_path is not None and takes_lean_path(request):
+        answered, request = lean_answer(setup, request)
+        if answered is not None:
+            return answered
     try:
         parsed = parse_request(state, request)
     except RequestError as error:
@@ -51,13 +62,38 @@ def solve_parsed(request: ParsedRequest) -> IKResult:
     return _numerical(request, plain)
 
 
+def takes_lean_path(request: IkRequest) -> bool:
+    """Whether a request may take the closed form's lean path: no callbacks, consistency limits or options, and a
+    valid timeout (or none). The set-up decides the rest (``GroupSetup.fast_path``: an exact closed form, solve
+    mode "speed")."""
+    timeout = request.timeout
+    return (request.solution_callback is None and request.cost_function is None
+            and request.consistency_limits is None and (request.options is None or request.options == DEFAULT_OPTIONS)
+            and (timeout is None or type(timeout) is float and 0.0 <= timeout < math.inf))
+
+
+def lean_answer(setup: GroupSetup, request: IkRequest) -> tuple[IKResult | None, IkRequest]:
+    """(the lean path's answer, or None where the general path must answer; the request for the general path, its
+    pose converted once when it was a ``Pose``)."""
+    ik_pose = request.ik_pose
+    if type(ik_pose) is _NDARRAY:  # the common case, without a conversion
+        return setup.fast_path(ik_pose, request.seed), request
+    if type(ik_pose) in (list, tuple) and len(ik_pose) == 1:
+        ik_pose = ik_pose[0]
+    if type(ik_pose) is Pose:
+        try:
+            ik_pose = transform_from_any_pose(ik_pose)
+        except PoseError as error:
+            refused = invalid_pose(error)
+            return failure(refused.code, str(refused)), request
+    elif type(ik_pose) is not _NDARRAY:
+        return None, request
+    return setup.fast_path(ik_pose, request.seed), request._replace(ik_pose=ik_pose)
+
+
 def _closed_form(request: ParsedRequest, plain: bool) -> IKResult:
-    """Every branch in one compiled call; a plain request takes the branch nearest the seed."""
+    """Every branch in one compiled call (a plain request has had the lean path: ``lean_answer``)."""
     setup = request.setup
-    if plain and setup.fast_path is not None:
-        result = setup.fast_path(request.targets[0], request.seed)
-        if result is not None:
-            return result
     outcome = closed_form_search(
         setup, request.targets, request.seed, consistency_limits=request.limits, is_valid=request.is_valid,
         cost_function=request.cost_function, collect_all=_wants_all(request),

@@ -71,6 +71,7 @@ from ..parameters import ParameterError
 from ..planning.processes import PlanningProcesses
 from ..robot_setup import SetupError
 from .frames import create_transform_source
+from .joint_limit_parameters import declare_joint_limit_parameters, joint_limit_overrides
 from .messages.robot_state import JointPositions
 from .node_parameters import (
     DESCRIPTIONS,
@@ -136,8 +137,9 @@ class KinematicsNode(Node):
         callbacks = ReentrantCallbackGroup()
         transforms = create_transform_source(self, callbacks)
         self.search_scheduler = SearchScheduler(self._startup_count("search_threads", _cpu_count()))
+        declare_joint_limit_parameters(self)
         self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name(),
-                                   self.search_scheduler, self.planning)
+                                   self.search_scheduler, self.planning, lambda: joint_limit_overrides(self))
         for which in DESCRIPTIONS:
             self.create_subscription(String, which, lambda msg, which=which: self._on_description(which, msg.data),
                                      DESCRIPTION_QOS, callback_group=callbacks)
@@ -176,8 +178,8 @@ class KinematicsNode(Node):
         display = DisplayPublishers(self)
         shown = self.viewer_feed.watching if self.viewer_feed is not None else lambda _service, handler: handler
         compute_ik = shown("compute_ik", display.showing_ik_answers(ik_service.compute_ik))
-        cartesian = CartesianPathService(self, display)
-        motions = MotionPlanService(display, cartesian)
+        cartesian = CartesianPathService(display)
+        motions = MotionPlanService(display)
         return [(GetPositionIK, "compute_ik", compute_ik, True),
                 (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik, True),
                 (GetPositionFK, "compute_fk", shown("compute_fk", fk_service.compute_fk), False),

@@ -15,8 +15,8 @@ from kinematics_py import (
     SemanticModel,
 )
 from kinematics_py.geometry import poses
-from kinematics_py.ik import plugin as plugin_module
 from kinematics_py.ik import request as request_module
+from kinematics_py.ik import solve as solve_module
 from kinematics_py.ik.group_setup import PluginState
 from kinematics_py.ik.request import IkRequest
 from kinematics_py.ik.solve import solve
@@ -63,7 +63,7 @@ def test_a_request_reads_its_target_once_whatever_path_it_takes(ur5, target_pars
     def counting(pose):
         conversions.append(pose)
         return convert(pose)
-    for module in (plugin_module, request_module):
+    for module in (solve_module, request_module):
         monkeypatch.setattr(module, "transform_from_any_pose", counting)
     callback = (lambda pose, solution: True) if kind == "callback" else None
     result = ur5.searchPositionIK(UNREACHABLE, [0.0] * 6, 0.02, solution_callback=callback,

@@ -17,157 +17,92 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
-from builtin_interfaces.msg import Duration
-from moveit_msgs.msg import MoveItErrorCodes, RobotTrajectory
+from moveit_msgs.msg import MoveItErrorCodes
 from moveit_msgs.srv import GetCartesianPath
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.node import Node
-from trajectory_msgs.msg import JointTrajectoryPoint
 
-from ...collision.validity import CollisionValidity
-from ...errors import ErrorCode, RequestError, Verdict
+from ...errors import ErrorCode, RequestError
 from ...geometry.transforms import invert_transform
-from ...ik.budget import Budget
-from ...planning.cartesian_path import CartesianPathError, JumpThresholds, compute_cartesian_path
-from ...planning.time_parameterization import (
-    TimeParameterizationError,
-    joint_limits,
-    time_parameterize,
-    warm_up_time_parameterization,
-)
-from ..messages.constraints import request_constraints
+from ...planning.cartesian_path import CartesianPathError, JumpThresholds
+from ...planning.time_parameterization import TimeParameterizationError, joint_limits, warm_up_time_parameterization
+from ...queries.cartesian import CartesianQuery, LinkSpeedLimit, plan_cartesian_query, time_cartesian_path
 from ..messages.conversions import robot_state_msg, transform_from_pose_msg
-from ..messages.robot_state import LinkPoses
+from ..messages.trajectories import scaling_factor, trajectory_msg
 from ..topics.display import DisplayPublishers
-from ..transport.search_scheduler import Admission
-from .ik_service import attached_tip, group_plugin
-from .request_collisions import request_checker
-from .request_context import RequestContext, answer_with_error_code
+from .group_request import GroupRequest
+from .request_context import RequestContext, answer_with_error_code, scheduled
 
 #: A Cartesian path has no timeout: its place among the IK searches is that of a request with this one [s].
 UNTIMED_SEARCH_S = 3600.0
 
-#: MoveIt's joint_limits.yaml namespace: ``robot_description_planning.joint_limits.<joint>.<key>``.
-JOINT_LIMITS_NAMESPACE = "robot_description_planning.joint_limits"
-JOINT_LIMIT_KEYS = ("has_velocity_limits", "max_velocity", "has_acceleration_limits", "max_acceleration")
-
 
 class CartesianPathService:
-    """The compute_cartesian_path handler of ``node``: declares the joint limit parameters given to the node
-    and publishes every planned path."""
+    """The compute_cartesian_path handler; publishes every planned path."""
 
-    def __init__(self, node: Node, display: DisplayPublishers):
-        self._node, self._display = node, display
+    def __init__(self, display: DisplayPublishers):
+        self._display = display
         # toppra (with matplotlib) takes a second or more to import, and its first use as long again: in the
         # background, not in the first request.
         threading.Thread(target=warm_up_time_parameterization, name="load_toppra", daemon=True).start()
-        prefix = JOINT_LIMITS_NAMESPACE + "."
-        for name, parameter in node._parameter_overrides.items():  # rclpy keeps undeclared overrides only here
-            if name.startswith(prefix) and not node.has_parameter(name):
-                node.declare_parameter(name, parameter.value, ParameterDescriptor(
-                    description="MoveIt joint_limits.yaml entry, used to time Cartesian paths",
-                    dynamic_typing=True))
 
     def compute_cartesian_path(self, request: GetCartesianPath.Request, response: GetCartesianPath.Response,
                                context: RequestContext) -> GetCartesianPath.Response:
-        answer_with_error_code(self._plan, request, response, context)
+        answer_with_error_code(_plan, request, response, context)
         if response.error_code.val == MoveItErrorCodes.SUCCESS and response.solution.joint_trajectory.points:
             self._display.planned_path(context.setup.model.name, response.solution, response.start_state)
         return response
 
-    def joint_limit_overrides(self) -> dict[str, dict[str, object]]:
-        """joint -> {key: value} of the ``robot_description_planning.joint_limits`` parameters."""
-        overrides: dict[str, dict[str, object]] = {}
-        for name, parameter in self._node.get_parameters_by_prefix(JOINT_LIMITS_NAMESPACE).items():
-            joint, _, key = name.rpartition(".")
-            if joint and key in JOINT_LIMIT_KEYS:
-                overrides.setdefault(joint, {})[key] = parameter.value
-        return overrides
 
-    def _plan(self, request: GetCartesianPath.Request, response: GetCartesianPath.Response,
-              context: RequestContext):
-        setup = context.setup
-        plugin = group_plugin(setup, request.group_name)
-        values = context.joint_values(request.start_state)
-        poses = LinkPoses(setup.model, values)
-        names = plugin.getJointNames()
-        link = request.link_name or plugin.getTipFrames()[0]
-        tip = attached_tip(setup, plugin, link)
-        base = plugin.getBaseFrame()
-        T_base_model = np.eye(4) if base == setup.model_frame else invert_transform(poses[base])
-        T_base_frame = T_base_model @ context.frames.T_model_frame(request.header.frame_id, poses)
-        waypoints = [T_base_frame @ transform_from_pose_msg(pose, f"waypoints[{index}]")
-                     for index, pose in enumerate(request.waypoints)]
-        thresholds = JumpThresholds(*(_threshold(value, what) for value, what in (
-            (request.jump_threshold, "jump_threshold"), (request.revolute_jump_threshold, "revolute_jump_threshold"),
-            (request.prismatic_jump_threshold, "prismatic_jump_threshold"))))
-        velocity_scaling = scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor")
-        acceleration_scaling = scaling_factor(request.max_acceleration_scaling_factor,
-                                              "max_acceleration_scaling_factor")
-        if not math.isfinite(request.max_cartesian_speed):
-            raise RequestError(ErrorCode.FAILURE, f"max_cartesian_speed must be finite (0: no limit); got "
-                                                  f"{request.max_cartesian_speed!r}")
+def _plan(request: GetCartesianPath.Request, response: GetCartesianPath.Response, context: RequestContext):
+    group = GroupRequest.of(context, request.group_name, request.start_state)
+    try:
+        query, scalings = _query(group, request)
+        checker, note = group.checker(request.avoid_collisions)
+        query = replace(query, check=replace(query.check, collisions=checker is not None))
+        with scheduled(context, context.sent + UNTIMED_SEARCH_S) as slot:
+            path = plan_cartesian_query(group.plugin, replace(query, budget=slot.budget), checker)
+        timed = time_cartesian_path(group.plugin, query, path)
+    except (CartesianPathError, TimeParameterizationError) as error:
+        raise RequestError(ErrorCode.FAILURE, str(error)) from None
+    response.start_state = robot_state_msg(group.setup.joint_names, group.values)
+    response.solution = trajectory_msg(group.setup.model_frame, group.joint_names, path.positions, timed,
+                                       context.stamp())
+    response.fraction = float(path.fraction)
+    if path.stop_reason:
+        return f"fraction {path.fraction:.4f}: {path.stop_reason}{note}"
+    return (f"complete: {len(path.positions)} points (start included), {timed.time_from_start[-1]:.3f} s "
+            f"within the joint limits scaled by {scalings[0]:g} (velocity) and {scalings[1]:g} (acceleration){note}")
+
+
+def _query(group: GroupRequest, request: GetCartesianPath.Request) -> tuple[CartesianQuery, tuple[float, float]]:
+    """The request as a CartesianQuery (collisions not yet decided), and its (velocity, acceleration) scalings."""
+    link = request.link_name or group.plugin.getTipFrames()[0]
+    T_link_tip = group.tip_target(np.eye(4), link, group.tip(link))
+    T_base_frame = group.T_base_frame(request.header.frame_id)
+    waypoints = np.array([T_base_frame @ transform_from_pose_msg(pose, f"waypoints[{index}]")
+                          for index, pose in enumerate(request.waypoints)]).reshape(-1, 4, 4)
+    thresholds = JumpThresholds(*(_threshold(value, what) for value, what in (
+        (request.jump_threshold, "jump_threshold"), (request.revolute_jump_threshold, "revolute_jump_threshold"),
+        (request.prismatic_jump_threshold, "prismatic_jump_threshold"))))
+    scalings = (scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor"),
+                scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
+    if not math.isfinite(request.max_cartesian_speed):
+        raise RequestError(ErrorCode.FAILURE, f"max_cartesian_speed must be finite (0: no limit); got "
+                                              f"{request.max_cartesian_speed!r}")
+    speed_limit = None
+    if request.max_cartesian_speed > 0:
         speed_link = request.cartesian_speed_limited_link or link
-        if request.max_cartesian_speed > 0 and speed_link not in setup.model.link_names:
+        if speed_link not in group.setup.model.link_names:
             raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown cartesian_speed_limited_link {speed_link!r}")
-        validity, note = _validity(context, request, values, names, poses)
-        T_tip_link = invert_transform(poses[tip]) @ poses[link]
-        scheduler = context.tools.scheduler
-        try:
-            with scheduler.ticket(context.sent + UNTIMED_SEARCH_S, client=context.client) as ticket:
-                if scheduler.admit(ticket) != Admission.GRANTED:
-                    raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
-                path = compute_cartesian_path(plugin, [values[name] for name in names], waypoints,
-                                              request.max_step, T_tip_link=T_tip_link, jump_thresholds=thresholds,
-                                              validity=validity, budget=Budget(lambda: scheduler.checkpoint(ticket)))
-                if ticket.cancelled:
-                    raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
-            limits = joint_limits(setup.model, names, self.joint_limit_overrides())
-            link_positions = None
-            if request.max_cartesian_speed > 0:
-                link_positions = np.array([setup.model.link_poses({**values, **dict(zip(names, q))})[speed_link][:3, 3]
-                                           for q in path.positions])
-            timed = time_parameterize(path.positions, limits.scaled(velocity_scaling, acceleration_scaling),
-                                      link_positions=link_positions, max_link_speed=max(request.max_cartesian_speed,
-                                                                                        0.0))
-        except (CartesianPathError, TimeParameterizationError) as error:
-            raise RequestError(ErrorCode.FAILURE, str(error)) from None
-        response.start_state = robot_state_msg(setup.joint_names, values)
-        response.solution = trajectory_msg(setup.model_frame, names, path.positions, timed, context.stamp())
-        response.fraction = float(path.fraction)
-        if path.stop_reason:
-            return f"fraction {path.fraction:.4f}: {path.stop_reason}{note}"
-        return (f"complete: {len(path.positions)} points (start included), {timed.time_from_start[-1]:.3f} s "
-                f"within the joint limits scaled by {velocity_scaling:g} (velocity) and {acceleration_scaling:g} "
-                f"(acceleration){note}")
-
-
-def _validity(context: RequestContext, request: GetCartesianPath.Request, values: Mapping[str, object],
-              names: list[str], poses: LinkPoses):
-    """(validity(q) of the request: collisions (avoid_collisions) and path_constraints, None without either; the
-    note for the answer when collisions cannot be checked)."""
-    setup = context.setup
-    checker, note = request_checker(context, request.avoid_collisions, request.start_state, values)
-    constraints = request_constraints(setup, context.frames, request.path_constraints, poses)
-    collisions = CollisionValidity(checker, names, values) if checker is not None else None
-    if collisions is None and not constraints:
-        return None, note
-
-    def validity(q: np.ndarray) -> Verdict:
-        if collisions is not None:
-            verdict = collisions(q)
-            if verdict.error_code != ErrorCode.SUCCESS:
-                return verdict
-        if constraints:
-            state = setup.model.resolve_joint_values({**values, **dict(zip(names, q.tolist()))})
-            reason = constraints.violation(state, setup.model)
-            if reason is not None:
-                return Verdict(ErrorCode.GOAL_VIOLATES_PATH_CONSTRAINTS, f"path constraint violated: {reason}")
-        return Verdict(ErrorCode.SUCCESS)
-    return validity, note
+        speed_limit = LinkSpeedLimit(speed_link, request.max_cartesian_speed)
+    check = group.state_check(request.path_constraints, violation_code=ErrorCode.GOAL_VIOLATES_PATH_CONSTRAINTS,
+                              prefix="path constraint violated: ")
+    limits = joint_limits(group.setup.model, group.joint_names,
+                          group.context.tools.joint_limit_overrides()).scaled(*scalings)
+    return CartesianQuery(group.q, waypoints, request.max_step, invert_transform(T_link_tip), check, limits,
+                          thresholds, speed_limit), scalings
 
 
 def _threshold(value: float, what: str) -> float:
@@ -175,23 +110,3 @@ def _threshold(value: float, what: str) -> float:
     if not math.isfinite(value):
         raise RequestError(ErrorCode.FAILURE, f"{what} must be finite (0 disables it); got {value!r}")
     return max(value, 0.0)
-
-
-def scaling_factor(value: float, what: str) -> float:
-    """A scaling factor in (0, 1]; 0 means 1 (not set, as in MoveIt); FAILURE outside [0, 1]."""
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise RequestError(ErrorCode.FAILURE, f"{what} must be within [0, 1] (0: 1.0); got {value!r}")
-    return value or 1.0
-
-
-def trajectory_msg(frame: str, names: list[str], positions: np.ndarray, timed, stamp) -> RobotTrajectory:
-    trajectory = RobotTrajectory()
-    joint_trajectory = trajectory.joint_trajectory
-    joint_trajectory.header.frame_id, joint_trajectory.header.stamp = frame, stamp
-    joint_trajectory.joint_names = list(names)
-    for q, t, velocity, acceleration in zip(positions, timed.time_from_start, timed.velocities, timed.accelerations):
-        seconds = math.floor(t)
-        joint_trajectory.points.append(JointTrajectoryPoint(
-            positions=q.tolist(), velocities=velocity.tolist(), accelerations=acceleration.tolist(),
-            time_from_start=Duration(sec=int(seconds), nanosec=min(int(round((t - seconds) * 1e9)), 999_999_999))))
-    return trajectory

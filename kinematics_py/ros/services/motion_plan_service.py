@@ -24,7 +24,6 @@ from moveit_msgs.msg import PlannerInterfaceDescription
 from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 
 from ...errors import ErrorCode, RequestError
-from ...geometry.transforms import invert_transform
 from ...model.constraints import RequestConstraints
 from ...planning.goals import JointGoal, PoseGoal
 from ...planning.motion import MotionPlan
@@ -32,16 +31,12 @@ from ...planning.ompl_search import PLANNER_IDS, PlannerError
 from ...planning.options import Approach, PlanningError, PlanOptions
 from ...planning.processes import PlanJob, PlanningProcessError, run_job
 from ...planning.time_parameterization import joint_limits
-from ...state_check import StateCheck
-from ..messages.constraints import request_constraints
 from ..messages.conversions import robot_state_msg
-from ..messages.robot_state import LinkPoses
+from ..messages.trajectories import scaling_factor, trajectory_msg
 from ..topics.display import DisplayPublishers
-from ..transport.search_scheduler import SHUTTING_DOWN, Admission
-from .cartesian_path_service import CartesianPathService, scaling_factor, trajectory_msg
-from .ik_service import attached_tip, group_plugin
-from .request_collisions import request_checker
-from .request_context import RequestContext, answer_with_error_code
+from ..transport.search_scheduler import SHUTTING_DOWN
+from .group_request import GroupRequest
+from .request_context import RequestContext, answer_with_error_code, scheduled
 
 #: Planning time when a request gives none [s] (MoveIt's default allowed_planning_time).
 DEFAULT_PLANNING_TIME_S = 5.0
@@ -53,16 +48,16 @@ MOTION_OPTION_SEPARATOR = ";"
 
 
 class MotionPlanService:
-    """The plan_kinematic_path and query_planner_interface handlers of a node; joint limits as the Cartesian path
-    service reads them (the URDF and MoveIt's joint_limits.yaml parameters)."""
+    """The plan_kinematic_path and query_planner_interface handlers of a node; joint limits from the URDF and
+    MoveIt's joint_limits.yaml parameters."""
 
-    def __init__(self, display: DisplayPublishers, cartesian: CartesianPathService):
-        self._display, self._cartesian = display, cartesian
+    def __init__(self, display: DisplayPublishers):
+        self._display = display
 
     def plan_kinematic_path(self, request: GetMotionPlan.Request, response: GetMotionPlan.Response,
                             context: RequestContext) -> GetMotionPlan.Response:
         answer = response.motion_plan_response
-        answer_with_error_code(self._plan, request.motion_plan_request, answer, context)
+        answer_with_error_code(_plan, request.motion_plan_request, answer, context)
         if answer.error_code.val == ErrorCode.SUCCESS and answer.trajectory.joint_trajectory.points:
             self._display.planned_path(context.setup.model.name, answer.trajectory, answer.trajectory_start)
         return response
@@ -74,41 +69,39 @@ class MotionPlanService:
                                                                    planner_ids=list(PLANNER_IDS))]
         return response
 
-    def _plan(self, request, response, context: RequestContext):
-        began = time.monotonic()
-        setup = context.setup
-        plugin = group_plugin(setup, request.group_name)
-        response.group_name = request.group_name
-        values = context.joint_values(request.start_state)
-        poses = LinkPoses(setup.model, values)
-        names = plugin.getJointNames()
-        budget = request.allowed_planning_time if request.allowed_planning_time > 0 else DEFAULT_PLANNING_TIME_S
-        if not math.isfinite(budget):
-            raise RequestError(ErrorCode.FAILURE, f"allowed_planning_time must be finite; got {budget!r}")
-        goals = _goals(context, plugin, request, values, poses)
-        path_constraints = request_constraints(setup, context.frames, request.path_constraints, poses)
-        path_check = StateCheck(names, values, path_constraints) if path_constraints else None
-        checker, note = request_checker(context, True, request.start_state, values)
-        if checker is None:
-            raise RequestError(ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
-                               f"motions cannot be planned without collision checking{note}")
-        limits = joint_limits(setup.model, names, self._cartesian.joint_limit_overrides()).scaled(
-            scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor"),
-            scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
-        try:
-            options = PlanOptions(**_motion_options(request.planner_id),
-                                  attempts=max(1, request.num_planning_attempts), limits=limits)
-            job = PlanJob(plugin.getGroupName(), [values[name] for name in names], goals, values,
-                          context.sent + budget, path_check, options)
-            result = _planned(job, context, checker)
-        except (PlanningError, PlannerError) as error:
-            raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
-        response.trajectory_start = robot_state_msg(setup.joint_names, values)
-        response.planning_time = time.monotonic() - began
-        if not result.success:
-            return result.error_code, result.message + note
-        response.trajectory = trajectory_msg(setup.model_frame, names, result.positions, result.timing, context.stamp())
-        return result.message + note
+
+
+def _plan(request, response, context: RequestContext):
+    began = time.monotonic()
+    group = GroupRequest.of(context, request.group_name, request.start_state)
+    response.group_name = request.group_name
+    budget = request.allowed_planning_time if request.allowed_planning_time > 0 else DEFAULT_PLANNING_TIME_S
+    if not math.isfinite(budget):
+        raise RequestError(ErrorCode.FAILURE, f"allowed_planning_time must be finite; got {budget!r}")
+    goals = _goals(group, request)
+    path_check = group.state_check(request.path_constraints)
+    checker, note = group.checker(True)
+    if checker is None:
+        raise RequestError(ErrorCode.COLLISION_CHECKING_UNAVAILABLE,
+                           f"motions cannot be planned without collision checking{note}")
+    limits = joint_limits(group.setup.model, group.joint_names, context.tools.joint_limit_overrides()).scaled(
+        scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor"),
+        scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
+    try:
+        options = PlanOptions(**_motion_options(request.planner_id), attempts=max(1, request.num_planning_attempts),
+                              limits=limits)
+        job = PlanJob(group.plugin.getGroupName(), group.q.tolist(), goals, group.values, context.sent + budget,
+                      path_check if path_check else None, options)
+        result = _planned(job, context, checker)
+    except (PlanningError, PlannerError) as error:
+        raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
+    response.trajectory_start = robot_state_msg(group.setup.joint_names, group.values)
+    response.planning_time = time.monotonic() - began
+    if not result.success:
+        return result.error_code, result.message + note
+    response.trajectory = trajectory_msg(group.setup.model_frame, group.joint_names, result.positions, result.timing,
+                                         context.stamp())
+    return result.message + note
 
 
 def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
@@ -126,14 +119,8 @@ def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
             if error.closed:
                 raise RequestError(ErrorCode.PREEMPTED, SHUTTING_DOWN) from None
             raise RequestError(ErrorCode.TIMED_OUT if error.busy else ErrorCode.FAILURE, str(error)) from None
-    scheduler = context.tools.scheduler
-    with scheduler.ticket(job.deadline, client=context.client) as ticket:
-        if scheduler.admit(ticket) != Admission.GRANTED:
-            raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
-        result = run_job(job, context.setup, checker, lambda: scheduler.checkpoint(ticket))
-        if ticket.cancelled:
-            raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
-    return result
+    with scheduled(context, job.deadline) as slot:
+        return run_job(job, context.setup, checker, slot.budget.should_stop)
 
 
 def _motion_options(planner_id: str) -> dict:
@@ -157,17 +144,17 @@ def _motion_options(planner_id: str) -> dict:
     return result
 
 
-def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -> list:
+def _goals(group: GroupRequest, request) -> list:
     """Each of the request's goal constraints as a planning goal, a pose goal with the check of its IK solutions
     by all its set's constraints; INVALID_GOAL_CONSTRAINTS for unusable ones."""
     if not request.goal_constraints:
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, "goal_constraints is empty: nothing to plan to")
-    setup = context.setup
-    names = plugin.getJointNames()
+    names = group.joint_names
     goals = []
     for index, msg in enumerate(request.goal_constraints):
         what = f"goal_constraints[{index}]"
-        constraints = request_constraints(setup, context.frames, msg, poses)
+        check = group.state_check(msg)
+        constraints = check.constraints
         if not constraints:
             raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what} holds no constraint")
         if not (constraints.position_regions or constraints.orientation_bounds):
@@ -175,33 +162,27 @@ def _goals(context: RequestContext, plugin, request, values, poses: LinkPoses) -
             outside = sorted(set(targets) - set(names))
             if outside:
                 raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: joints {outside} are not in group "
-                                   f"{plugin.getGroupName()!r} (its joints are {names})")
-            goals.append(JointGoal([targets.get(name, values[name]) for name in names], what))
+                                   f"{group.plugin.getGroupName()!r} (its joints are {list(names)})")
+            goals.append(JointGoal([targets.get(name, group.values[name]) for name in names], what))
             continue
-        goals.append(PoseGoal(_target_pose(context, plugin, constraints, poses, what), "",
-                              StateCheck(names, values, constraints), what))
+        goals.append(PoseGoal(_target_pose(group, constraints, what), "", check, what))
     return goals
 
 
-def _target_pose(context: RequestContext, plugin, constraints: RequestConstraints, poses: LinkPoses,
-                 what: str) -> np.ndarray:
-    """T_base_tip of the pose the set's position and orientation constraints centre on."""
-    setup = context.setup
+def _target_pose(group: GroupRequest, constraints: RequestConstraints, what: str) -> np.ndarray:
+    """(4, 4) T_base_tip of the pose the set's position and orientation constraints centre on (their link moves
+    rigidly with the tip: a touch approach moves the tip)."""
     links = {c.link for c in constraints.position_regions + constraints.orientation_bounds}
     if len(links) != 1:
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: position and orientation constraints on "
                            f"several links {sorted(links)}; one link per goal can be planned to")
     (link,) = links
-    try:
-        tip = attached_tip(setup, plugin, link)
-    except RequestError as error:
-        raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: {error}") from None
+    tip = group.tip(link, ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}: link")
+    poses = group.poses
     T_model_link = poses[link].copy()
     if constraints.orientation_bounds:
         T_model_link[:3, :3] = constraints.orientation_bounds[0].desired_rotation(poses)
     if constraints.position_regions:
         region = constraints.position_regions[0]
         T_model_link[:3, 3] = region.centre(poses) - T_model_link[:3, :3] @ region.offset
-    base = plugin.getBaseFrame()
-    T_base_model = np.eye(4) if base == setup.model_frame else invert_transform(poses[base])
-    return T_base_model @ T_model_link @ invert_transform(poses[link]) @ poses[tip]
+    return group.tip_target(group.T_base_model @ T_model_link, link, tip)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ErrorCode, RequestError
+from ...ik.budget import Budget
 from ...planning.processes import PlanningProcesses
 from ...robot_setup import RobotSetup
 from ..frames import ModelFrames, TransformSource
@@ -21,7 +23,7 @@ from ..messages.conversions import error_code_msg
 from ..messages.robot_state import joint_values
 from ..node_parameters import NODE_NAME
 from ..serving_state import ServingState
-from ..transport.search_scheduler import SearchScheduler
+from ..transport.search_scheduler import Admission, SearchScheduler
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class ServiceTools:
     source: str
     scheduler: SearchScheduler
     planning: PlanningProcesses | None = None
+    #: joint -> {key: value} of MoveIt's joint_limits.yaml parameters given to the node
+    joint_limit_overrides: Callable[[], Mapping[str, Mapping[str, object]]] = dict
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,37 @@ class RequestContext:
 
     def stamp(self):
         return self.tools.clock.now().to_msg()
+
+
+@dataclass
+class SearchSlot:
+    """A request's CPU slot while it is held: ``budget`` for the core's searches; ``outcome``, set by the holder,
+    is quoted when the slot is cancelled."""
+
+    budget: Budget
+    outcome: str = ""
+
+
+@contextmanager
+def scheduled(context: RequestContext, deadline: float, *, kind: str = "") -> Iterator[SearchSlot]:
+    """A slot of the node's search scheduler for this request, until ``deadline`` (``time.monotonic()`` [s]):
+    TIMED_OUT when the deadline passes before it is granted, PREEMPTED when it is cancelled (the node stopping,
+    the client gone) before or while the request holds it."""
+    scheduler = context.tools.scheduler
+    with scheduler.ticket(deadline, transit=context.transit, kind=kind, client=context.client) as ticket:
+        admission = scheduler.admit(ticket)
+        if admission == Admission.EXPIRED or (admission == Admission.GRANTED and ticket.remaining() <= 0):
+            raise RequestError(ErrorCode.TIMED_OUT, f"the timeout ({(deadline - context.sent) * 1e3:.3g} ms, counted "
+                                                    f"from when the request was sent) ran out before its search "
+                                                    f"could start ({ticket.ahead} other IK request(s) in the node when "
+                                                    f"it arrived)")
+        if admission != Admission.GRANTED:
+            raise RequestError(ErrorCode.PREEMPTED, ticket.cancel_reason)
+        slot = SearchSlot(Budget(lambda: scheduler.checkpoint(ticket), ticket.stop_at))
+        yield slot
+        if ticket.cancelled:
+            raise RequestError(ErrorCode.PREEMPTED, f"{ticket.cancel_reason}: {slot.outcome}" if slot.outcome
+                               else ticket.cancel_reason)
 
 
 #: Fills a response; returns the success message or (code, message).

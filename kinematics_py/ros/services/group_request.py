@@ -1,0 +1,101 @@
+"""What every request on a planning group starts from, built once per request: the group's plugin, the robot's
+state (the request's robot_state over joint_states), its link poses, where the group's base frame is, and the
+request's collision checker and checks. The services read it; none of them repeats this set-up.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ...collision.checker import CollisionChecker
+from ...errors import ErrorCode, RequestError, UnknownLinkError
+from ...geometry.transforms import invert_transform
+from ...ik.plugin import KinematicsPlugin
+from ...model.attached_links import NotAttachedError
+from ...robot_setup import RobotSetup
+from ...state_check import StateCheck
+from ..messages.constraints import request_constraints
+from ..messages.robot_state import LinkPoses
+from .request_collisions import request_checker
+from .request_context import RequestContext
+
+
+def group_plugin(setup: RobotSetup, group: str) -> KinematicsPlugin:
+    """The plugin of a served group; INVALID_GROUP_NAME naming the served groups (and why a group is not)."""
+    plugin = setup.groups.get(group)
+    if plugin is None:
+        reason = setup.unavailable.get(group)
+        detail = f"group {group!r} is not served: {reason}" if reason else f"unknown group {group!r}"
+        raise RequestError(ErrorCode.INVALID_GROUP_NAME, f"{detail}; served groups are {sorted(setup.groups)}")
+    return plugin
+
+
+@dataclass(frozen=True, eq=False)
+class GroupRequest:
+    """One request's group and state; ``T_base_model`` (4, 4) places the model frame in the group's base frame."""
+
+    context: RequestContext
+    setup: RobotSetup
+    plugin: KinematicsPlugin
+    #: every joint's value: joint_states overlaid by the request's robot_state
+    values: Mapping[str, Any]
+    poses: LinkPoses
+    #: the request's robot_state message (its attached objects shape the collision checker)
+    robot_state: Any
+
+    @classmethod
+    def of(cls, context: RequestContext, group: str, robot_state) -> GroupRequest:
+        setup = context.setup
+        plugin = group_plugin(setup, group)
+        values = context.joint_values(robot_state)
+        return cls(context, setup, plugin, values, LinkPoses(setup.model, values), robot_state)
+
+    @cached_property
+    def joint_names(self) -> tuple[str, ...]:
+        return tuple(self.plugin.getJointNames())
+
+    @cached_property
+    def q(self) -> np.ndarray:
+        """(n,) the group's joint values in ``joint_names`` order."""
+        return np.array([self.values[name] for name in self.joint_names], dtype=float)
+
+    @cached_property
+    def T_base_model(self) -> np.ndarray:
+        base = self.plugin.getBaseFrame()
+        return np.eye(4) if base == self.setup.model_frame else invert_transform(self.poses[base])
+
+    def T_base_frame(self, frame_id: str) -> np.ndarray:
+        """(4, 4) ``frame_id`` in the group's base frame: a robot link at this state, else through TF."""
+        return self.T_base_model @ self.context.frames.T_model_frame(frame_id, self.poses)
+
+    def tip(self, link: str, code: ErrorCode = ErrorCode.INVALID_LINK_NAME, what: str = "IK link") -> str:
+        """The tip ``link`` is, or is rigidly attached to; ``code`` with the reason for any other link."""
+        try:
+            return self.plugin.attached_tip(link)
+        except UnknownLinkError:
+            raise RequestError(code, f"unknown {what} {link!r}; group {self.plugin.getGroupName()!r} solves for "
+                                     f"tips {self.plugin.getTipFrames()} and links rigidly attached to them") from None
+        except NotAttachedError as error:
+            raise RequestError(code, f"{what}: {error}") from None
+
+    def tip_target(self, T_base_link: np.ndarray, link: str, tip: str) -> np.ndarray:
+        """(4, 4) T_base_tip reaching ``T_base_link`` with ``link`` (``tip(link)`` is ``tip``)."""
+        return T_base_link if link == tip else self.plugin.tip_target(T_base_link, link, self.poses)
+
+    def checker(self, wanted: bool) -> tuple[CollisionChecker | None, str]:
+        """(the request's collision checker or None, the note for the answer): see ``request_checker``."""
+        return request_checker(self.context, wanted, self.robot_state, self.values)
+
+    def state_check(self, constraints_msg=None, *, collisions: bool = False,
+                    violation_code: ErrorCode = ErrorCode.GOAL_CONSTRAINTS_VIOLATED, prefix: str = "") -> StateCheck:
+        """The check of the group's configurations: ``constraints_msg`` (moveit_msgs/Constraints, its frames
+        placed at this state) and collisions when asked; the other joints at this state."""
+        constraints = None
+        if constraints_msg is not None:
+            constraints = request_constraints(self.setup, self.context.frames, constraints_msg, self.poses)
+        return StateCheck(self.joint_names, dict(self.values), constraints or None, collisions, violation_code,
+                          prefix)
