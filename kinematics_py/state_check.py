@@ -46,7 +46,10 @@ class StateCheck:
         collisions = CollisionValidity(checker, self.joint_names, self.base_values) \
             if self.collisions and checker is not None else None
         constraints = self.constraints or None
-        names, base, code, prefix = list(self.joint_names), self.base_values, self.violation_code, self.prefix
+        names, code, prefix = list(self.joint_names), self.violation_code, self.prefix
+        base = model.resolve_joint_values(self.base_values) if constraints is not None else {}
+        mimics = [(name, model.joints[name].mimic) for name in model.joint_names
+                  if model.joints[name].mimic is not None]
 
         def check(q: np.ndarray) -> Verdict:
             if collisions is not None:
@@ -54,9 +57,11 @@ class StateCheck:
                 if verdict.error_code != ErrorCode.SUCCESS:
                     return verdict
             if constraints is not None:
-                values = np.asarray(q, dtype=float).tolist()
-                reason = constraints.violation(model.resolve_joint_values({**base, **dict(zip(names, values))}),
-                                               model)
+                values = dict(base)
+                values.update(zip(names, np.asarray(q, dtype=float).tolist()))
+                for name, mimic in mimics:  # as resolve_joint_values derives them, without checking every joint
+                    values[name] = mimic.multiplier * values[mimic.joint] + mimic.offset
+                reason = constraints.violation(values, model)
                 if reason is not None:
                     return Verdict(code, prefix + reason)
             return ACCEPTED

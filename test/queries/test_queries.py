@@ -106,3 +106,18 @@ def test_a_cartesian_query_follows_its_line_and_is_timed_within_its_limits(ur5):
     assert (np.abs(timing.velocities) <= limits.max_velocities * (1 + 1e-3) + 1e-9).all()
     # the tool's speed limit holds: 5 cm at <= 2 cm/s takes at least 2.5 s
     assert timing.time_from_start[-1] >= 2.5 - 1e-3
+
+
+def test_a_state_check_on_a_mimic_joint_follows_its_master():
+    """A joint bound on a mimic joint sees the value its master gives it (as resolve_joint_values derives it)."""
+    from kinematics_py import RobotModel
+
+    model = RobotModel.from_urdf_file(small_urdf("mimic.urdf"))
+    mimic = next(name for name in model.joint_names if model.joints[name].mimic is not None)
+    spec = model.joints[mimic].mimic
+    master_value = 0.3
+    expected = spec.multiplier * master_value + spec.offset
+    bound = JointBound(mimic, expected - 1e-6, expected + 1e-6, False, expected)
+    check = StateCheck([spec.joint], model.resolve_joint_values(), RequestConstraints(joint_bounds=(bound,)))
+    assert check.bound(model)(np.array([master_value])).error_code == ErrorCode.SUCCESS
+    assert check.bound(model)(np.array([master_value + 0.1])).error_code == ErrorCode.GOAL_CONSTRAINTS_VIOLATED
