@@ -229,6 +229,8 @@ def relative_jump_cut(positions: np.ndarray, names: Sequence[str], factor: float
 
 def interpolate_poses(T_from: np.ndarray, T_to: np.ndarray, steps: int) -> list[np.ndarray]:
     """``steps`` poses from T_from (excluded) to T_to (included): position linear, orientation by slerp."""
+    if steps == 1:
+        return [np.array(T_to, dtype=float)]
     fractions = np.arange(1, steps + 1) / steps
     q_from, q_to = quaternion_from_rotation(T_from[:3, :3]), quaternion_from_rotation(T_to[:3, :3])
     cosine = float(np.dot(q_from, q_to))
