@@ -37,7 +37,8 @@ from .tool_paths import CIRC_AUXILIARIES, ToolPathError, arc_path, line_path
 
 #: Tool travel between two IK steps of a LIN or CIRC [m] (the joints are then densified to ``resolution``).
 LINEAR_STEP = 0.005
-#: A LIN or CIRC to a joint goal must end this close to it in every joint [rad or m] (else: another branch).
+#: A LIN or CIRC to a joint goal must end this close to it in every joint [rad or m] (else: another branch); a
+#: redundant arm's (more than 6 joints) ends at the goal's pose, where on its self-motion the line leads it.
 SAME_CONFIGURATION = 1e-3
 #: The planner ids, as Pilz's.
 PLANNER_IDS = ("PTP", "LIN", "CIRC")
@@ -60,7 +61,8 @@ class Ptp:
 
 @dataclass(frozen=True, eq=False)
 class Lin:
-    """The tool frame on a straight line to ``goal`` (a joint goal: the tool's pose there, reached there)."""
+    """The tool frame on a straight line to ``goal`` (a joint goal: the tool's pose there, reached in that
+    configuration; a redundant arm reaches the pose where its self-motion along the line leads)."""
 
     goal: JointGoal | PoseGoal
 
@@ -301,7 +303,7 @@ def _followed(run: IndustrialRun, q_start: np.ndarray, poses: np.ndarray, kind: 
             ErrorCode.INVALID_MOTION_PLAN if "collision" in reason else ErrorCode.PLANNING_FAILED)
         raise MotionRefused(code, f"{kind} cannot be followed past tool position "
                                   f"{np.round(stopped_at, 4).tolist()} m: {reason}")
-    if q_goal is not None and np.abs(path.positions[-1] - q_goal).max() > SAME_CONFIGURATION:
+    if q_goal is not None and len(run.names) <= 6 and np.abs(path.positions[-1] - q_goal).max() > SAME_CONFIGURATION:
         raise MotionRefused(ErrorCode.INVALID_MOTION_PLAN, (
             f"{kind} reaches the goal's pose in another configuration than the joint goal: "
             f"{np.round(path.positions[-1], 4).tolist()} instead of {np.round(q_goal, 4).tolist()}"))

@@ -2,10 +2,11 @@
 to rest, within per-segment speed limits of the tool (translation and rotation) and of the joints, and within
 acceleration limits.
 
-The path parameter advances by one per segment. Each segment's speed limit is the smallest of the tool's
-translational speed over its length, its rotational speed over its angle and each joint's speed over its change;
-its acceleration (deceleration) limit likewise, the joints' split half for the acceleration along the path and half
-for the change of direction (so the joints stay within their limits on curves too). A forward pass within the
+The path parameter is the joint-space arc length s. Each segment's limit on ds/dt is the smallest of the tool's
+translational speed over its travel per unit s, its rotational speed over its turn per unit s and each joint's
+speed over its share of the tangent; its acceleration (deceleration) limit likewise, the joints' split half for the
+acceleration along the path and half for the path's curvature (so the joints stay within their limits on curves
+too). A forward pass within the
 accelerations and a backward pass within the decelerations give the profile: where the limits are the same along
 the path (a LIN at its commanded speed) it is the trapezoid (or triangle) of those limits, and it is slowed only
 where a limit is lower.
@@ -46,30 +47,36 @@ def time_along_path(positions: np.ndarray, tool_points: np.ndarray, tool_angles:
     """Time ``positions`` (points, joints), the tool at ``tool_points`` (points, 3) [m] having turned
     ``tool_angles`` (points - 1,) [rad] over each segment, from rest to rest within ``joints`` and ``tool``, at rest
     at the points ``stops`` too (corners the path does not blend)."""
-    count = len(positions)
     dq = np.diff(positions, axis=0)
-    dp = np.linalg.norm(np.diff(tool_points, axis=0), axis=1)
+    ds = np.maximum(np.linalg.norm(dq, axis=1), _STILL)  # the path parameter: joint-space arc length
+    tangent = dq / ds[:, None]
+    dp = np.linalg.norm(np.diff(tool_points, axis=0), axis=1) / ds
+    turn = np.asarray(tool_angles) / ds
     curvature = np.zeros_like(positions)
-    curvature[1:-1] = positions[2:] - 2 * positions[1:-1] + positions[:-2]
-    speed = np.min(np.column_stack([_ratio(tool.speed, dp), _ratio(tool.rotation_speed, tool_angles),
-                                    _ratio(joints.max_velocities, dq).min(axis=1)]), axis=1)
-    joint_acc = _ratio(0.5 * joints.max_accelerations, dq).min(axis=1)
-    accelerate = np.minimum.reduce([_ratio(tool.acceleration, dp), _ratio(tool.rotation_acceleration, tool_angles),
-                                    joint_acc])
-    decelerate = np.minimum.reduce([_ratio(tool.deceleration, dp), _ratio(tool.rotation_acceleration, tool_angles),
-                                    joint_acc])
+    curvature[1:-1] = 2.0 * np.diff(tangent, axis=0) / (ds[1:] + ds[:-1])[:, None]
+    speed = np.min(np.column_stack([_ratio(tool.speed, dp), _ratio(tool.rotation_speed, turn),
+                                    _ratio(joints.max_velocities, tangent).min(axis=1)]), axis=1)
+    joint_acc = _ratio(0.5 * joints.max_accelerations, tangent).min(axis=1)
+    rotation_acc = _ratio(tool.rotation_acceleration, turn)
+    accelerate = np.minimum.reduce([_ratio(tool.acceleration, dp), rotation_acc, joint_acc])
+    decelerate = np.minimum.reduce([_ratio(tool.deceleration, dp), rotation_acc, joint_acc])
     bend = np.sqrt(_ratio(0.5 * joints.max_accelerations, curvature).min(axis=1))
     cap = np.minimum(np.concatenate([speed[:1], np.minimum(speed[:-1], speed[1:]), speed[-1:]]), bend)
-    cap[list(stops)] = 0.0
-    rate = np.zeros(count)  # d(parameter)/dt at each point
-    for k in range(count - 2):
-        rate[k + 1] = min(cap[k + 1], np.sqrt(rate[k] ** 2 + 2.0 * accelerate[k]))
-    for k in range(count - 2, 0, -1):
-        rate[k] = min(rate[k], np.sqrt(rate[k + 1] ** 2 + 2.0 * decelerate[k]))
-    mean = rate[:-1] + rate[1:]
-    durations = 2.0 / np.maximum(mean, _STILL)
+    cap[[0, -1, *stops]] = 0.0
+    rate = np.zeros(len(positions))  # ds/dt at each point
+    for k in range(len(ds)):
+        rate[k + 1] = min(cap[k + 1], np.sqrt(rate[k] ** 2 + 2.0 * accelerate[k] * ds[k]))
+    for k in range(len(ds) - 1, -1, -1):
+        rate[k] = min(rate[k], np.sqrt(rate[k + 1] ** 2 + 2.0 * decelerate[k] * ds[k]))
+    durations = 2.0 * ds / np.maximum(rate[:-1] + rate[1:], _STILL)
     times = np.concatenate([[0.0], np.cumsum(durations)])
-    velocities = np.gradient(positions, axis=0) * rate[:, None]
-    velocities[[0, -1]] = 0.0
-    accelerations = np.gradient(velocities, times, axis=0) if count > 1 else np.zeros_like(positions)
-    return TimedPath(times, velocities, accelerations)
+    velocities = _central(positions, times)
+    velocities[list(stops)] = 0.0
+    return TimedPath(times, velocities, _central(velocities, times))
+
+
+def _central(values: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """The derivative at each point over the time between its neighbours (0 at both ends: at rest)."""
+    derivative = np.zeros_like(values)
+    derivative[1:-1] = (values[2:] - values[:-2]) / (times[2:] - times[:-2])[:, None]
+    return derivative
