@@ -1,6 +1,6 @@
 """The ROS 2 node: MoveIt-compatible ``compute_ik``, ``solve_ik``, ``compute_fk``, ``check_state_validity``,
-``compute_cartesian_path``, ``plan_kinematic_path``, ``query_planner_interface``, ``apply_planning_scene`` and
-``get_planning_scene``.
+``compute_cartesian_path``, ``plan_kinematic_path``, ``plan_sequence_path``, ``query_planner_interface``,
+``apply_planning_scene`` and ``get_planning_scene``.
 
 Wiring only; each part lives in its own module:
 
@@ -15,7 +15,7 @@ Wiring only; each part lives in its own module:
 - what requests read (``serving_state``): one immutable value holding the set-up, the planning scene and the
   request settings; every change replaces it by one swap, so a request never mixes two of them.
 - services: ``ik_service``, ``fk_service``, ``state_validity_service``, ``cartesian_path_service``,
-  ``motion_plan_service``, each a handler
+  ``motion_plan_service``, ``sequence_service``, each a handler
   ``(request, response, RequestContext)``; a new service is one module and one line in ``_service_table``.
 - display topics (``display``): planned paths on ``display_planned_path``, IK answers on ``ik_display_topic``;
   with ``viewer_port``, a page in the browser of the robot, its scene and the last answers (``viewer_feed``).
@@ -51,6 +51,7 @@ from moveit_msgs.srv import (
     ApplyPlanningScene,
     GetCartesianPath,
     GetMotionPlan,
+    GetMotionSequence,
     GetPlanningScene,
     GetPositionFK,
     GetPositionIK,
@@ -71,7 +72,7 @@ from ..parameters import ParameterError
 from ..planning.processes import PlanningProcesses
 from ..robot_setup import SetupError
 from .frames import create_transform_source
-from .joint_limit_parameters import declare_joint_limit_parameters, joint_limit_overrides
+from .joint_limit_parameters import cartesian_limit_values, declare_joint_limit_parameters, joint_limit_overrides
 from .messages.robot_state import JointPositions
 from .node_parameters import (
     DESCRIPTIONS,
@@ -85,6 +86,7 @@ from .services import fk_service, ik_service, planning_scene_service, state_vali
 from .services.cartesian_path_service import CartesianPathService
 from .services.motion_plan_service import MotionPlanService
 from .services.request_context import RequestContext, ServiceTools
+from .services.sequence_service import SequenceService
 from .serving_state import ServingState, StateStore
 from .setup_updates import SetupUpdates
 from .topics.display import DisplayPublishers
@@ -139,7 +141,8 @@ class KinematicsNode(Node):
         self.search_scheduler = SearchScheduler(self._startup_count("search_threads", _cpu_count()))
         declare_joint_limit_parameters(self)
         self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name(),
-                                   self.search_scheduler, self.planning, lambda: joint_limit_overrides(self))
+                                   self.search_scheduler, self.planning, lambda: joint_limit_overrides(self),
+                                   lambda: cartesian_limit_values(self))
         for which in DESCRIPTIONS:
             self.create_subscription(String, which, lambda msg, which=which: self._on_description(which, msg.data),
                                      DESCRIPTION_QOS, callback_group=callbacks)
@@ -189,6 +192,8 @@ class KinematicsNode(Node):
                                                                    cartesian.compute_cartesian_path), True),
                 (GetMotionPlan, "plan_kinematic_path", shown("plan_kinematic_path", motions.plan_kinematic_path),
                  True),
+                (GetMotionSequence, "plan_sequence_path", shown("plan_sequence_path",
+                                                                SequenceService(display).plan_sequence_path), True),
                 (QueryPlannerInterfaces, "query_planner_interface", motions.query_planner_interface, False),
                 (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene, False),
                 (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene, False)]

@@ -72,8 +72,41 @@ class GroupRequest:
         """(4, 4) ``frame_id`` in the group's base frame: a robot link at this state, else through TF."""
         return self.T_base_model @ self.context.frames.T_model_frame(frame_id, self.poses)
 
+    @cached_property
+    def _scene(self):
+        """The request's planning scene (its robot_state's attached objects applied), where tool frames are."""
+        checker = self.checker(True)[0] if self.context.state.checker is not None else None
+        return checker.scene if checker is not None else self.context.state.scene
+
+    def attached_frame(self, name: str, code: ErrorCode = ErrorCode.INVALID_LINK_NAME) -> tuple[str, np.ndarray] | None:
+        """(link, T_link_frame (4, 4)) of MoveIt's runtime tool frames: an attached object ``object_id`` or its
+        subframe ``object_id/subframe``; None for a robot link or another name; ``code`` for an unknown subframe."""
+        if name in self.setup.model.link_names or self._scene is None:
+            return None
+        object_id, _, subframe = name.partition("/")
+        attached = self._scene.attached_objects.get(object_id)
+        if attached is None:
+            return None
+        T_link_frame = np.asarray(attached.object.T_parent_object, dtype=float)
+        if subframe:
+            if subframe not in attached.object.subframes:
+                raise RequestError(code, f"attached object {object_id!r} has no subframe {subframe!r}; its subframes "
+                                         f"are {sorted(attached.object.subframes)}")
+            T_link_frame = T_link_frame @ attached.object.subframes[subframe]
+        return attached.link, T_link_frame
+
+    def T_tip_frame(self, name: str, code: ErrorCode = ErrorCode.INVALID_LINK_NAME,
+                    what: str = "IK link") -> tuple[str, np.ndarray]:
+        """(tip, T_tip_frame (4, 4)): where a link rigidly attached to a tip, an attached object or its subframe
+        is in the tip's frame at this state (the tool frame of a pose target)."""
+        tip = self.tip(name, code, what)
+        return tip, invert_transform(self.tip_target(np.eye(4), name, tip))
+
     def tip(self, link: str, code: ErrorCode = ErrorCode.INVALID_LINK_NAME, what: str = "IK link") -> str:
-        """The tip ``link`` is, or is rigidly attached to; ``code`` with the reason for any other link."""
+        """The tip ``link`` is, or is rigidly attached to (an attached object's frame: its link); ``code`` with the
+        reason for any other link."""
+        frame = self.attached_frame(link, code)
+        link = frame[0] if frame is not None else link
         try:
             return self.plugin.attached_tip(link)
         except UnknownLinkError:
@@ -83,7 +116,12 @@ class GroupRequest:
             raise RequestError(code, f"{what}: {error}") from None
 
     def tip_target(self, T_base_link: np.ndarray, link: str, tip: str) -> np.ndarray:
-        """(4, 4) T_base_tip reaching ``T_base_link`` with ``link`` (``tip(link)`` is ``tip``)."""
+        """(4, 4) T_base_tip reaching ``T_base_link`` with ``link`` (``tip(link)`` is ``tip``; an attached object's
+        frame: the pose is that frame's, solved for the link it is attached to)."""
+        frame = self.attached_frame(link)
+        if frame is not None:
+            link, T_link_frame = frame
+            T_base_link = T_base_link @ invert_transform(T_link_frame)
         return T_base_link if link == tip else self.plugin.tip_target(T_base_link, link, self.poses)
 
     def checker(self, wanted: bool) -> tuple[CollisionChecker | None, str]:

@@ -11,8 +11,9 @@ at every trajectory point; ``allowed_planning_time`` is the whole budget, counte
 request as IK timeouts are (0: DEFAULT_PLANNING_TIME_S); ``num_planning_attempts`` searches, the shortest
 kept; ``planner_id`` one of ``ompl_search.PLANNER_IDS`` (also as "<group>[<id>]" or "<id>kConfigDefault"; empty:
 RRTConnect), followed by this node's motion options (``_motion_options``: touch and retract motions); the scaling
-factors scale the joint limits the trajectory is timed within. ``workspace_parameters`` bound a mobile base's
-sampling in move_group; the groups served here have none, so they are not used.
+factors scale the joint limits the trajectory is timed within. With ``pipeline_id`` "pilz_industrial_motion_planner"
+the planner_id is PTP, LIN or CIRC, read as Pilz reads it (``industrial_request``). ``workspace_parameters`` bound a
+mobile base's sampling in move_group; the groups served here have none, so they are not used.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 from ...errors import ErrorCode, RequestError
 from ...model.constraints import RequestConstraints
 from ...planning.goals import JointGoal, PoseGoal
+from ...planning.industrial import plan_motion
 from ...planning.motion import MotionPlan
 from ...planning.ompl_search import PLANNER_IDS, PlannerError
 from ...planning.options import Approach, PlanningError, PlanOptions
@@ -35,6 +37,7 @@ from ..messages.conversions import robot_state_msg
 from ..messages.trajectories import scaling_factor, trajectory_msg
 from ..topics.display import DisplayPublishers
 from ..transport.search_scheduler import SHUTTING_DOWN
+from . import industrial_request
 from .group_request import GroupRequest
 from .request_context import RequestContext, answer_with_error_code, scheduled
 
@@ -57,7 +60,9 @@ class MotionPlanService:
     def plan_kinematic_path(self, request: GetMotionPlan.Request, response: GetMotionPlan.Response,
                             context: RequestContext) -> GetMotionPlan.Response:
         answer = response.motion_plan_response
-        answer_with_error_code(_plan, request.motion_plan_request, answer, context)
+        industrial = request.motion_plan_request.pipeline_id == industrial_request.PIPELINE_ID
+        answer_with_error_code(_plan_industrial if industrial else _plan, request.motion_plan_request, answer,
+                               context)
         if answer.error_code.val == ErrorCode.SUCCESS and answer.trajectory.joint_trajectory.points:
             self._display.planned_path(context.setup.model.name, answer.trajectory, answer.trajectory_start)
         return response
@@ -66,9 +71,9 @@ class MotionPlanService:
     def query_planner_interface(_request: QueryPlannerInterfaces.Request, response: QueryPlannerInterfaces.Response,
                                 _context: RequestContext) -> QueryPlannerInterfaces.Response:
         response.planner_interfaces = [PlannerInterfaceDescription(name=PLANNER_INTERFACE, pipeline_id=PIPELINE_ID,
-                                                                   planner_ids=list(PLANNER_IDS))]
+                                                                   planner_ids=list(PLANNER_IDS)),
+                                       industrial_request.planner_interface()]
         return response
-
 
 
 def _plan(request, response, context: RequestContext):
@@ -95,12 +100,29 @@ def _plan(request, response, context: RequestContext):
         result = _planned(job, context, checker)
     except (PlanningError, PlannerError) as error:
         raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
+    return _answered(response, group, result, began, note)
+
+
+def _plan_industrial(request, response, context: RequestContext):
+    """A PTP, LIN or CIRC of Pilz's pipeline (``industrial_request``), in a search slot."""
+    began = time.monotonic()
+    group = GroupRequest.of(context, request.group_name, request.start_state)
+    response.group_name = request.group_name
+    industrial = industrial_request.industrial_request(group, request)
+    result, note = industrial_request.planned(group, request.allowed_planning_time, lambda checker, budget: plan_motion(
+        group.plugin, checker, group.q, industrial.motion, industrial.options, base_state=group.values,
+        path_check=industrial.path_check, budget=budget))
+    return _answered(response, group, result, began, note)
+
+
+def _answered(response, group: GroupRequest, result: MotionPlan, began: float, note: str):
+    """``response`` holding the plan's start, time and trajectory; the plan's code and message."""
     response.trajectory_start = robot_state_msg(group.setup.joint_names, group.values)
     response.planning_time = time.monotonic() - began
     if not result.success:
         return result.error_code, result.message + note
     response.trajectory = trajectory_msg(group.setup.model_frame, group.joint_names, result.positions, result.timing,
-                                         context.stamp())
+                                         group.context.stamp())
     return result.message + note
 
 

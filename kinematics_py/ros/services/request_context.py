@@ -39,6 +39,8 @@ class ServiceTools:
     planning: PlanningProcesses | None = None
     #: joint -> {key: value} of MoveIt's joint_limits.yaml parameters given to the node
     joint_limit_overrides: Callable[[], Mapping[str, Mapping[str, object]]] = dict
+    #: key -> value of Pilz's pilz_cartesian_limits.yaml parameters given to the node ({}: Pilz's documented values)
+    cartesian_limits: Callable[[], Mapping[str, object]] = dict
 
 
 @dataclass(frozen=True)
