@@ -239,8 +239,9 @@ def test_failures_answer_moveit_codes_with_the_reason(node, change, code, words)
 
 def test_query_planner_interface_names_the_planners(node):
     response = node.client.call(node.query_client, QueryPlannerInterfaces.Request(), CALL_TIMEOUT_S)
-    (interface,) = response.planner_interfaces
+    interface, industrial = response.planner_interfaces  # OMPL's, then Pilz's (test_node_industrial.py)
     assert list(interface.planner_ids) == list(PLANNER_IDS) and interface.pipeline_id == "ompl"
+    assert industrial.pipeline_id == "pilz_industrial_motion_planner"
 
 
 def _planning_pids(process) -> list[int]:
