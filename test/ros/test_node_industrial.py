@@ -25,7 +25,7 @@ from moveit_msgs.msg import (
     MoveItErrorCodes,
     PositionConstraint,
 )
-from moveit_msgs.srv import GetMotionPlan, GetMotionSequence, QueryPlannerInterfaces
+from moveit_msgs.srv import GetCartesianPath, GetMotionPlan, GetMotionSequence, QueryPlannerInterfaces
 from node_harness import (
     CALL_TIMEOUT_S,
     UR5_GROUP,
@@ -40,7 +40,13 @@ from node_harness import (
 from shape_msgs.msg import SolidPrimitive
 
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.ros.demo.client import box_object, joint_goal, motion_plan_request, pose_goal
+from kinematics_py.ros.demo.client import (
+    box_object,
+    cartesian_path_request,
+    joint_goal,
+    motion_plan_request,
+    pose_goal,
+)
 from kinematics_py.ros.messages.conversions import pose_msg_from_transform
 
 GROUP, MODEL, JOINTS = UR5_GROUP, UR5_MODEL, UR5_JOINTS
@@ -262,3 +268,18 @@ def test_a_subframe_is_the_tool_frame_of_ik_and_lin(node):
     tips = _tool(positions, T_FLANGE_SUBFRAME)[:, :3, 3]
     assert _distance_to_segment(tips, T_from[:3, 3], T_to[:3, 3]).max() < ON_LINE
     assert np.linalg.norm(_tool(positions[-1:])[0, :3, 3] - T_to[:3, 3]) > 0.05  # the flange is elsewhere
+
+
+def test_a_subframe_is_the_link_of_a_cartesian_path(node):
+    T_from = _tool(np.array([list(START.values())]), T_FLANGE_SUBFRAME)[0]
+    T_to = T_from.copy()
+    T_to[:3, 3] += [0.0, 0.1, 0.05]
+    request = cartesian_path_request(GROUP, [T_to], 0.005, START, frame="base_link", link="tool/tip")
+    _with_tool(request.start_state)
+    client = node.client.client(GetCartesianPath, f"{node.namespace}/compute_cartesian_path")
+    answer = node.client.call(client, request, CALL_TIMEOUT_S)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS and answer.fraction == 1.0, answer.error_code.message
+    positions = _trajectory(answer.solution)[0]
+    tips = _tool(positions, T_FLANGE_SUBFRAME)[:, :3, 3]
+    assert _distance_to_segment(tips, T_from[:3, 3], T_to[:3, 3]).max() < ON_LINE
+    assert np.linalg.norm(tips[-1] - T_to[:3, 3]) < 1e-6
