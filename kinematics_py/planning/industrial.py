@@ -14,7 +14,7 @@ offset, an attached object's subframe); pose goals are poses of it.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -255,21 +255,10 @@ def _goal_tool_pose(run: IndustrialRun, goal) -> tuple[np.ndarray, np.ndarray | 
 
 
 def _ptp_path(run: IndustrialRun, q_start: np.ndarray, goal) -> np.ndarray:
-    """The densified, checked joint line to the goal's first candidate (nearest the start) whose line is free."""
-    if isinstance(goal, PoseGoal):
-        _goal_tool_pose(run, goal)
-        goal = PoseGoal(goal.T_base_link @ np.linalg.inv(run.options.tcp), "", goal.check, goal.name)
+    """The densified, checked joint line to the goal's first configuration (``_ptp_goals``) whose line is free."""
     bounds = GroupLimits(run.plugin, q_start)
-    accept = goal.check.problem(run.plugin.robot_model, run.check.checker) \
-        if isinstance(goal, PoseGoal) and goal.check is not None else None
-    try:
-        found = goal_candidates(goal, run.plugin, q_start, bounds, budget=run.budget, accept=accept)
-    except GoalError as error:
-        raise PlanningError(f"PTP: {error}") from None
-    if not len(found.configurations):
-        raise MotionRefused(ErrorCode.NO_IK_SOLUTION, f"PTP: the goal cannot be reached: {found.reason}")
     first: MotionRefused | None = None
-    for q_goal in found.configurations:
+    for q_goal in _ptp_goals(run, q_start, goal, bounds):
         positions = densify(np.array([q_start, q_goal]), run.options.resolution)
         try:
             _goal_valid(run, bounds, q_goal)
@@ -278,6 +267,28 @@ def _ptp_path(run: IndustrialRun, q_start: np.ndarray, goal) -> np.ndarray:
         except MotionRefused as refused:
             first = first or refused
     raise first
+
+
+def _ptp_goals(run: IndustrialRun, q_start: np.ndarray, goal, bounds: GroupLimits) -> Iterator[np.ndarray]:
+    """A PTP's goal configurations: a pose goal's IK solution from the start (one local search seeded by it, as
+    Pilz seeds its IK), then every candidate, nearest the start first; NO_IK_SOLUTION when there is none."""
+    accept, seeded = None, False
+    if isinstance(goal, PoseGoal):
+        _goal_tool_pose(run, goal)
+        goal = PoseGoal(goal.T_base_link @ np.linalg.inv(run.options.tcp), "", goal.check, goal.name)
+        accept = goal.check.problem(run.plugin.robot_model, run.check.checker) if goal.check is not None else None
+        result = run.plugin.getPositionIK(goal.T_base_link.copy(), q_start.tolist(), budget=run.budget)
+        q_seeded = np.array(result.solution) if result.success else None
+        if q_seeded is not None and not bounds.violations(q_seeded) and (accept is None or not accept(q_seeded)):
+            seeded = True
+            yield q_seeded
+    try:
+        found = goal_candidates(goal, run.plugin, q_start, bounds, budget=run.budget, accept=accept)
+    except GoalError as error:
+        raise PlanningError(f"PTP: {error}") from None
+    if not len(found.configurations) and not seeded:
+        raise MotionRefused(ErrorCode.NO_IK_SOLUTION, f"PTP: the goal cannot be reached: {found.reason}")
+    yield from found.configurations
 
 
 def _goal_valid(run: IndustrialRun, bounds: GroupLimits, q_goal: np.ndarray) -> None:
