@@ -32,10 +32,13 @@ from .model.chain import Chain
 from .model.robot_model import RobotModel
 from .model.srdf import EndEffector, Group, SemanticModel
 from .parameters import ParameterError, SolverParameters
+from .planning.cartesian_limits import CartesianLimits, CartesianLimitsError, load_cartesian_limits
 from .planning.cartesian_path import CartesianPath, CartesianPathError, JumpThresholds, compute_cartesian_path
 from .planning.goals import GoalError, JointGoal, PoseGoal
+from .planning.industrial import Circ, IndustrialOptions, Lin, Ptp, plan_motion
 from .planning.motion import MotionPlan, plan
 from .planning.options import Approach, PlanningError, PlanOptions
+from .planning.sequence import SequenceItem, plan_sequence
 from .planning.time_parameterization import (
     JointLimits,
     TimedPath,
@@ -117,4 +120,14 @@ __all__ = [
     "PoseGoal",
     "StateCheck",
     "plan",
+    "CartesianLimits",
+    "CartesianLimitsError",
+    "Circ",
+    "IndustrialOptions",
+    "Lin",
+    "Ptp",
+    "SequenceItem",
+    "load_cartesian_limits",
+    "plan_motion",
+    "plan_sequence",
 ]
