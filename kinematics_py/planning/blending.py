@@ -4,7 +4,8 @@ corner and stay collision-free, as Zivid's BlendRadius.
 The blended motion around waypoint w with radius r is the quadratic curve from the point r before w (on the
 incoming segment) to the point r after it (on the outgoing one), w its control point; it is checked at the path
 check's resolution. A radius is never more than half the length of either segment (joint-space distance),
-so neighbouring blends never overlap; the ends and linear (Cartesian) moves get 0.
+so neighbouring blends never overlap; the ends and linear (Cartesian) moves get 0. ``blended_path`` is the path
+through the waypoints with each of those curves in place of its corner, as a plan's trajectory flows through them.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .path_check import PathCheck, steps_between
+from .path_check import PathCheck, densify, steps_between
 
 #: Radii tried per waypoint, as fractions of the largest one: the first whose blend is free is kept.
 TRIED_FRACTIONS = (1.0, 0.5, 0.25, 0.125)
@@ -49,3 +50,27 @@ def blend_radii(check: PathCheck, waypoints: Sequence[np.ndarray], motions: Sequ
                 radii[i] = radius
                 break
     return radii
+
+
+def blended_path(waypoints: Sequence[np.ndarray], motions: Sequence[str], radii: Sequence[float],
+                 resolution: float) -> tuple[np.ndarray, list[int]]:
+    """(positions at most ``resolution`` apart, the indices where the path stops) of the path through
+    ``waypoints``: each waypoint with a radius r > 0 replaced by its quadratic blend (from r before it to r after
+    it, as ``blend_radii`` checked it); the path stops at the other interior waypoints but those inside a run of
+    linear moves."""
+    points = np.asarray(waypoints, dtype=float)
+    parts, stops, start = [points[:1]], [], points[0]
+    for i in range(1, len(points)):
+        corner, radius = points[i], radii[i] if i < len(points) - 1 else 0.0
+        if radius > 0:
+            before = corner - radius * (corner - points[i - 1]) / np.linalg.norm(corner - points[i - 1])
+            after = corner + radius * (points[i + 1] - corner) / np.linalg.norm(points[i + 1] - corner)
+            parts += [densify(np.array([start, before]), resolution)[1:],
+                      densify(blend_curve(before, corner, after, resolution), resolution)[1:]]
+            start = after
+            continue
+        parts.append(densify(np.array([start, corner]), resolution)[1:])
+        start = corner
+        if i < len(points) - 1 and not (motions[i] == "linear" and motions[i + 1] == "linear"):
+            stops.append(sum(len(part) for part in parts) - 1)
+    return np.concatenate(parts), stops

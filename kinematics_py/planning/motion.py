@@ -28,12 +28,13 @@ from ..geometry.poses import transform_from_any_pose
 from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
 from ..state_check import StateCheck
-from .blending import blend_radii
+from .blending import blend_radii, blended_path
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
 from .ompl_search import DEFAULT_PLANNER, search_path
 from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
 from .path_check import PathCheck, densify
+from .path_speed import ToolLimits, time_along_path
 from .time_parameterization import (
     JointLimits,
     TimedPath,
@@ -333,8 +334,10 @@ def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath]
     options = run.options
     limits = options.limits or joint_limits(run.plugin.robot_model, run.names)
     try:
-        return timed_trajectory(waypoints, limits.scaled(options.velocity_scaling, options.acceleration_scaling),
-                                options.resolution)
+        scaled = limits.scaled(options.velocity_scaling, options.acceleration_scaling)
+        if options.blend:
+            return blended_trajectory(waypoints, scaled, options.resolution)
+        return timed_trajectory(waypoints, scaled, options.resolution)
     except TimeParameterizationError as error:
         return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path cannot be timed: {error}")
 
@@ -381,6 +384,18 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
         offset += float(timed.time_from_start[-1])
     return np.concatenate(positions), TimedPath(np.concatenate(times), np.concatenate(velocities),
                                                 np.concatenate(accelerations))
+
+
+def blended_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
+                       resolution: float) -> tuple[np.ndarray, TimedPath]:
+    """(positions, timing) of the path flowing through the waypoints within their blend radii (``blended_path``),
+    timed as one path within the joint limits, at rest only where it stops."""
+    positions, stops = blended_path([w.positions for w in waypoints], [w.motion for w in waypoints],
+                                    [w.blend_radius for w in waypoints], resolution)
+    unlimited = np.full(len(positions) - 1, np.inf)
+    tool = ToolLimits(unlimited, unlimited, unlimited, unlimited, unlimited)
+    return positions, time_along_path(positions, np.zeros((len(positions), 3)), np.zeros(len(positions) - 1), limits,
+                                      tool, stops)
 
 
 def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndarray, candidates: list[_Candidate],

@@ -65,8 +65,9 @@ class PlanOptions:
     kept as its plain name. ``planning_time`` [s] for the goals, search, simplification, re-checks and blend radii;
     ``attempts`` searches, the shortest path kept. The trajectory is timed within ``limits`` (default: the URDF's
     velocities, ``time_parameterization.joint_limits``) times ``velocity_scaling`` and ``acceleration_scaling``.
-    ``diagnose``: the answer lists the collisions and limit violations of the start and of every goal. Its points
-    are at most ``resolution`` apart per joint [rad or m], each checked; the search checks its motions at
+    ``blend``: the trajectory flows through the joint waypoints, each within its blend radius, instead of stopping
+    at each. ``diagnose``: the answer lists the collisions and limit violations of the start and of every goal.
+    Its points are at most ``resolution`` apart per joint [rad or m], each checked; the search checks its motions at
     ``search_resolution``.
 
     Notes: the search resolution is three times the trajectory's: a coarse check finds a path sooner, and the
@@ -85,6 +86,7 @@ class PlanOptions:
     acceleration_scaling: float = 1.0
     diagnose: bool = False
     resolution: float = FINE_RESOLUTION
+    blend: bool = False
     search_resolution: float = SEARCH_RESOLUTION
 
     def __post_init__(self):
@@ -104,6 +106,8 @@ class PlanOptions:
                                   ("search_resolution", self.search_resolution, " [rad or m]")):
             if not _positive(value):
                 raise PlanningError(f"{what} must be finite and > 0{unit}; got {value!r}")
+        if not isinstance(self.blend, bool):
+            raise PlanningError(f"blend must be True or False; got {self.blend!r}")
         if not (isinstance(self.attempts, numbers.Integral) and self.attempts >= 1):
             raise PlanningError(f"attempts must be an integer >= 1; got {self.attempts!r}")
         object.__setattr__(self, "planner_id", planner_id_or_default(self.planner_id))

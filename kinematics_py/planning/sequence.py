@@ -36,6 +36,7 @@ from .industrial import (
     tool_turns,
 )
 from .motion import MotionPlan
+from .path_check import densify
 from .path_speed import time_along_path
 
 
@@ -130,8 +131,9 @@ def _blended(run: IndustrialRun, segments: Sequence[Segment],
         outside_first = np.flatnonzero(np.linalg.norm(first.T_base_tool[:, :3, 3] - corner, axis=1) >= radius)
         outside_second = np.flatnonzero(np.linalg.norm(second.T_base_tool[:, :3, 3] - corner, axis=1) >= radius)
         keep[index][1], keep[index + 1][0] = int(outside_first[-1]) + 1, int(outside_second[0]) - 1
-        blends[index] = blend_curve(first.positions[keep[index][1]], first.positions[-1],
-                                    second.positions[keep[index + 1][0]], run.options.resolution)
+        blends[index] = densify(blend_curve(first.positions[keep[index][1]], first.positions[-1],
+                                            second.positions[keep[index + 1][0]], run.options.resolution),
+                                run.options.resolution)
         run.checked(blends[index], f"the blend at item {index}'s goal")
     parts, kinds, stops = [segments[0].positions[:1]], [], []
     for index, segment in enumerate(segments):

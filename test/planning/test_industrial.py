@@ -250,6 +250,7 @@ def test_blended_sequence_never_slows_below_a_tenth_and_keeps_to_its_lines(arm):
         else:
             assert min(_distance_to_segment(point[None], corners[k], corners[k + 1])[0] for k in range(4)) < ON_PATH
     assert [w.blend_radius for w in blended.waypoints] == [0.0, *RADII]
+    assert np.abs(np.diff(blended.positions, axis=0)).max() <= options.resolution + 1e-12
 
 
 def test_sequence_rules_are_refused_with_moveit_codes(arm):

@@ -19,7 +19,7 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.ik.budget import Budget
 from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints
 from kinematics_py.planning.goals import GoalError, JointGoal, PoseGoal
-from kinematics_py.planning.motion import plan
+from kinematics_py.planning.motion import plan, timed_trajectory
 from kinematics_py.planning.ompl_search import PLANNER_IDS, PlannerError
 from kinematics_py.planning.options import Approach, PlanningError, PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck
@@ -110,6 +110,33 @@ def test_blend_radii_are_at_most_half_the_neighbouring_segments_and_their_blends
             before = points[i] - radius * incoming / np.linalg.norm(incoming)
             after = points[i] + radius * outgoing / np.linalg.norm(outgoing)
             assert not _colliding_points(arm, blend_curve(before, points[i], after, FINE_RESOLUTION))
+
+
+def test_a_blended_plan_flows_through_its_waypoints_within_their_radii(arm):
+    plugin, checker, _ = arm
+    limits = JointLimits(np.full(7, 2.0), np.full(7, 4.0))
+    options = PlanOptions(planning_time=TIME, limits=limits, blend=True)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], options)
+    assert result.success, result.message
+    radii = [w.blend_radius for w in result.waypoints]
+    assert any(radius > 0 for radius in radii[1:-1]), radii
+    positions, timing = result.positions, result.timing
+    assert np.abs(np.diff(positions, axis=0)).max() <= FINE_RESOLUTION + 1e-12
+    assert not _colliding_points(arm, positions)
+    assert np.all(np.abs(timing.velocities) <= limits.max_velocities * (1 + 1e-6))
+    assert np.all(np.abs(timing.accelerations) <= limits.max_accelerations * (1 + 1e-6))
+    np.testing.assert_allclose(positions[[0, -1]], [LEFT, RIGHT])
+    speeds = np.linalg.norm(timing.velocities, axis=1)
+    for waypoint in result.waypoints[1:-1]:
+        distances = np.abs(positions - waypoint.positions).max(axis=1)
+        nearest = int(np.argmin(distances))
+        if waypoint.blend_radius > 0:  # it passes the corner within the radius, moving
+            assert np.linalg.norm(positions[nearest] - waypoint.positions) <= waypoint.blend_radius
+            assert distances[nearest] > 1e-9 and speeds[nearest] > 0
+        else:  # it stops there
+            assert distances[nearest] < 1e-12 and speeds[nearest] == 0
+    _positions, stopping = timed_trajectory(result.waypoints, limits, FINE_RESOLUTION)  # the same path, stopping
+    assert timing.time_from_start[-1] < stopping.time_from_start[-1]
 
 
 def test_a_free_straight_motion_is_the_path(arm):
