@@ -129,6 +129,23 @@ def test_plan_around_the_box_reaches_the_goal_collision_free_and_is_displayed(no
     wait_for(lambda: node.spin_once() or len(node.displayed) > shown, WAIT_S, "the plan on display_planned_path")
 
 
+def test_a_blended_plan_around_the_box_is_collision_free_and_flows_through_its_corners(node, check):
+    """planner_id "RRTConnect;blend": the trajectory flows through the detour's corners (their blend radii are
+    free of the box), checked at every point as any plan."""
+    request = motion_plan_request(GROUP, [joint_goal(GOAL)], START, planner_id="RRTConnect;blend")
+    answer = node.plan(request)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    positions = _positions(answer)
+    np.testing.assert_allclose(positions[[0, -1]], [list(START.values()), list(GOAL.values())], atol=1e-9)
+    assert np.abs(np.diff(positions, axis=0)).max() <= 0.01 + 1e-9
+    assert check.first_invalid(positions) < 0
+    assert np.all(np.diff(_times(answer)) > 0)
+    velocities = np.array([point.velocities for point in answer.trajectory.joint_trajectory.points])
+    stops = np.flatnonzero(np.abs(velocities).max(axis=1) == 0)
+    assert stops[0] == 0 and stops[-1] == len(positions) - 1
+    assert len(stops) < len(positions) // 10  # at most a few corners without a free blend
+
+
 def test_several_goals_with_only_one_valid_reach_it(node, check):
     answer = node.plan(motion_plan_request(GROUP, [joint_goal(IN_BOX), joint_goal(GOAL)], START))
     assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message

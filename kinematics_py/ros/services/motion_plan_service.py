@@ -10,7 +10,7 @@ orientation, or the link's start orientation, that satisfies all the set's const
 at every trajectory point; ``allowed_planning_time`` is the whole budget, counted from when the client sent the
 request as IK timeouts are (0: DEFAULT_PLANNING_TIME_S); ``num_planning_attempts`` searches, the shortest
 kept; ``planner_id`` one of ``ompl_search.PLANNER_IDS`` (also as "<group>[<id>]" or "<id>kConfigDefault"; empty:
-RRTConnect), followed by this node's motion options (``_motion_options``: touch and retract motions); the scaling
+RRTConnect), followed by this node's motion options (``_motion_options``: touch, retract, blend); the scaling
 factors scale the joint limits the trajectory is timed within. With ``pipeline_id`` "pilz_industrial_motion_planner"
 the planner_id is PTP, LIN or CIRC, read as Pilz reads it (``industrial_request``). ``workspace_parameters`` bound a
 mobile base's sampling in move_group; the groups served here have none, so they are not used.
@@ -148,19 +148,23 @@ def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
 def _motion_options(planner_id: str) -> dict:
     """plan()'s planner_id and motion options from a request's planner_id: "<planner>" with, optionally,
     ";touch=<distance>[,x,y,z]" (end with a straight approach to the pose goal, along the tool axis or that
-    direction in the group's base frame) and ";retract=<distance>[,x,y,z]" (start with a straight retraction,
-    back along the tool axis or that direction)."""
+    direction in the group's base frame), ";retract=<distance>[,x,y,z]" (start with a straight retraction,
+    back along the tool axis or that direction) and ";blend" (flow through the waypoints within their blend
+    radii instead of stopping at each)."""
     planner, *options = planner_id.split(MOTION_OPTION_SEPARATOR)
     result: dict = {"planner_id": planner}
     for option in options:
         name, _, value = (part.strip() for part in option.partition("="))
+        if name == "blend" and not value:
+            result["blend"] = True
+            continue
         try:
             numbers = [float(number) for number in value.split(",")]
         except ValueError:
             numbers = []
         if name not in ("touch", "retract") or len(numbers) not in (1, 4):
             raise RequestError(ErrorCode.PLANNING_FAILED, f"planner_id {planner_id!r}: motion option {option!r} "
-                               f"is not one of touch=<distance>[,x,y,z] and retract=<distance>[,x,y,z]")
+                               f"is not one of touch=<distance>[,x,y,z], retract=<distance>[,x,y,z] and blend")
         approach = Approach(numbers[0], tuple(numbers[1:]) or None)
         result.update({"motion": "touch", "approach": approach} if name == "touch" else {"retract": approach})
     return result
