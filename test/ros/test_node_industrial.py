@@ -283,3 +283,16 @@ def test_a_subframe_is_the_link_of_a_cartesian_path(node):
     tips = _tool(positions, T_FLANGE_SUBFRAME)[:, :3, 3]
     assert _distance_to_segment(tips, T_from[:3, 3], T_to[:3, 3]).max() < ON_LINE
     assert np.linalg.norm(tips[-1] - T_to[:3, 3]) < 1e-6
+
+
+def test_a_subframe_is_the_link_of_a_plan_goal(node):
+    T_from = _tool(np.array([list(START.values())]), T_FLANGE_SUBFRAME)[0]
+    T_to = T_from.copy()
+    T_to[:3, 3] += [-0.1, 0.1, 0.05]
+    request = motion_plan_request(GROUP, [pose_goal("tool/tip", T_to, "base_link", 1e-4, 1e-3)], START)
+    _with_tool(request.motion_plan_request.start_state)
+    answer = node.plan(request)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    T_reached = _tool(_trajectory(answer.trajectory)[0][-1:], T_FLANGE_SUBFRAME)[0]
+    assert np.linalg.norm(T_reached[:3, 3] - T_to[:3, 3]) < 1e-3
+    assert np.abs(T_reached[:3, :3] - T_to[:3, :3]).max() < 1e-2

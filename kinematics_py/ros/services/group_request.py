@@ -4,16 +4,18 @@ request's collision checker and checks. The services read it; none of them repea
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+from geometry_msgs.msg import Quaternion, Vector3
 
 from ...collision.checker import CollisionChecker
-from ...errors import ErrorCode, RequestError, UnknownLinkError
-from ...geometry.transforms import invert_transform
+from ...errors import ErrorCode, PoseError, RequestError, UnknownLinkError
+from ...geometry.transforms import invert_transform, quaternion_from_rotation, rotations_from_quaternions
 from ...ik.plugin import KinematicsPlugin
 from ...model.attached_links import NotAttachedError
 from ...robot_setup import RobotSetup
@@ -128,12 +130,45 @@ class GroupRequest:
         """(the request's collision checker or None, the note for the answer): see ``request_checker``."""
         return request_checker(self.context, wanted, self.robot_state, self.values)
 
+    def _frames_resolved(self, constraints_msg):
+        """``constraints_msg`` with the constraints on attached objects' frames made constraints on their links, as
+        MoveIt's ResolveConstraintFrames does: the position's target point offset and the orientation carried
+        through the frame's pose in its link (a copy; the message itself when there is none)."""
+        links = [c.link_name for c in (*constraints_msg.position_constraints, *constraints_msg.orientation_constraints)]
+        if not any(self.attached_frame(link, ErrorCode.INVALID_GOAL_CONSTRAINTS) for link in links):
+            return constraints_msg
+        resolved = copy.deepcopy(constraints_msg)
+        for position in resolved.position_constraints:
+            frame = self.attached_frame(position.link_name, ErrorCode.INVALID_GOAL_CONSTRAINTS)
+            if frame is not None:
+                offset = position.target_point_offset
+                point = frame[1][:3, :3] @ [offset.x, offset.y, offset.z] + frame[1][:3, 3]
+                position.link_name = frame[0]
+                position.target_point_offset = Vector3(x=point[0], y=point[1], z=point[2])
+        for orientation in resolved.orientation_constraints:
+            frame = self.attached_frame(orientation.link_name, ErrorCode.INVALID_GOAL_CONSTRAINTS)
+            if frame is not None:
+                x, y, z, w = quaternion_from_rotation(_rotation(orientation) @ frame[1][:3, :3].T)
+                orientation.link_name, orientation.orientation = frame[0], Quaternion(x=x, y=y, z=z, w=w)
+        return resolved
+
     def state_check(self, constraints_msg=None, *, collisions: bool = False,
                     violation_code: ErrorCode = ErrorCode.GOAL_CONSTRAINTS_VIOLATED, prefix: str = "") -> StateCheck:
         """The check of the group's configurations: ``constraints_msg`` (moveit_msgs/Constraints, its frames
         placed at this state) and collisions when asked; the other joints at this state."""
         constraints = None
         if constraints_msg is not None:
-            constraints = request_constraints(self.setup, self.context.frames, constraints_msg, self.poses)
+            constraints = request_constraints(self.setup, self.context.frames, self._frames_resolved(constraints_msg),
+                                              self.poses)
         return StateCheck(self.joint_names, dict(self.values), constraints or None, collisions, violation_code,
                           prefix)
+
+
+def _rotation(orientation_constraint) -> np.ndarray:
+    """(3, 3) the desired orientation of an OrientationConstraint; INVALID_GOAL_CONSTRAINTS when it has none."""
+    q = orientation_constraint.orientation
+    try:
+        return rotations_from_quaternions(np.array([[q.x, q.y, q.z, q.w]]))[0]
+    except PoseError as error:
+        link = orientation_constraint.link_name
+        raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"orientation constraint of {link!r}: {error}") from None
