@@ -4,9 +4,10 @@ acceleration limits.
 
 The path parameter is the joint-space arc length s. Each segment's limit on ds/dt is the smallest of the tool's
 translational speed over its travel per unit s, its rotational speed over its turn per unit s and each joint's
-speed over its share of the tangent; its acceleration (deceleration) limit likewise, the joints' split half for the
-acceleration along the path and half for the path's curvature (so the joints stay within their limits on curves
-too). A forward pass within the
+speed over its share of the tangent, and on curves the speed at which the curvature takes half a joint's
+acceleration; its acceleration (deceleration) limit likewise, each joint's being what the curvature leaves of its
+limit at the segment's highest speed (all of it on a straight segment), so the joints stay within their limits on
+curves too. A forward pass within the
 accelerations and a backward pass within the decelerations give the profile: where the limits are the same along
 the path (a LIN at its commanded speed) it is the trapezoid (or triangle) of those limits, and it is slowed only
 where a limit is lower.
@@ -52,17 +53,21 @@ def time_along_path(positions: np.ndarray, tool_points: np.ndarray, tool_angles:
     tangent = dq / ds[:, None]
     dp = np.linalg.norm(np.diff(tool_points, axis=0), axis=1) / ds
     turn = np.asarray(tool_angles) / ds
-    curvature = np.zeros_like(positions)
-    curvature[1:-1] = 2.0 * np.diff(tangent, axis=0) / (ds[1:] + ds[:-1])[:, None]
+    signed_curvature = np.zeros_like(positions)  # d2q/ds2 at the points
+    signed_curvature[1:-1] = 2.0 * np.diff(tangent, axis=0) / (ds[1:] + ds[:-1])[:, None]
+    curvature = np.abs(signed_curvature)
+    bending = np.maximum(curvature[:-1], curvature[1:])  # (segments, joints): the larger of its ends'
     speed = np.min(np.column_stack([_ratio(tool.speed, dp), _ratio(tool.rotation_speed, turn),
-                                    _ratio(joints.max_velocities, tangent).min(axis=1)]), axis=1)
-    joint_acc = _ratio(0.5 * joints.max_accelerations, tangent).min(axis=1)
+                                    _ratio(joints.max_velocities, tangent).min(axis=1),
+                                    np.sqrt(_ratio(0.5 * joints.max_accelerations, bending).min(axis=1))]), axis=1)
+    cap = np.concatenate([speed[:1], np.minimum(speed[:-1], speed[1:]), speed[-1:]])
+    cap[[0, -1, *stops]] = 0.0
+    # what the curve leaves of each joint's acceleration at the segment's highest speed (at least half of it)
+    fastest = np.maximum(cap[:-1], cap[1:]) ** 2
+    joint_acc = _ratio(joints.max_accelerations - bending * fastest[:, None], tangent).min(axis=1)
     rotation_acc = _ratio(tool.rotation_acceleration, turn)
     accelerate = np.minimum.reduce([_ratio(tool.acceleration, dp), rotation_acc, joint_acc])
     decelerate = np.minimum.reduce([_ratio(tool.deceleration, dp), rotation_acc, joint_acc])
-    bend = np.sqrt(_ratio(0.5 * joints.max_accelerations, curvature).min(axis=1))
-    cap = np.minimum(np.concatenate([speed[:1], np.minimum(speed[:-1], speed[1:]), speed[-1:]]), bend)
-    cap[[0, -1, *stops]] = 0.0
     rate = np.zeros(len(positions))  # ds/dt at each point
     for k in range(len(ds)):
         rate[k + 1] = min(cap[k + 1], np.sqrt(rate[k] ** 2 + 2.0 * accelerate[k] * ds[k]))
@@ -70,13 +75,15 @@ def time_along_path(positions: np.ndarray, tool_points: np.ndarray, tool_angles:
         rate[k] = min(rate[k], np.sqrt(rate[k + 1] ** 2 + 2.0 * decelerate[k] * ds[k]))
     durations = 2.0 * ds / np.maximum(rate[:-1] + rate[1:], _STILL)
     times = np.concatenate([[0.0], np.cumsum(durations)])
-    velocities = _central(positions, times)
-    velocities[list(stops)] = 0.0
-    return TimedPath(times, velocities, _central(velocities, times))
+    return TimedPath(times, *_derivatives(tangent, signed_curvature, rate, ds))
 
 
-def _central(values: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """The derivative at each point over the time between its neighbours (0 at both ends: at rest)."""
-    derivative = np.zeros_like(values)
-    derivative[1:-1] = (values[2:] - values[:-2]) / (times[2:] - times[:-2])[:, None]
-    return derivative
+def _derivatives(tangent: np.ndarray, curvature: np.ndarray, rate: np.ndarray,
+                 ds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(velocities, accelerations) at the points of the profile: dq/ds ds/dt, and dq/ds d2s/dt2 + d2q/ds2 (ds/dt)^2
+    (dq/ds the mean of the neighbouring segments' directions, d2s/dt2 the mean of their accelerations)."""
+    direction = np.concatenate([tangent[:1], 0.5 * (tangent[:-1] + tangent[1:]), tangent[-1:]])
+    along = (rate[1:] ** 2 - rate[:-1] ** 2) / (2.0 * ds)
+    path_acceleration = np.concatenate([along[:1], 0.5 * (along[:-1] + along[1:]), along[-1:]])
+    velocities = direction * rate[:, None]
+    return velocities, direction * path_acceleration[:, None] + curvature * rate[:, None] ** 2
