@@ -6,7 +6,8 @@
     kinematics-py place --robot ur5 --targets grasps.yaml --x -1 1 --y -1 1 --step 0.1
 
 ``--robot NAME`` takes a bundled robot (its SRDF's group by default); ``--urdf FILE`` (.urdf or .xacro) with
-``--srdf FILE --group NAME``, or ``--base LINK --tip LINK``, takes any other. docs/reachability.md says more.
+``--srdf FILE --group NAME``, or ``--base LINK --tip LINK``, takes any other (the same ``--robot`` / ``--urdf``
+as ``kinematics-py view``). docs/reachability.md says more.
 """
 from __future__ import annotations
 
@@ -99,10 +100,30 @@ def parser(more_commands: Sequence[Callable] = ()) -> argparse.ArgumentParser:
     return result
 
 
-def _robot_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--robot", choices=BUNDLED_ROBOTS, help="a bundled robot")
+def add_robot_arguments(parser: argparse.ArgumentParser) -> None:
+    """The robot, in the one form every command of ``kinematics-py`` takes: ``--robot NAME`` (a bundled robot, its
+    URDF and SRDF) or ``--urdf FILE`` (.urdf or .xacro), with ``--srdf FILE``."""
+    parser.add_argument("--robot", choices=BUNDLED_ROBOTS, help="a bundled robot (its URDF and SRDF)")
     parser.add_argument("--urdf", type=Path, help="URDF or xacro file")
     parser.add_argument("--srdf", type=Path, help="SRDF file (groups, disabled collision pairs)")
+
+
+def robot_files(args) -> tuple[Path, Path | None]:
+    """The URDF (or xacro) and SRDF files of the command line's robot (``add_robot_arguments``)."""
+    if (args.robot is None) == (args.urdf is None):
+        raise KinematicsError(f"give either --robot (one of {list(BUNDLED_ROBOTS)}) or --urdf FILE")
+    if args.robot:
+        return bundled_robot_path(args.robot), args.srdf or bundled_robot_path(args.robot, "srdf")
+    return args.urdf, args.srdf
+
+
+def read_urdf(path: Path) -> str:
+    """A URDF file's text, or a xacro file's expansion."""
+    return urdf_string_from_xacro_file(path) if path.suffix == ".xacro" else path.read_text()
+
+
+def _robot_arguments(parser: argparse.ArgumentParser) -> None:
+    add_robot_arguments(parser)
     parser.add_argument("--group", help="SRDF group (a chain with one tip)")
     parser.add_argument("--base", default="", help="base link (without an SRDF group)")
     parser.add_argument("--tip", default="", help="tip link (without an SRDF group)")
@@ -112,15 +133,9 @@ def _robot_arguments(parser: argparse.ArgumentParser) -> None:
 
 def robot_source(args) -> RobotSource:
     """The robot of the command line (see the module docstring)."""
-    if (args.robot is None) == (args.urdf is None):
-        raise KinematicsError(f"give either --robot (one of {list(BUNDLED_ROBOTS)}) or --urdf FILE")
-    if args.robot:
-        urdf_path, srdf_path = bundled_robot_path(args.robot), bundled_robot_path(args.robot, "srdf")
-        group = args.group or ("" if args.base else BUNDLED_GROUPS[args.robot])
-    else:
-        urdf_path, srdf_path, group = args.urdf, args.srdf, args.group or ""
-    urdf = urdf_string_from_xacro_file(urdf_path) if urdf_path.suffix == ".xacro" else urdf_path.read_text()
-    return RobotSource(urdf, srdf_path.read_text() if srdf_path else "", group, args.base, args.tip,
+    urdf_path, srdf_path = robot_files(args)
+    group = args.group or ("" if args.base or not args.robot else BUNDLED_GROUPS[args.robot])
+    return RobotSource(read_urdf(urdf_path), srdf_path.read_text() if srdf_path else "", group, args.base, args.tip,
                        str(urdf_path.resolve().parent), args.robot or urdf_path.stem)
 
 

@@ -7,7 +7,9 @@ Wiring only; each part lives in its own module:
 - the robot set-up (``kinematics_py.robot_setup``, ROS-free): built from the ``robot_description`` parameter
   or, while it is empty, the ``robot_description`` topic (std_msgs/String, transient local, as
   robot_state_publisher publishes it), rebuilt on every new description; the SRDF likewise
-  (``robot_description_semantic``). Without an SRDF, one group ``group_name`` from ``base_frame`` and
+  (``robot_description_semantic``). While no robot description has come, ``description_topics`` takes what
+  the topics' readers hold every second, asks robot_state_publisher's ``robot_description`` parameter, and says
+  every few seconds what the node waits for. Without an SRDF, one group ``group_name`` from ``base_frame`` and
   ``tip_frame`` (or ``tip_frames``).
 - parameters (``node_parameters``): solver settings per group from
   ``robot_description_kinematics.<group>.<name>`` (MoveIt's kinematics.yaml convention), validated when set
@@ -43,7 +45,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 import rclpy
@@ -66,7 +68,6 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 
 from ..parameters import ParameterError
 from ..planning.processes import PlanningProcesses
@@ -89,6 +90,7 @@ from .services.request_context import RequestContext, ServiceTools
 from .services.sequence_service import SequenceService
 from .serving_state import ServingState, StateStore
 from .setup_updates import SetupUpdates
+from .topics.description_topics import TOPIC, DescriptionTopics
 from .topics.display import DisplayPublishers
 from .topics.reachability_markers import ReachabilityMarkers
 from .topics.scene_topics import SceneTopics
@@ -103,8 +105,6 @@ from .transport.search_scheduler import SearchScheduler
 #: can overwrite answers that a slow client has not yet acknowledged.
 SERVICE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.VOLATILE)
-DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 #: Time [s] the answers of cancelled IK searches get to be sent when the node stops, and then to leave (DDS
 #: sends them from threads of its own, which end with the process).
 STOP_GRACE_S = 1.0
@@ -127,12 +127,15 @@ class KinematicsNode(Node):
         self._node_parameters = NodeParameters(self)  # SetupError for an unusable value given at start-up
         self._store = StateStore(ServingState(self._node_parameters.settings()))
         self._positions = JointPositions()
+        #: The descriptions received (name -> text), and where each came from (name -> its topic, or
+        #: robot_state_publisher's parameter).
         self._topic_descriptions = MappingProxyType(dict.fromkeys(DESCRIPTIONS, ""))
+        self._description_sources = MappingProxyType(dict.fromkeys(DESCRIPTIONS, TOPIC))
         processes = self._node_parameters.value("planning_processes")
         #: Where plan_kinematic_path plans (None: on the node's threads); each process builds every robot served.
         self.planning = PlanningProcesses(processes) if processes else None
         self._setups = SetupUpdates(self._store, lambda changes: self._node_parameters.setup_inputs(
-            self._topic_descriptions, changes), self.get_logger(), self._on_served)
+            self._topic_descriptions, changes, self._description_sources), self.get_logger(), self._on_served)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set_parameters)
 
@@ -143,9 +146,8 @@ class KinematicsNode(Node):
         self._tools = ServiceTools(self.get_logger(), self.get_clock(), transforms, self.get_fully_qualified_name(),
                                    self.search_scheduler, self.planning, lambda: joint_limit_overrides(self),
                                    lambda: cartesian_limit_values(self))
-        for which in DESCRIPTIONS:
-            self.create_subscription(String, which, lambda msg, which=which: self._on_description(which, msg.data),
-                                     DESCRIPTION_QOS, callback_group=callbacks)
+        #: The descriptions' topics (and, while the robot's has not come, the wait for it).
+        self._descriptions = DescriptionTopics(self, self._on_descriptions, self._description_missing, callbacks)
         self.create_subscription(JointState, "joint_states",
                                  lambda msg: self._positions.update(msg.name, msg.position), 10,
                                  callback_group=callbacks)
@@ -173,7 +175,8 @@ class KinematicsNode(Node):
         if self._node_parameters.value("robot_description"):
             self._setups.serve("start-up", wait=None)
         else:
-            self.get_logger().info("robot_description parameter empty: waiting for the robot_description topic")
+            self.get_logger().info("robot_description parameter empty: waiting for the robot_description topic "
+                                   "(or robot_state_publisher's robot_description parameter)")
 
     def _service_table(self) -> list[tuple[type, str, object, bool]]:
         """(type, name, handler, whether it runs IK searches) of every service. Services that search run on the
@@ -233,7 +236,7 @@ class KinematicsNode(Node):
         """The executor serving this node: IK requests apart from every other callback."""
         executor = NodeExecutor(self._startup_count("executor_threads", max(4, _cpu_count())),
                                 self._node_parameters.value("max_concurrent_ik_requests"), self.is_search,
-                                self.get_logger(), is_queued=self.is_queued)
+                                self.get_logger(), is_queued=self.is_queued, context=self.context)
         presence = ClientPresence(self, [service.service_name for service in self.services])
         executor.on_taken = lambda _io, taken: presence.note(taken.client)
         executor.refusal_unread = self._refusal_unread
@@ -301,15 +304,23 @@ class KinematicsNode(Node):
                                     f"{traceback.format_exc()}")
 
     # ----------------------------------------------------------------------- the robot set-up
-    def _on_description(self, which: str, text: str) -> None:
+    def _on_descriptions(self, texts: Mapping[str, str], source: str) -> None:
+        """Descriptions (name -> text) from ``source`` (their topics, or robot_state_publisher's parameter): the new
+        ones served, in one build, unless the node's own parameters of the same names are set."""
         with self._store.lock:
-            if self._topic_descriptions[which] == text:
-                return
-            self._topic_descriptions = MappingProxyType({**self._topic_descriptions, which: text})
-        if self._node_parameters.value(which):
-            self.get_logger().info(f"{which} topic received; the {which} parameter is set and takes precedence")
-            return
-        self._refresh(f"new {which} from the topic")
+            new = {which: text for which, text in texts.items() if self._topic_descriptions[which] != text}
+            self._topic_descriptions = MappingProxyType({**self._topic_descriptions, **new})
+            self._description_sources = MappingProxyType({**self._description_sources, **dict.fromkeys(new, source)})
+        for which in [which for which in new if self._node_parameters.value(which)]:
+            self.get_logger().info(f"{which} from the {source} received; the {which} parameter is set and takes "
+                                   f"precedence")
+            del new[which]
+        if new:
+            self._refresh(f"new {' and '.join(new)} from the {source}")
+
+    def _description_missing(self, which: str) -> bool:
+        """Whether the node has no ``which`` description: its parameter empty, none received."""
+        return not (self._node_parameters.value(which) or self._topic_descriptions[which])
 
     def _on_served(self, setup) -> None:
         """A robot set-up now serves: its groups' parameters are declared, the planning processes build it."""

@@ -183,14 +183,15 @@ class NodeParameters:
     def settings(self, changes: Mapping[str, Any] | None = None) -> ServiceSettings:
         return ServiceSettings(**{name: self.value(name, changes) for name in SETTINGS_PARAMETERS})
 
-    def setup_inputs(self, topic_descriptions: Mapping[str, str],
-                     changes: Mapping[str, Any] | None = None) -> SetupInputs:
+    def setup_inputs(self, topic_descriptions: Mapping[str, str], changes: Mapping[str, Any] | None = None,
+                     sources: Mapping[str, str] | None = None) -> SetupInputs:
         """The inputs of the robot set-up the parameters (with ``changes`` applied) and the description topics
-        give: each description from its parameter, or from its topic while the parameter is empty."""
-        changes = changes or {}
+        give: each description from its parameter, or from its topic while the parameter is empty (``sources``:
+        where each of ``topic_descriptions`` came from, if not its topic)."""
+        changes, sources = changes or {}, sources or {}
         (urdf, urdf_source), (srdf, srdf_source) = (
-            (text, "parameter") if (text := self.value(which, changes)) else (topic_descriptions[which], "topic")
-            for which in DESCRIPTIONS)
+            (text, "parameter") if (text := self.value(which, changes))
+            else (topic_descriptions[which], sources.get(which, "topic")) for which in DESCRIPTIONS)
         groups = MappingProxyType({group: MappingProxyType(given) for group in self._declared_groups
                                    if (given := self._given(group, changes))})
         return SetupInputs(urdf, srdf, urdf_source, srdf_source, self.value("group_name", changes),

@@ -43,7 +43,7 @@ from kinematics_py.geometry.poses import transform_from_any_pose
 from kinematics_py.geometry.transforms import quaternion_from_rotation
 from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.node import DESCRIPTION_QOS
+from kinematics_py.ros.topics.description_topics import DESCRIPTION_QOS
 from kinematics_py.ros.topics.scene_topics import SCENE_QOS
 
 SOAK_EXAMPLES = int(os.environ.get("KINEMATICS_PY_FUZZ_EXAMPLES", "0"))

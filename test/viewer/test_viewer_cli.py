@@ -45,7 +45,7 @@ def served_page(process) -> str:
 def test_view_command_serves_the_documented_robots(python_processes, tmp_path):
     assert SCRIPT.exists(), "reinstall the project (scripts/setup_venv.sh test)"
     port = free_port()
-    bundled = python_processes.start(SCRIPT, "view", "ur5", "--port", str(port), name="view_ur5")
+    bundled = python_processes.start(SCRIPT, "view", "--robot", "ur5", "--port", str(port), name="view_ur5")
     assert served_page(bundled) == f"http://127.0.0.1:{port}/"
     python_processes.stop(bundled)
 
@@ -58,16 +58,26 @@ def test_view_command_serves_the_documented_robots(python_processes, tmp_path):
                     np.zeros((grid.size, 6)), np.zeros(grid.size, dtype=int),
                     {"base_frame": "base_link"}).save(tmp_path / "ur5.npz")
     port = free_port()
-    described = python_processes.start(SCRIPT, "view", str(urdf), "--srdf", str(srdf), "--scene",
+    described = python_processes.start(SCRIPT, "view", "--urdf", str(urdf), "--srdf", str(srdf), "--scene",
                                        str(tmp_path / "cell.yaml"), "--map", str(tmp_path / "ur5.npz"), "--port",
                                        str(port), name="view_urdf")
     assert served_page(described) == f"http://127.0.0.1:{port}/"
     python_processes.stop(described)
 
 
-@pytest.mark.parametrize("argv", [["view", "no_such_robot"], ["view", "ur5", "--scene", "missing.yaml"]])
+@pytest.mark.parametrize("argv", [["view"], ["view", "--urdf", "no_such_robot.urdf"],
+                                  ["view", "--robot", "ur5", "--urdf", "robot.urdf"],
+                                  ["view", "--robot", "ur5", "--scene", "missing.yaml"]])
 def test_view_command_errors_are_one_line_and_exit_2(argv, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv + ["--port", str(free_port())]) == 2
     error = capsys.readouterr().err
     assert error.startswith("kinematics-py view: error:") and "Traceback" not in error
+
+
+@pytest.mark.parametrize("argv", [["view", "ur5"], ["reach", "ur5", "-o", "x.npz"]])
+def test_the_robot_is_given_in_one_form_only(argv, capsys):
+    """``--robot NAME`` (or ``--urdf FILE``) in every command: a bare robot name is refused, as argparse refuses."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and "unrecognized arguments: ur5" in capsys.readouterr().err

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -147,81 +148,117 @@ def run_demo(client: KinematicsClient, robot: str, calls: int) -> bool:
     semantic = SemanticModel.from_srdf_file(bundled_robot_path(robot, "srdf"), model)
     group = semantic.group(GROUPS[robot])
     tip, joints = group.tip_link, group.joint_names
+    chain = model.chain(group.base_link, tip)
+    rng = np.random.default_rng(7)
+    lower, upper = np.maximum(chain.lower, -np.pi), np.minimum(chain.upper, np.pi)
+    seed = dict(zip(joints, (lower + upper) / 2))
+    ok = _fk_in_named_states(client, semantic, group.name, tip)
+    ok &= _ik_of_random_poses(client, chain, group.name, seed, rng.uniform(lower, upper, (3, chain.dof)))
+    ok &= _ik_in_the_tip_frame(client, semantic, group.name, tip)
+    ok &= _refused_request(client)
+    ok &= collision_demo(client, robot, model, group.name, tip, joints)
+    ok &= cartesian_demo(client, robot, model, group.name, tip, joints)
+    return ok & _round_trips(client, chain, group.name, seed, rng.uniform(lower, upper, (calls, chain.dof)))
+
+
+def _timed_call(client: KinematicsClient, service_client, request):
+    """(the answer, the round trip [s])."""
+    start = time.perf_counter()
+    response = client.call(service_client, request)
+    return response, time.perf_counter() - start
+
+
+def _shown(what: str, response, elapsed: float, expected: int = MoveItErrorCodes.SUCCESS, detail: str = "") -> bool:
+    """Print an answer's code, round trip and ``detail`` (its message unless SUCCESS with a detail); True if its
+    code is ``expected``."""
+    code = response.error_code.val
+    text = detail if code == MoveItErrorCodes.SUCCESS and detail else response.error_code.message
+    print(f"  {what}: {error_code_name(code)} in {elapsed * 1e3:.2f} ms: {text}")
+    return code == expected
+
+
+def _fk_in_named_states(client: KinematicsClient, semantic: SemanticModel, group: str, tip: str) -> bool:
+    print(f"compute_fk of {tip!r} (group {group!r}) in the SRDF's named states:")
     ok = True
-
-    def show(what: str, response, elapsed: float, expected: int = MoveItErrorCodes.SUCCESS, detail: str = ""):
-        nonlocal ok
-        code = response.error_code.val
-        ok &= code == expected
-        text = detail if code == MoveItErrorCodes.SUCCESS and detail else response.error_code.message
-        print(f"  {what}: {error_code_name(code)} in {elapsed * 1e3:.2f} ms: {text}")
-
-    print(f"compute_fk of {tip!r} (group {group.name!r}) in the SRDF's named states:")
-    for state, values in semantic.group_states.get(group.name, {}).items():
-        start = time.perf_counter()
-        response = client.call(client.fk_client, fk_request([tip], values))
-        elapsed = time.perf_counter() - start
+    for state, values in semantic.group_states.get(group, {}).items():
+        response, elapsed = _timed_call(client, client.fk_client, fk_request([tip], values))
         detail = ""
         if response.pose_stamped:
             pose = response.pose_stamped[0]
             p, o = pose.pose.position, pose.pose.orientation
             detail = (f"position [{p.x:.4f}, {p.y:.4f}, {p.z:.4f}] m, orientation (xyzw) "
                       f"[{o.x:.4f}, {o.y:.4f}, {o.z:.4f}, {o.w:.4f}] in {pose.header.frame_id!r}")
-        show(f"{state:>6}", response, elapsed, detail=detail)
+        ok &= _shown(f"{state:>6}", response, elapsed, detail=detail)
+    return ok
 
-    chain = model.chain(group.base_link, tip)
-    rng = np.random.default_rng(7)
-    lower = np.maximum(chain.lower, -np.pi)
-    upper = np.minimum(chain.upper, np.pi)
-    seed = dict(zip(joints, (lower + upper) / 2))
-    print(f"compute_ik of {tip!r} for poses of random configurations (seed: the middle of the joint ranges):")
-    for index in range(3):
-        T_base_tip = chain.forward_kinematics(rng.uniform(lower, upper))
-        start = time.perf_counter()
-        response = client.call(client.ik_client, ik_request(group.name, T_base_tip, seed=seed))
-        elapsed = time.perf_counter() - start
+
+def _ik_of_random_poses(client: KinematicsClient, chain, group: str, seed: Mapping[str, float],
+                        configurations: np.ndarray) -> bool:
+    """compute_ik of the tip poses of ``configurations`` (n, dof) from ``seed``; the answers' FK checked."""
+    print(f"compute_ik of {chain.tip_link!r} for poses of random configurations (seed: the middle of the joint "
+          f"ranges):")
+    ok = True
+    for index, q in enumerate(configurations):
+        T_base_tip = chain.forward_kinematics(q)
+        response, elapsed = _timed_call(client, client.ik_client, ik_request(group, T_base_tip, seed=seed))
         detail = ""
         if response.error_code.val == MoveItErrorCodes.SUCCESS:
             solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
             reached = chain.forward_kinematics([solution[name] for name in chain.joint_names])
-            detail = (f"joints {np.round([solution[j] for j in joints], 3).tolist()}; FK of the answer is "
+            detail = (f"joints {np.round([solution[j] for j in seed], 3).tolist()}; FK of the answer is "
                       f"{np.linalg.norm(reached[:3, 3] - T_base_tip[:3, 3]):.1e} m from the target")
-        show(f"pose {index + 1}", response, elapsed, detail=detail)
+        ok &= _shown(f"pose {index + 1}", response, elapsed, detail=detail)
+    return ok
 
-    home = {name: float(value) for name, value in semantic.group_states[group.name][next(
-        iter(semantic.group_states[group.name]))].items()}
-    T_tip_goal = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), 0.3), (0.0, 0.0, 0.05))
-    start = time.perf_counter()
-    response = client.call(client.ik_client, ik_request(group.name, T_tip_goal, frame=tip, seed=home))
-    show(f"5 cm along and 0.3 rad about the tip's axes (pose in frame {tip!r})", response,
-         time.perf_counter() - start)
 
+def _tip_goal() -> np.ndarray:
+    """T_tip_goal: 5 cm along and 0.3 rad about the tip's x axis."""
+    return make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), 0.3), (0.0, 0.0, 0.05))
+
+
+def _ik_in_the_tip_frame(client: KinematicsClient, semantic: SemanticModel, group: str, tip: str) -> bool:
+    """compute_ik of a pose given in the tip's own frame, from the group's first named state."""
+    states = semantic.group_states[group]
+    home = {name: float(value) for name, value in states[next(iter(states))].items()}
+    response, elapsed = _timed_call(client, client.ik_client, ik_request(group, _tip_goal(), frame=tip, seed=home))
+    return _shown(f"5 cm along and 0.3 rad about the tip's axes (pose in frame {tip!r})", response, elapsed)
+
+
+def _refused_request(client: KinematicsClient) -> bool:
     print("a request the node refuses, with the reason:")
-    start = time.perf_counter()
-    response = client.call(client.ik_client, ik_request("no_such_group", T_tip_goal))
-    show("unknown group", response, time.perf_counter() - start, MoveItErrorCodes.INVALID_GROUP_NAME)
+    response, elapsed = _timed_call(client, client.ik_client, ik_request("no_such_group", _tip_goal()))
+    return _shown("unknown group", response, elapsed, MoveItErrorCodes.INVALID_GROUP_NAME)
 
-    ok &= collision_demo(client, robot, model, group.name, tip, joints)
-    ok &= cartesian_demo(client, robot, model, group.name, tip, joints)
 
-    targets = chain.forward_kinematics(rng.uniform(lower, upper, (calls, chain.dof)))
+def _round_trips(client: KinematicsClient, chain, group: str, seed: Mapping[str, float],
+                 configurations: np.ndarray) -> bool:
+    """compute_ik and compute_fk once per configuration; their round trips' percentiles printed. True if every
+    IK request was solved."""
     fk_times, ik_times, solved = [], [], 0
-    for T_base_tip in targets:
-        request = ik_request(group.name, T_base_tip, seed=seed)
-        start = time.perf_counter()
-        response = client.call(client.ik_client, request)
-        ik_times.append(time.perf_counter() - start)
+    for T_base_tip in chain.forward_kinematics(configurations):
+        response, elapsed = _timed_call(client, client.ik_client, ik_request(group, T_base_tip, seed=seed))
+        ik_times.append(elapsed)
         solved += response.error_code.val == MoveItErrorCodes.SUCCESS
-        request = fk_request([tip], seed)
-        start = time.perf_counter()
-        client.call(client.fk_client, request)
-        fk_times.append(time.perf_counter() - start)
-    ok &= solved == calls
+        fk_times.append(_timed_call(client, client.fk_client, fk_request([chain.tip_link], seed))[1])
+    calls = len(configurations)
     print(f"round trip over {calls} calls each (this client, DDS on this machine): "
           f"compute_fk p50 {percentile_ms(fk_times, 50):.2f} ms, p99 {percentile_ms(fk_times, 99):.2f} ms; "
           f"compute_ik p50 {percentile_ms(ik_times, 50):.2f} ms, p99 {percentile_ms(ik_times, 99):.2f} ms "
           f"({solved}/{calls} random reachable poses solved)")
-    return ok
+    return solved == calls
+
+
+# ------------------------------------------------------------------------------------------- collisions
+@dataclass(frozen=True)
+class _Obstacle:
+    """The demo's obstacle: a cube around ``link`` of configuration ``q_a`` (the group's joints), its centre
+    [m] in ``frame`` (the model's root); ``poses`` the links' poses in configuration A."""
+
+    q_a: dict[str, float]
+    link: str
+    centre: np.ndarray
+    frame: str
+    poses: Mapping[str, np.ndarray]
 
 
 def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, group: str, tip: str,
@@ -233,99 +270,108 @@ def collision_demo(client: KinematicsClient, robot: str, model: RobotModel, grou
     values, link = OBSTACLE_SCENES[robot]
     q_a = dict(zip(joints, values))
     poses = model.link_poses(q_a)
-    centre, frame = poses[link][:3, 3], model.root_link
-    ok = True
-
-    def report(what: str, good: bool, text: str) -> None:
-        nonlocal ok
-        ok &= good
-        print(f"  {what}: {text}" + ("" if good else "  <-- NOT as expected"))
-
-    def outcome(response, elapsed: float) -> str:
-        return f"{error_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms"
-
-    def touches_obstacle(response) -> bool:
-        return any(OBSTACLE_ID in (c.contact_body_1, c.contact_body_2) for c in response.contacts)
-
+    obstacle = _Obstacle(q_a, link, poses[link][:3, 3], model.root_link, poses)
     print(f"collision-aware requests, with an obstacle on topic {client.prefix}collision_object:")
     validity = client.client(GetStateValidity, f"{client.prefix}check_state_validity")
     publisher = client.node.create_publisher(CollisionObject, f"{client.prefix}collision_object", SCENE_QOS)
     try:
         if not client.wait_until_answering(validity, GetStateValidity.Request(), SCENE_WAIT_S):
-            report("check_state_validity", False, f"no answer within {SCENE_WAIT_S} s")
+            return _reported("check_state_validity", False, f"no answer within {SCENE_WAIT_S} s")
+        if not _obstacle_taken(client, validity, publisher, obstacle):
             return False
-        # The node applies the obstacle asynchronously: publish it until a check of A touches it.
-        obstacle = box_object(OBSTACLE_ID, OBSTACLE_SIZE, make_transform(None, centre), frame)
-        deadline, published, response = time.monotonic() + SCENE_WAIT_S, -math.inf, None
-        while time.monotonic() < deadline:
-            if time.monotonic() - published >= SCENE_REPUBLISH_S and publisher.get_subscription_count() > 0:
-                publisher.publish(obstacle)
-                published = time.monotonic()
-            start = time.perf_counter()
-            response = client.call(validity, state_validity_request(q_a))
-            elapsed = time.perf_counter() - start
-            if touches_obstacle(response):
-                break
-            time.sleep(0.05)
-        print(f"  published {OBSTACLE_ID!r}: a {OBSTACLE_SIZE} m cube around {link!r} of configuration A = "
-              f"{list(values)}, centre {np.round(centre, 3).tolist()} m in {frame!r}")
-        if response is None or not touches_obstacle(response):
-            report("check_state_validity of A", False, f"the node did not take the obstacle within {SCENE_WAIT_S} s")
-            return False
-        depths: dict[str, list[float]] = {}
-        for c in response.contacts:
-            depths.setdefault(f"{c.contact_body_1} - {c.contact_body_2}", []).append(c.depth)
-        contacts = ", ".join(f"{pair} ({len(d)}, up to {max(d) * 1e3:.0f} mm deep)" for pair, d in depths.items())
-        report("check_state_validity of A", not response.valid,
-               f"{'valid' if response.valid else 'invalid'} in {elapsed * 1e3:.1f} ms, {len(response.contacts)} "
-               f"contacts: {contacts}")
-
-        T_frame_tip = poses[tip]
-        seed = {name: value + 0.05 for name, value in q_a.items()}
+        ok = True
         for avoid in (False, True):
-            start = time.perf_counter()
-            response = client.call(client.ik_client, ik_request(group, T_frame_tip, link=tip, frame=frame, seed=seed,
-                                                                timeout=COLLISION_IK_TIMEOUT_S, avoid_collisions=avoid))
-            elapsed = time.perf_counter() - start
-            what = f"compute_ik of A's {tip!r} pose, avoid_collisions={str(avoid).lower()}"
-            if response.error_code.val != MoveItErrorCodes.SUCCESS:
-                report(what, False, f"{outcome(response, elapsed)}: {response.error_code.message}")
-                continue
-            solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
-            q = {name: solution[name] for name in joints}
-            distance = np.linalg.norm(model.link_poses(q)[link][:3, 3] - centre)
-            text = f"{outcome(response, elapsed)}: joints {np.round(list(q.values()), 3).tolist()}, {link!r} " \
-                   f"{distance:.2f} m from the obstacle's centre"
-            if not avoid:
-                report(what, True, text + (" (configuration A, in the obstacle)" if distance < OBSTACLE_SIZE / 2
-                                           else ""))
-                continue
-            check = client.call(validity, state_validity_request(q))
-            differs = max(abs(q[name] - q_a[name]) for name in joints) > 0.1
-            verdict = "valid" if check.valid else "invalid: " + ", ".join(
-                f"{c.contact_body_1} - {c.contact_body_2}" for c in check.contacts)
-            report(what, check.valid and differs, f"{text}; check_state_validity of the answer: {verdict}")
-
-        T_frame_inside = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), math.pi), centre)
-        start = time.perf_counter()
-        response = client.call(client.ik_client, ik_request(group, T_frame_inside, link=tip, frame=frame, seed=q_a,
-                                                            timeout=GOAL_IN_COLLISION_TIMEOUT_S, avoid_collisions=True))
-        elapsed = time.perf_counter() - start
-        message = response.error_code.message
-        report(f"compute_ik with {tip!r} inside the obstacle, avoid_collisions=true",
-               response.error_code.val == MoveItErrorCodes.GOAL_IN_COLLISION
-               and (f" - {OBSTACLE_ID}" in message or f"{OBSTACLE_ID} - " in message),
-               f"{outcome(response, elapsed)}: {message}")
-        ok &= motion_demo(client, group, joints, q_a)
+            ok &= _ik_of_a(client, validity, model, group, tip, obstacle, avoid)
+        ok &= _ik_inside_the_obstacle(client, group, tip, obstacle)
+        return ok & motion_demo(client, group, joints, q_a)
     finally:
         publisher.publish(CollisionObject(id=OBSTACLE_ID, operation=CollisionObject.REMOVE))
         publisher.wait_for_all_acked(Duration(seconds=1.0))  # delivered before the publisher goes
         print(f"  removed {OBSTACLE_ID!r}")
         client.node.destroy_publisher(publisher)
         client.node.destroy_client(validity)
-    return ok
 
 
+def _reported(what: str, good: bool, text: str) -> bool:
+    print(f"  {what}: {text}" + ("" if good else "  <-- NOT as expected"))
+    return good
+
+
+def _outcome(response, elapsed: float) -> str:
+    return f"{error_code_name(response.error_code.val)} in {elapsed * 1e3:.1f} ms"
+
+
+def _touches_obstacle(response) -> bool:
+    return any(OBSTACLE_ID in (c.contact_body_1, c.contact_body_2) for c in response.contacts)
+
+
+def _obstacle_taken(client: KinematicsClient, validity, publisher, obstacle: _Obstacle) -> bool:
+    """Publish the obstacle until a check of A touches it (the node applies it asynchronously); report that
+    check's contacts. True if A is found invalid."""
+    message = box_object(OBSTACLE_ID, OBSTACLE_SIZE, make_transform(None, obstacle.centre), obstacle.frame)
+    deadline, published, response, elapsed = time.monotonic() + SCENE_WAIT_S, -math.inf, None, 0.0
+    while time.monotonic() < deadline:
+        if time.monotonic() - published >= SCENE_REPUBLISH_S and publisher.get_subscription_count() > 0:
+            publisher.publish(message)
+            published = time.monotonic()
+        response, elapsed = _timed_call(client, validity, state_validity_request(obstacle.q_a))
+        if _touches_obstacle(response):
+            break
+        time.sleep(0.05)
+    print(f"  published {OBSTACLE_ID!r}: a {OBSTACLE_SIZE} m cube around {obstacle.link!r} of configuration A = "
+          f"{list(obstacle.q_a.values())}, centre {np.round(obstacle.centre, 3).tolist()} m in {obstacle.frame!r}")
+    if response is None or not _touches_obstacle(response):
+        return _reported("check_state_validity of A", False,
+                         f"the node did not take the obstacle within {SCENE_WAIT_S} s")
+    depths: dict[str, list[float]] = {}
+    for c in response.contacts:
+        depths.setdefault(f"{c.contact_body_1} - {c.contact_body_2}", []).append(c.depth)
+    contacts = ", ".join(f"{pair} ({len(d)}, up to {max(d) * 1e3:.0f} mm deep)" for pair, d in depths.items())
+    return _reported("check_state_validity of A", not response.valid,
+                     f"{'valid' if response.valid else 'invalid'} in {elapsed * 1e3:.1f} ms, "
+                     f"{len(response.contacts)} contacts: {contacts}")
+
+
+def _ik_of_a(client: KinematicsClient, validity, model: RobotModel, group: str, tip: str, obstacle: _Obstacle,
+             avoid: bool) -> bool:
+    """compute_ik of A's tip pose: A itself without avoid_collisions; with it, another answer that
+    check_state_validity finds valid."""
+    seed = {name: value + 0.05 for name, value in obstacle.q_a.items()}
+    response, elapsed = _timed_call(client, client.ik_client, ik_request(
+        group, obstacle.poses[tip], link=tip, frame=obstacle.frame, seed=seed, timeout=COLLISION_IK_TIMEOUT_S,
+        avoid_collisions=avoid))
+    what = f"compute_ik of A's {tip!r} pose, avoid_collisions={str(avoid).lower()}"
+    if response.error_code.val != MoveItErrorCodes.SUCCESS:
+        return _reported(what, False, f"{_outcome(response, elapsed)}: {response.error_code.message}")
+    solution = dict(zip(response.solution.joint_state.name, response.solution.joint_state.position))
+    q = {name: solution[name] for name in obstacle.q_a}
+    distance = np.linalg.norm(model.link_poses(q)[obstacle.link][:3, 3] - obstacle.centre)
+    text = f"{_outcome(response, elapsed)}: joints {np.round(list(q.values()), 3).tolist()}, {obstacle.link!r} " \
+           f"{distance:.2f} m from the obstacle's centre"
+    if not avoid:
+        return _reported(what, True, text + (" (configuration A, in the obstacle)" if distance < OBSTACLE_SIZE / 2
+                                             else ""))
+    check = client.call(validity, state_validity_request(q))
+    differs = max(abs(q[name] - obstacle.q_a[name]) for name in q) > 0.1
+    verdict = "valid" if check.valid else "invalid: " + ", ".join(
+        f"{c.contact_body_1} - {c.contact_body_2}" for c in check.contacts)
+    return _reported(what, check.valid and differs, f"{text}; check_state_validity of the answer: {verdict}")
+
+
+def _ik_inside_the_obstacle(client: KinematicsClient, group: str, tip: str, obstacle: _Obstacle) -> bool:
+    """compute_ik with the tip inside the obstacle and avoid_collisions: GOAL_IN_COLLISION, naming it."""
+    T_frame_inside = make_transform(rotation_about_axis(np.array([1.0, 0.0, 0.0]), math.pi), obstacle.centre)
+    response, elapsed = _timed_call(client, client.ik_client, ik_request(
+        group, T_frame_inside, link=tip, frame=obstacle.frame, seed=obstacle.q_a,
+        timeout=GOAL_IN_COLLISION_TIMEOUT_S, avoid_collisions=True))
+    message = response.error_code.message
+    return _reported(f"compute_ik with {tip!r} inside the obstacle, avoid_collisions=true",
+                     response.error_code.val == MoveItErrorCodes.GOAL_IN_COLLISION
+                     and (f" - {OBSTACLE_ID}" in message or f"{OBSTACLE_ID} - " in message),
+                     f"{_outcome(response, elapsed)}: {message}")
+
+
+# ------------------------------------------------------------------------------------------- the command
 def _wait_until_group_served(client: KinematicsClient, group: str, deadline: float) -> bool:
     """True once compute_ik knows ``group`` (the SRDF may arrive after the URDF, which compute_fk needs alone)."""
     request = ik_request(group, np.eye(4), timeout=0.001)
@@ -348,7 +394,7 @@ def _viewer_address(node_log: Path, wait: float) -> str:
         time.sleep(0.2)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--start-node", action="store_true", help="start kinematics_node and a description "
                         "publisher for the robot first")
@@ -362,11 +408,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200, help="calls per service for the latency figures")
     parser.add_argument("--wait", type=float, default=120.0, help="how long to wait for the node [s] (its first "
                         "start compiles the solver, about a minute)")
-    options = parser.parse_args(argv)
+    return parser
 
+
+def main(argv: list[str] | None = None) -> int:
+    options = _parser().parse_args(argv)
     children: dict[str, subprocess.Popen] = {}
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: the started node is stopped too
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    log_dir = None
     try:
         if options.start_node:
             log_dir = Path(tempfile.mkdtemp(prefix="kinematics_py-run-"))
@@ -376,40 +426,53 @@ def main(argv: list[str] | None = None) -> int:
                   f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}; logs in {log_dir})")
         client = KinematicsClient(options.namespace, node_name="kinematics_demo_client")
         try:
-            group_tip = SemanticModel.from_srdf_file(
-                bundled_robot_path(options.robot, "srdf"),
-                RobotModel.from_urdf_file(bundled_robot_path(options.robot))).group(GROUPS[options.robot]).tip_link
-            start = time.monotonic()
-            if not (client.wait_until_serving(group_tip, options.wait) and
-                    _wait_until_group_served(client, GROUPS[options.robot], start + options.wait)):
-                print(f"the node did not serve group {GROUPS[options.robot]!r} within {options.wait} s"
-                      + (f"; see {log_dir}" if children else " (is kinematics_node running?)"), file=sys.stderr)
+            if not _node_ready(client, options, log_dir):
                 return 1
-            print(f"node ready after {time.monotonic() - start:.1f} s")
-            if children:
-                node_log = (log_dir / "kinematics_node.log").read_text(errors="replace").splitlines()
-                said = ("]: group '", "]: collision checking")
-                print("kinematics_node says:", *(line.split("]: ", 1)[-1] for line in node_log
-                                                 if any(text in line for text in said)), sep="\n  ")
-                if options.viewer_port:
-                    print(f"the node's page: {_viewer_address(log_dir / 'kinematics_node.log', options.wait)}")
             ok = run_demo(client, options.robot, options.calls)
         finally:
             client.close()
         if children and not options.once:
-            services = ", ".join(f"{client.prefix or '/'}{name}" for name in SERVICES_SHOWN)
-            print(f"kinematics_node keeps running (services {services}); Ctrl-C stops it")
-            try:
-                while all(child.poll() is None for child in children.values()):
-                    time.sleep(0.5)
-                failed = [name for name, child in children.items() if child.returncode]
-                if failed:
-                    print(f"{failed} exited with an error; stopping (logs in {log_dir})", file=sys.stderr)
-            except KeyboardInterrupt:
-                pass
+            _keep_running(children, client.prefix, log_dir)
         return 0 if ok else 1
     finally:
         stop_stack(children)
+
+
+def _node_ready(client: KinematicsClient, options, log_dir: Path | None) -> bool:
+    """Wait until the node serves the demo's group; say how long that took and, if this demo started it (its log
+    in ``log_dir``), what the node said about the group (and where its page is)."""
+    group = GROUPS[options.robot]
+    tip = SemanticModel.from_srdf_file(bundled_robot_path(options.robot, "srdf"), RobotModel.from_urdf_file(
+        bundled_robot_path(options.robot))).group(group).tip_link
+    start = time.monotonic()
+    if not (client.wait_until_serving(tip, options.wait) and
+            _wait_until_group_served(client, group, start + options.wait)):
+        print(f"the node did not serve group {group!r} within {options.wait} s"
+              + (f"; see {log_dir}" if log_dir else " (is kinematics_node running?)"), file=sys.stderr)
+        return False
+    print(f"node ready after {time.monotonic() - start:.1f} s")
+    if log_dir is not None:
+        node_log = (log_dir / "kinematics_node.log").read_text(errors="replace").splitlines()
+        said = ("]: group '", "]: collision checking")
+        print("kinematics_node says:", *(line.split("]: ", 1)[-1] for line in node_log
+                                         if any(text in line for text in said)), sep="\n  ")
+        if options.viewer_port:
+            print(f"the node's page: {_viewer_address(log_dir / 'kinematics_node.log', options.wait)}")
+    return True
+
+
+def _keep_running(children: Mapping[str, subprocess.Popen], prefix: str, log_dir: Path) -> None:
+    """Until Ctrl-C, or until a started process exits (said if with an error)."""
+    services = ", ".join(f"{prefix or '/'}{name}" for name in SERVICES_SHOWN)
+    print(f"kinematics_node keeps running (services {services}); Ctrl-C stops it")
+    try:
+        while all(child.poll() is None for child in children.values()):
+            time.sleep(0.5)
+        failed = [name for name, child in children.items() if child.returncode]
+        if failed:
+            print(f"{failed} exited with an error; stopping (logs in {log_dir})", file=sys.stderr)
+    except KeyboardInterrupt:
+        pass
 
 
 if __name__ == "__main__":

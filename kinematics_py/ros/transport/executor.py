@@ -32,7 +32,7 @@ from rclpy.executors import (
     TimeoutException,
 )
 
-from .rcl_service_io import Resender, ServiceIO, TakenRequest, fk_link_count
+from .rcl_service_io import Resender, ServiceIO, ServiceIOError, TakenRequest, fk_link_count
 from .request_queue import FairQueue, QueuedRequest, request_cost
 from .request_transit import arrival_of
 
@@ -174,7 +174,7 @@ class NodeExecutor(Executor):
                 break
             try:
                 taken = io.take()
-            except RuntimeError as error:
+            except ServiceIOError as error:
                 self._log_error(error)
                 taken = None
             if taken is None:

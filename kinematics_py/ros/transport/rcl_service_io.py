@@ -26,6 +26,8 @@ from enum import Enum
 
 from rclpy.exceptions import InvalidHandle
 
+from ...errors import KinematicsError
+
 #: An answer rmw did not send is sent again every RESEND_PERIOD_S [s] (rmw itself waits up to 0.1 s on each
 #: send, for the client's match or for room in the writer's history), for RESEND_FOR_S [s] at most.
 RESEND_PERIOD_S = 0.05
@@ -35,6 +37,10 @@ RESEND_FOR_S = 60.0
 RCL_RET_OK = 0
 RCL_RET_TIMEOUT = 2
 RCL_RET_SERVICE_TAKE_FAILED = 601
+
+
+class ServiceIOError(KinematicsError):
+    """A request rcl could not take, or one already discarded; an answer that is not the service's response."""
 
 
 class RequestId(ctypes.Structure):
@@ -181,7 +187,7 @@ class TakenRequest:
         with self._lock:
             if self._message is None:
                 if self._c_message is None:
-                    raise RuntimeError("the request was discarded")
+                    raise ServiceIOError("the request was discarded")
                 self._message = self.io.request_functions.to_python(self._c_message)
                 self.io.request_functions.destroy(self._c_message)
                 self._c_message = None
@@ -220,7 +226,7 @@ class ServiceIO:
         if result != RCL_RET_OK:
             self.request_functions.destroy(c_message)
             if result != RCL_RET_SERVICE_TAKE_FAILED:
-                raise RuntimeError(f"taking a request of {self.service.service_name} failed: {_error_text()}")
+                raise ServiceIOError(f"taking a request of {self.service.service_name} failed: {_error_text()}")
             return None
         return TakenRequest(self, info, c_message)
 
@@ -228,13 +234,13 @@ class ServiceIO:
         """Give ``response`` to rcl for ``taken``'s client: (what became of it, rcl's reason when not sent)."""
         response_type = self.service.srv_type.Response
         if not isinstance(response, response_type):
-            raise TypeError(f"not a {self.service.srv_type.__name__} response: {type(response).__name__}")
+            raise ServiceIOError(f"not a {self.service.srv_type.__name__} response: {type(response).__name__}")
         c_message = self.response_functions.create()
         if not c_message:
             raise MemoryError(f"cannot allocate a {self.service.srv_type.__name__} response")
         try:
             if not self.response_functions.from_python(response, c_message):
-                raise TypeError(f"not a valid {self.service.srv_type.__name__} response")
+                raise ServiceIOError(f"not a valid {self.service.srv_type.__name__} response")
             try:
                 with self.service.handle:
                     result = _rcl.rcl_send_response(self.service.handle.pointer, ctypes.byref(taken.request_id),
