@@ -65,8 +65,9 @@ def blended_path(waypoints: Sequence[np.ndarray], motions: Sequence[str], radii:
         if radius > 0:
             before = corner - radius * (corner - points[i - 1]) / np.linalg.norm(corner - points[i - 1])
             after = corner + radius * (points[i + 1] - corner) / np.linalg.norm(points[i + 1] - corner)
-            parts += [densify(np.array([start, before]), resolution)[1:],
-                      densify(blend_curve(before, corner, after, resolution), resolution)[1:]]
+            if np.abs(before - start).max() > 0:  # neighbouring blends of half a segment each meet: no line between
+                parts.append(densify(np.array([start, before]), resolution)[1:])
+            parts.append(densify(blend_curve(before, corner, after, resolution), resolution)[1:])
             start = after
             continue
         parts.append(densify(np.array([start, corner]), resolution)[1:])

@@ -23,6 +23,8 @@ from .time_parameterization import JointLimits, TimedPath
 
 #: Motion below which a segment or a joint does not count in a limit [m, rad].
 _STILL = 1e-12
+#: Duration [s] of a step between two equal points (times must increase).
+_REPEATED_POINT = 1e-6
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def time_along_path(positions: np.ndarray, tool_points: np.ndarray, tool_angles:
         rate[k + 1] = min(cap[k + 1], np.sqrt(rate[k] ** 2 + 2.0 * accelerate[k] * ds[k]))
     for k in range(len(ds) - 1, -1, -1):
         rate[k] = min(rate[k], np.sqrt(rate[k + 1] ** 2 + 2.0 * decelerate[k] * ds[k]))
-    durations = 2.0 * ds / np.maximum(rate[:-1] + rate[1:], _STILL)
+    durations = np.where(ds > _STILL, 2.0 * ds / np.maximum(rate[:-1] + rate[1:], _STILL), _REPEATED_POINT)
     times = np.concatenate([[0.0], np.cumsum(durations)])
     return TimedPath(times, *_derivatives(tangent, signed_curvature, rate, ds))
 

@@ -139,6 +139,16 @@ def test_a_blended_plan_flows_through_its_waypoints_within_their_radii(arm):
     assert timing.time_from_start[-1] < stopping.time_from_start[-1]
 
 
+def test_blends_of_half_a_segment_meet_without_a_repeated_point():
+    from kinematics_py.planning.blending import blended_path
+
+    corners = [np.zeros(2), np.array([1.0, 0.0]), np.array([1.0, 1.0]), np.array([2.0, 1.0])]
+    positions, stops = blended_path(corners, ["joint"] * 4, [0.0, 0.5, 0.5, 0.0], FINE_RESOLUTION)
+    steps = np.abs(np.diff(positions, axis=0)).max(axis=1)
+    assert steps.min() > 0 and steps.max() <= FINE_RESOLUTION + 1e-12 and stops == []
+    np.testing.assert_allclose(positions[[0, -1]], [corners[0], corners[-1]])
+
+
 def test_a_free_straight_motion_is_the_path(arm):
     plugin, checker, _ = arm
     goal = LEFT + np.array([0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0])
