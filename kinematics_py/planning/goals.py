@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import KinematicsError
 from ..geometry.poses import transform_from_any_pose
+from ..geometry.transforms import invert_transform
 from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
 from ..state_check import StateCheck
@@ -50,7 +51,8 @@ class JointGoal:
 @dataclass(frozen=True, eq=False)
 class PoseGoal:
     """A pose of ``link`` (default: the group's tip; another link must move rigidly with a tip) in the plugin's
-    base frame, and the ``check`` its IK solutions must pass (constraints; picklable, bound by the plan).
+    base frame, and the ``check`` its IK solutions must pass (constraints; picklable, bound by the plan). With a
+    ``tcp`` (T_link_tool (4, 4): a tool frame, an attached object's subframe), the pose is that tool frame's.
 
     ``T_base_link`` (4, 4) is given as any pose form (a Pose, (position, quaternion x, y, z, w) or a 4x4 array)
     and converted once, here, to a read-only (4, 4) float array; GoalError for an unusable pose.
@@ -60,14 +62,24 @@ class PoseGoal:
     link: str = ""
     check: StateCheck | None = None
     name: str = ""
+    tcp: np.ndarray | None = None
 
     def __post_init__(self):
         try:
             T_base_link = transform_from_any_pose(self.T_base_link)
+            tcp = None if self.tcp is None else transform_from_any_pose(self.tcp)
         except KinematicsError as error:
             raise GoalError(f"{self.described()}: {error}") from None
-        T_base_link.flags.writeable = False
+        for value in (T_base_link, tcp):
+            if value is not None:
+                value.flags.writeable = False
         object.__setattr__(self, "T_base_link", T_base_link)
+        object.__setattr__(self, "tcp", tcp)
+
+    @property
+    def link_target(self) -> np.ndarray:
+        """(4, 4) the pose of ``link`` itself that puts the tool frame (``tcp``) on the goal (a writable copy)."""
+        return self.T_base_link.copy() if self.tcp is None else self.T_base_link @ invert_transform(self.tcp)
 
     def described(self) -> str:
         return f"pose goal {self.name!r}" if self.name else "pose goal"
@@ -149,7 +161,7 @@ def tip_pose(goal: PoseGoal, plugin: KinematicsPlugin,
     (the compiled IK kernels are compiled for writable arrays: a read-only one would cost a compilation in each
     process); GoalError for a link the robot does not have or that moves relative to the tip."""
     try:
-        return plugin.tip_target(goal.T_base_link.copy(), goal.link or plugin.getTipFrames()[0], T_model_links)
+        return plugin.tip_target(goal.link_target, goal.link or plugin.getTipFrames()[0], T_model_links)
     except KinematicsError as error:
         raise GoalError(f"{goal.described()}: {error}") from None
 

@@ -248,6 +248,9 @@ def _goal_tool_pose(run: IndustrialRun, goal) -> tuple[np.ndarray, np.ndarray | 
         return run.tool_poses(q[None])[0], q
     if not isinstance(goal, PoseGoal):
         raise PlanningError(f"a goal is a JointGoal or a PoseGoal; got {type(goal).__name__}")
+    if goal.tcp is not None and not np.allclose(goal.tcp, run.options.tcp):
+        raise PlanningError("an industrial motion moves one tool frame, IndustrialOptions.tcp; the pose goal has "
+                            "another tcp")
     if goal.link and goal.link != run.plugin.getTipFrames()[0]:
         raise PlanningError(f"an industrial motion's pose goal is the tool frame's (IndustrialOptions.tcp); got "
                             f"link {goal.link!r}: give its offset from the tip as tcp")

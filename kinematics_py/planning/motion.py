@@ -259,7 +259,7 @@ def _goal_candidates(run: _Run, index: int, goal: Goal, q_free: np.ndarray,
             reached = goal_candidates(goal, plugin, q_free, bounds, deadline, budget, T_model_links, accept)
     except GoalError as error:
         raise PlanningError(f"{what}: {error}") from None
-    return _valid_candidates(run, what, index, reached, goal.T_base_link if touch else None, accept)
+    return _valid_candidates(run, what, index, reached, goal.link_target if touch else None, accept)
 
 
 def _valid_candidates(run: _Run, what: str, index: int, reached: Candidates, T_touch: np.ndarray | None,
@@ -493,10 +493,10 @@ def _tip_transform(plugin: KinematicsPlugin, q: np.ndarray) -> np.ndarray:
 
 def _pre_touch_pose(plugin: KinematicsPlugin, goal: PoseGoal, approach: Approach) -> np.ndarray:
     """T_base_tip (4, 4) ``approach.distance`` back from the touch pose, against the approach direction (default:
-    the touch pose's z axis, the tool axis)."""
+    the touch pose's z axis, the tool axis: the goal's tool frame's, with a ``tcp``)."""
     if goal.link and goal.link != plugin.getTipFrames()[0]:
         raise PlanningError(f"a touch goal is a pose of the tip {plugin.getTipFrames()[0]!r}; got link {goal.link!r}")
-    T_pre = goal.T_base_link.copy()
+    T_pre = goal.link_target  # the tip's pose: moved as the tool frame is, along the tool's axis
     T_pre[:3, 3] -= approach.distance * _approach_direction(approach, goal.T_base_link)
     return T_pre
 

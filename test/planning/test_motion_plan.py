@@ -15,7 +15,7 @@ from kinematics_py import ErrorCode, KinematicsPlugin, RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.poses import transform_from_any_pose
-from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.geometry.transforms import make_transform, rotation_from_rpy
 from kinematics_py.ik.budget import Budget
 from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints
 from kinematics_py.planning.goals import GoalError, JointGoal, PoseGoal
@@ -219,6 +219,25 @@ def test_touch_ends_with_a_straight_approach_and_the_next_plan_retracts_the_way_
     retraction = back.waypoints[:motions.index("joint", 1)]
     tips = _tip_positions(plugin, [w.positions for w in retraction])
     np.testing.assert_allclose(tips[-1], T_touch[:3, 3] - 0.1 * T_touch[:3, 2], atol=1e-4)
+
+
+def test_a_tool_frame_goal_puts_the_tool_frame_on_the_pose_and_touches_along_its_axis(arm):
+    plugin, checker, _ = arm
+    T_tip_tool = make_transform(rotation_from_rpy(0.0, 0.4, 0.0), (0.0, 0.02, 0.1))  # a tilted tool 10 cm out
+    _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
+    T_tool = transform_from_any_pose(pose) @ T_tip_tool
+    free = plan(plugin, checker, LEFT, [PoseGoal(T_tool, tcp=T_tip_tool)], OPTIONS)
+    _assert_valid_trajectory(arm, free)
+    _ok, (reached,) = plugin.getPositionFK(plugin.getTipFrames(), free.positions[-1].tolist())
+    np.testing.assert_allclose(transform_from_any_pose(reached) @ T_tip_tool, T_tool, atol=1e-5)
+    touch = plan(plugin, checker, LEFT, [PoseGoal(T_tool, tcp=T_tip_tool)],
+                 PlanOptions(motion="touch", approach=Approach(0.05), planning_time=TIME))
+    _assert_valid_trajectory(arm, touch)
+    linear = [w.positions for w in touch.waypoints if w.motion == "linear"]
+    tools = np.array([transform_from_any_pose(plugin.getPositionFK(plugin.getTipFrames(), q.tolist())[1][0])
+                      @ T_tip_tool for q in [touch.waypoints[-len(linear) - 1].positions, *linear]])[:, :3, 3]
+    np.testing.assert_allclose(tools[-1], T_tool[:3, 3], atol=1e-5)
+    np.testing.assert_allclose(tools[0], T_tool[:3, 3] - 0.05 * T_tool[:3, 2], atol=1e-5)  # along the tool's axis
 
 
 def test_path_constraint_holds_at_every_point(arm):
