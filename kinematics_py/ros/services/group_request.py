@@ -127,8 +127,13 @@ class GroupRequest:
         return T_base_link if link == tip else self.plugin.tip_target(T_base_link, link, self.poses)
 
     def checker(self, wanted: bool) -> tuple[CollisionChecker | None, str]:
-        """(the request's collision checker or None, the note for the answer): see ``request_checker``."""
-        return request_checker(self.context, wanted, self.robot_state, self.values)
+        """(the request's collision checker or None, the note for the answer): see ``request_checker``; built once
+        per request (its scene also holds the request's tool frames)."""
+        return self._collisions if wanted else (None, "")
+
+    @cached_property
+    def _collisions(self) -> tuple[CollisionChecker | None, str]:
+        return request_checker(self.context, True, self.robot_state, self.values)
 
     def _frames_resolved(self, constraints_msg):
         """``constraints_msg`` with the constraints on attached objects' frames made constraints on their links, as
