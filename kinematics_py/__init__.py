@@ -35,7 +35,7 @@ from .parameters import ParameterError, SolverParameters
 from .planning.cartesian_limits import CartesianLimits, CartesianLimitsError, load_cartesian_limits
 from .planning.cartesian_path import CartesianPath, CartesianPathError, JumpThresholds, compute_cartesian_path
 from .planning.goals import GoalError, JointGoal, PoseGoal
-from .planning.industrial import Circ, IndustrialOptions, Lin, Ptp, plan_motion
+from .planning.industrial import Circ, Free, IndustrialOptions, Lin, Ptp, plan_motion
 from .planning.motion import MotionPlan, plan
 from .planning.options import Approach, PlanningError, PlanOptions
 from .planning.sequence import SequenceItem, plan_sequence
@@ -123,6 +123,7 @@ __all__ = [
     "CartesianLimits",
     "CartesianLimitsError",
     "Circ",
+    "Free",
     "IndustrialOptions",
     "Lin",
     "Ptp",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,8 +28,8 @@ from ..state_check import StateCheck
 from .cartesian_limits import CartesianLimits
 from .cartesian_path import compute_cartesian_path
 from .goals import GoalError, GroupLimits, JointGoal, PoseGoal, goal_candidates
-from .motion import MotionPlan, Waypoint
-from .options import PlanningError
+from .motion import DEFAULT_OPTIONS, MotionPlan, Waypoint, plan
+from .options import PlanningError, PlanOptions
 from .path_check import FINE_RESOLUTION, PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
 from .time_parameterization import JointLimits, TimedPath, joint_limits, time_straight_line
@@ -84,7 +84,19 @@ class Circ:
             raise PlanningError(f"a CIRC's {self.kind} is a finite 3-vector [m]; got {self.auxiliary!r}")
 
 
-Motion = Ptp | Lin | Circ
+@dataclass(frozen=True, eq=False)
+class Free:
+    """The project's collision-avoiding motion (``motion.plan``, as ``options`` say; its resolution is the
+    industrial motions') to ``goal``: unlike the others it goes around obstacles; in a sequence it blends with
+    its neighbours and is timed with them."""
+
+    goal: JointGoal | PoseGoal
+    options: PlanOptions = DEFAULT_OPTIONS
+
+
+Motion = Ptp | Lin | Circ | Free
+#: The kinds of motion whose tool moves within the Cartesian limits.
+CARTESIAN_KINDS = ("LIN", "CIRC")
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,11 +137,13 @@ DEFAULT_INDUSTRIAL_OPTIONS = IndustrialOptions()
 @dataclass(frozen=True)
 class Segment:
     """One motion's path: ``positions`` (points, joints) from its start (included), at most ``resolution`` apart,
-    each checked; ``T_base_tool`` (points, 4, 4) the tool's poses there; ``kind`` PTP, LIN or CIRC."""
+    each checked; ``T_base_tool`` (points, 4, 4) the tool's poses there; ``kind`` PTP, LIN, CIRC or FREE."""
 
     kind: str
     positions: np.ndarray
     T_base_tool: np.ndarray
+    #: interior points where the path stops (a Free motion's corners without a blend)
+    stops: tuple[int, ...] = ()
 
 
 class IndustrialRun:
@@ -142,7 +156,7 @@ class IndustrialRun:
         if len(plugin.getTipFrames()) != 1:
             raise PlanningError(f"industrial motions need a group with one tip; group {plugin.getGroupName()!r} "
                                 f"has tips {plugin.getTipFrames()}")
-        self.plugin, self.options, self.budget = plugin, options, budget
+        self.plugin, self.options, self.budget, self.path_check = plugin, options, budget, path_check
         self.names = tuple(plugin.getJointNames())
         problem = None if path_check is None else path_check.problem(plugin.robot_model, checker)
         self.check = PathCheck(checker, self.names, base_state, options.resolution, problem)
@@ -224,8 +238,11 @@ def motion_segment(run: IndustrialRun, q_start: np.ndarray, motion: Motion) -> S
     if isinstance(motion, Ptp):
         positions = _ptp_path(run, q_start, motion.goal)
         return Segment("PTP", positions, run.tool_poses(positions))
+    if isinstance(motion, Free):
+        positions, stops = _free_path(run, q_start, motion)
+        return Segment("FREE", positions, run.tool_poses(positions), stops)
     if not isinstance(motion, (Lin, Circ)):
-        raise PlanningError(f"a motion is a Ptp, Lin or Circ; got {type(motion).__name__}")
+        raise PlanningError(f"a motion is a Ptp, Lin, Circ or Free; got {type(motion).__name__}")
     T_from = run.tool_poses(q_start[None])[0]
     T_to, q_goal = _goal_tool_pose(run, motion.goal)
     try:
@@ -236,6 +253,22 @@ def motion_segment(run: IndustrialRun, q_start: np.ndarray, motion: Motion) -> S
     kind = "LIN" if isinstance(motion, Lin) else "CIRC"
     positions = _followed(run, q_start, poses, kind, q_goal)
     return Segment(kind, positions, run.tool_poses(positions))
+
+
+def _free_path(run: IndustrialRun, q_start: np.ndarray, motion: Free) -> tuple[np.ndarray, tuple[int, ...]]:
+    """(the checked path of ``motion.plan`` to a Free motion's goal (a pose goal: of the tool frame), blended
+    through its waypoints; the interior points where it stops: its corners without a free blend)."""
+    goal = motion.goal
+    if isinstance(goal, PoseGoal):
+        _goal_tool_pose(run, goal)
+        goal = PoseGoal(goal.T_base_link, "", goal.check, goal.name, run.options.tcp)
+    options = replace(motion.options, resolution=run.options.resolution, blend=True)
+    result = plan(run.plugin, run.check.checker, q_start, [goal], options, base_state=run.check.base,
+                  path_check=run.path_check, budget=run.budget)
+    if not result.success:
+        raise MotionRefused(result.error_code, f"FREE: {result.message}")
+    still = np.flatnonzero(~np.abs(result.timing.velocities[1:-1]).any(axis=1)) + 1
+    return result.positions, tuple(int(k) for k in still)
 
 
 def _goal_tool_pose(run: IndustrialRun, goal) -> tuple[np.ndarray, np.ndarray | None]:
@@ -329,8 +362,8 @@ def _followed(run: IndustrialRun, q_start: np.ndarray, poses: np.ndarray, kind: 
 
 
 def tool_limits(run: IndustrialRun, kinds: Sequence[str]) -> ToolLimits:
-    """Per-segment tool limits: the scaled Cartesian limits on LIN and CIRC segments, none on PTP ones."""
-    linear = np.array([kind != "PTP" for kind in kinds])
+    """Per-segment tool limits: the scaled Cartesian limits on LIN and CIRC segments, none on the others."""
+    linear = np.array([kind in CARTESIAN_KINDS for kind in kinds])
     limits = run.cartesian
 
     def where(value: float) -> np.ndarray:
@@ -351,6 +384,7 @@ def timed_segment(run: IndustrialRun, segment: Segment) -> TimedPath:
     """A PTP on its synchronised trapezoid; a LIN or CIRC on its Cartesian trapezoid within the joint limits."""
     if segment.kind == "PTP":
         return time_straight_line(segment.positions, run.limits)
+
     kinds = [segment.kind] * (len(segment.positions) - 1)
     return time_along_path(segment.positions, segment.T_base_tool[:, :3, 3], tool_turns(segment.T_base_tool),
-                           run.limits, tool_limits(run, kinds))
+                           run.limits, tool_limits(run, kinds), segment.stops)

@@ -1,6 +1,6 @@
 """Sequences of industrial motions blended through their corners (ROS-free), as Pilz's ``plan_sequence_path``
-plans them: items (PTP, LIN, CIRC), each with a ``blend_radius`` [m of tool travel] about its goal, become one
-timed trajectory.
+plans them: items (PTP, LIN, CIRC, and the project's collision-avoiding Free motion), each with a
+``blend_radius`` [m of tool travel] about its goal, become one timed trajectory.
 
 Pilz's rules, each refused with MoveIt's code and the reason: radii are >= 0 and the last one is 0; the spheres
 of neighbouring corners do not overlap (the sum of their radii is below the distance between the corners); each
@@ -25,6 +25,7 @@ from ..ik.plugin import KinematicsPlugin
 from ..state_check import StateCheck
 from .blending import blend_curve
 from .industrial import (
+    CARTESIAN_KINDS,
     DEFAULT_INDUSTRIAL_OPTIONS,
     IndustrialOptions,
     IndustrialRun,
@@ -141,11 +142,13 @@ def _blended(run: IndustrialRun, segments: Sequence[Segment],
         if low > high:
             raise MotionRefused(ErrorCode.INVALID_MOTION_PLAN, f"the blends at both ends of item {index} overlap")
         kept = segment.positions[low + 1:high + 1] if low > 0 else segment.positions[1:high + 1]
+        offset = sum(len(part) for part in parts) - 1 - max(low, 0)  # where point k of the segment lands
+        stops += [offset + k for k in segment.stops if low < k < high]
         parts.append(kept)
         kinds += [segment.kind] * len(kept)
         if blends[index] is not None:
             parts.append(blends[index][1:])
-            linear = "PTP" if segment.kind == segments[index + 1].kind == "PTP" else "LIN"
+            linear = "LIN" if {segment.kind, segments[index + 1].kind} & set(CARTESIAN_KINDS) else "PTP"
             kinds += [linear] * (len(blends[index]) - 1)
         elif index < len(segments) - 1:
             stops.append(sum(len(part) for part in parts) - 1)

@@ -21,8 +21,9 @@ from kinematics_py.planning.cartesian_limits import (
     load_cartesian_limits,
 )
 from kinematics_py.planning.goals import JointGoal, PoseGoal
-from kinematics_py.planning.industrial import Circ, IndustrialOptions, Lin, Ptp, plan_motion
+from kinematics_py.planning.industrial import Circ, Free, IndustrialOptions, Lin, Ptp, plan_motion
 from kinematics_py.planning.options import PlanningError
+from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck
 from kinematics_py.planning.sequence import SequenceItem, plan_sequence
 from kinematics_py.planning.time_parameterization import JointLimits
 
@@ -221,6 +222,27 @@ def test_a_blocked_line_is_refused_naming_the_bodies(arm):
         assert "post" in plan.message and "panda_" in plan.message
     unreachable = plan_motion(plugin, _checker, READY, Lin(PoseGoal(_moved(T_from, (1.5, 0.0, 0.0)))))
     assert unreachable.error_code == ErrorCode.NO_IK_SOLUTION and "tool position" in unreachable.message
+
+
+def test_a_free_item_goes_around_what_blocks_the_line_blended_after_a_lin(arm):
+    plugin, _checker, _reference = arm
+    urdf = example_robot_urdf("panda").read_text()
+    srdf = (example_robot_data_dir() / "panda_description/srdf/panda.srdf").read_text()
+    model = RobotModel.from_urdf_string(urdf)
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    T_from = _start_pose(arm)
+    T_up, T_to = _moved(T_from, (0.0, 0.0, -0.05)), _moved(T_from, (0.3, 0.0, -0.05))
+    checker.scene.add_object("cube", [Box((0.05, 0.05, 0.05))], pose=make_transform(None, T_up[:3, 3] + [0.15, 0, 0]))
+    blocked = plan_sequence(plugin, checker, READY, [SequenceItem(Lin(PoseGoal(T_up)), 0.02),
+                                                     SequenceItem(Lin(PoseGoal(T_to)), 0.0)])
+    assert blocked.error_code == ErrorCode.INVALID_MOTION_PLAN and "cube" in blocked.message
+    detour = plan_sequence(plugin, checker, READY, [SequenceItem(Lin(PoseGoal(T_up)), 0.02),
+                                                    SequenceItem(Free(PoseGoal(T_to)), 0.0)])
+    assert detour.success, detour.message
+    assert PathCheck(checker, plugin.getJointNames()).first_invalid(detour.positions) < 0
+    assert np.abs(np.diff(detour.positions, axis=0)).max() <= FINE_RESOLUTION + 1e-12
+    assert np.linalg.norm(_tool(arm, detour.positions[-1:])[0, :3, 3] - T_to[:3, 3]) < 1e-5
+    assert np.all(np.diff(detour.timing.time_from_start) > 0)
 
 
 def _square_items(T_from, radii, motion=Lin):
