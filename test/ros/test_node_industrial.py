@@ -218,6 +218,21 @@ def test_a_blended_sequence_never_slows_below_a_tenth_and_keeps_to_its_lines(nod
     assert np.linalg.norm(_tool(positions[-1:])[0, :3, 3] - corners[-1]) < ON_LINE
 
 
+def test_an_ompl_item_is_the_free_motion_blended_after_a_lin(node):
+    request = _sequence((0.02, 0.0))
+    free = request.request.items[1].req
+    goal = dict(zip(JOINTS, (-0.3, -1.3, 1.6, -1.8, -1.57, 0.2)))
+    free.pipeline_id, free.planner_id, free.goal_constraints = "ompl", "RRTConnect", [joint_goal(goal)]
+    answer = node.sequence(request)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    positions, velocities, times = _trajectory(answer.planned_trajectories[0])
+    np.testing.assert_allclose(positions[-1], list(goal.values()), atol=1e-9)
+    assert np.all(np.diff(times) > 0) and np.abs(np.diff(positions, axis=0)).max() <= 0.01 + 1e-9
+    free.planner_id = "Astar"
+    refused = node.sequence(request)
+    assert refused.error_code.val == MoveItErrorCodes.PLANNING_FAILED and "RRTConnect" in refused.error_code.message
+
+
 @pytest.mark.parametrize(("radii", "second_start", "second_group", "code", "reason"), [
     ((0.05, 0.05, 0.03, 0.02), None, GROUP, MoveItErrorCodes.INVALID_MOTION_PLAN, "last item's blend radius"),
     ((0.1, 0.08, 0.0, 0.0), None, GROUP, MoveItErrorCodes.INVALID_MOTION_PLAN, "overlap"),

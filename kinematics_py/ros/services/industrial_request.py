@@ -26,8 +26,10 @@ from ...errors import ErrorCode, RequestError
 from ...ik.budget import Budget
 from ...planning.cartesian_limits import CartesianLimits, CartesianLimitsError, cartesian_limits_from_mapping
 from ...planning.goals import JointGoal, PoseGoal
-from ...planning.industrial import PLANNER_IDS, Circ, IndustrialOptions, Lin, Motion, Ptp
+from ...planning.industrial import PLANNER_IDS, Circ, Free, IndustrialOptions, Lin, Motion, Ptp
 from ...planning.motion import MotionPlan
+from ...planning.ompl_search import PlannerError
+from ...planning.options import PlanningError, PlanOptions
 from ...planning.time_parameterization import joint_limits
 from ...planning.tool_paths import CIRC_AUXILIARIES
 from ...state_check import StateCheck
@@ -55,23 +57,20 @@ class IndustrialRequest:
     path_check: StateCheck | None
 
 
-def industrial_request(group: GroupRequest, request, what: str = "") -> IndustrialRequest:
-    """The MotionPlanRequest ``request`` of ``group`` as an industrial motion; RequestError with Pilz's codes."""
+def industrial_request(group: GroupRequest, request, what: str = "", free_pipeline: str = "") -> IndustrialRequest:
+    """The MotionPlanRequest ``request`` of ``group`` as an industrial motion; RequestError with Pilz's codes. With
+    ``free_pipeline`` (a sequence's items), a request of that pipeline is the project's collision-avoiding motion
+    (``Free``, its planner_id one of OMPL's)."""
+    free = bool(free_pipeline) and request.pipeline_id == free_pipeline
     planner = request.planner_id
-    if planner not in PLANNER_IDS:
+    if planner not in PLANNER_IDS and not free:
         raise RequestError(ErrorCode.PLANNING_FAILED, f"{what}planner_id {planner!r} is not one of pipeline "
                                                       f"{PIPELINE_ID!r}'s planners {list(PLANNER_IDS)}")
     if len(request.goal_constraints) != 1:
         raise RequestError(ErrorCode.INVALID_GOAL_CONSTRAINTS, f"{what}{planner} needs exactly one goal constraint "
                                                                f"set; got {len(request.goal_constraints)}")
     goal, T_tip_tool = _goal(group, request.goal_constraints[0], f"{what}goal_constraints[0]")
-    if planner == "PTP":
-        motion = Ptp(goal)
-    elif planner == "LIN":
-        motion = Lin(goal)
-    else:
-        kind, auxiliary = _auxiliary(group, request.path_constraints, what)
-        motion = Circ(goal, auxiliary, kind)
+    motion = _motion(group, request, goal, free, what)
     scalings = (scaling_factor(request.max_velocity_scaling_factor, "max_velocity_scaling_factor"),
                 scaling_factor(request.max_acceleration_scaling_factor, "max_acceleration_scaling_factor"))
     context = group.context
@@ -80,6 +79,22 @@ def industrial_request(group: GroupRequest, request, what: str = "") -> Industri
                                 tcp=T_tip_tool)
     path_check = None if planner == "CIRC" else group.state_check(request.path_constraints) or None
     return IndustrialRequest(motion, options, path_check)
+
+
+def _motion(group: GroupRequest, request, goal, free: bool, what: str) -> Motion:
+    if free:
+        try:
+            options = PlanOptions(planner_id=request.planner_id, planning_time=request.allowed_planning_time or
+                                  DEFAULT_PLANNING_TIME_S)
+        except (PlanningError, PlannerError) as error:
+            raise RequestError(ErrorCode.PLANNING_FAILED, f"{what}{error}") from None
+        return Free(goal, options)
+    if request.planner_id == "PTP":
+        return Ptp(goal)
+    if request.planner_id == "LIN":
+        return Lin(goal)
+    kind, auxiliary = _auxiliary(group, request.path_constraints, what)
+    return Circ(goal, auxiliary, kind)
 
 
 def _cartesian_limits(values) -> CartesianLimits:

@@ -1,6 +1,7 @@
 """plan_sequence_path (moveit_msgs/srv/GetMotionSequence): Pilz's sequences of PTP, LIN and CIRC items blended
 through their corners into one timed trajectory (``planning.sequence``), each item a MotionPlanRequest read as
-plan_kinematic_path's Pilz pipeline reads it (``industrial_request``).
+plan_kinematic_path's Pilz pipeline reads it (``industrial_request``); an item of the ``ompl`` pipeline is the
+project's collision-avoiding motion (it goes around obstacles), blended with its neighbours.
 
 Pilz's rules, refused with its codes: one group per sequence (INVALID_MOTION_PLAN), only the first item has a start
 state (INVALID_ROBOT_STATE), radii >= 0, the last 0 and neighbouring spheres apart (INVALID_MOTION_PLAN, from the
@@ -25,6 +26,9 @@ from ..topics.display import DisplayPublishers
 from .group_request import GroupRequest
 from .industrial_request import IndustrialRequest, industrial_request, planned
 from .request_context import RequestContext, answer_with_error_code
+
+#: The pipeline whose items are the project's collision-avoiding motion (plan_kinematic_path's own).
+FREE_PIPELINE = "ompl"
 
 
 class SequenceService:
@@ -62,7 +66,7 @@ def _plan_sequence(sequence, response, context: RequestContext):
                                                               f"start state (the others start where the last ends)")
     first = items[0].req
     group = GroupRequest.of(context, first.group_name, first.start_state)
-    requests = _one_tool_frame([industrial_request(group, item.req, f"items[{index}].req: ")
+    requests = _one_tool_frame([industrial_request(group, item.req, f"items[{index}].req: ", FREE_PIPELINE)
                                 for index, item in enumerate(items)])
     steps = [SequenceItem(request.motion, item.blend_radius) for request, item in zip(requests, items)]
     result, note = planned(group, first.allowed_planning_time, lambda checker, budget: plan_sequence(
