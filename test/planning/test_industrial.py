@@ -42,12 +42,17 @@ RADII = (0.05, 0.05, 0.03, 0.0)
 TCP = make_transform(None, (0.0, 0.0, 0.1))
 
 
-@pytest.fixture(scope="module")
-def arm():
+def _panda() -> tuple[str, str, CollisionChecker]:
+    """(URDF, SRDF, a collision checker of its own with an empty scene) of example-robot-data's Panda."""
     urdf = example_robot_urdf("panda").read_text()
     srdf = (example_robot_data_dir() / "panda_description/srdf/panda.srdf").read_text()
     model = RobotModel.from_urdf_string(urdf)
-    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    return urdf, srdf, CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+
+
+@pytest.fixture(scope="module")
+def arm():
+    urdf, srdf, checker = _panda()
     plugin = KinematicsPlugin()
     assert plugin.initialize(urdf, "arm", "panda_link0", "panda_hand_tcp", robot_description_semantic=srdf)
     return plugin, checker, PinocchioReference(example_robot_urdf("panda"))
@@ -209,10 +214,7 @@ def test_tcp_puts_the_tool_frame_on_the_line(arm):
 
 def test_a_blocked_line_is_refused_naming_the_bodies(arm):
     plugin, _checker, _reference = arm
-    urdf = example_robot_urdf("panda").read_text()
-    srdf = (example_robot_data_dir() / "panda_description/srdf/panda.srdf").read_text()
-    model = RobotModel.from_urdf_string(urdf)
-    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    checker = _panda()[2]
     T_from = _start_pose(arm)
     T_to = _moved(T_from, (0.3, 0.0, 0.0))
     checker.scene.add_object("post", [Box((0.05, 0.3, 0.6))], pose=make_transform(None, T_from[:3, 3] + [0.15, 0, 0]))
@@ -226,10 +228,7 @@ def test_a_blocked_line_is_refused_naming_the_bodies(arm):
 
 def test_a_free_item_goes_around_what_blocks_the_line_blended_after_a_lin(arm):
     plugin, _checker, _reference = arm
-    urdf = example_robot_urdf("panda").read_text()
-    srdf = (example_robot_data_dir() / "panda_description/srdf/panda.srdf").read_text()
-    model = RobotModel.from_urdf_string(urdf)
-    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    checker = _panda()[2]
     T_from = _start_pose(arm)
     T_up, T_to = _moved(T_from, (0.0, 0.0, -0.05)), _moved(T_from, (0.3, 0.0, -0.05))
     checker.scene.add_object("cube", [Box((0.05, 0.05, 0.05))], pose=make_transform(None, T_up[:3, 3] + [0.15, 0, 0]))
