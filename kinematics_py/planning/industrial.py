@@ -183,11 +183,12 @@ class IndustrialRun:
         outside = bounds.violations(q)
         if outside:
             raise MotionRefused(ErrorCode.START_STATE_INVALID, f"the start is outside the limits: {outside}")
-        problem = self.check.state_problem(q)
+        report = self.check.checker.check(self.check.full_state(q))
+        if report.in_collision:
+            raise MotionRefused(ErrorCode.START_STATE_IN_COLLISION, f"the start is in collision ({report.describe()})")
+        problem = self.check.validity_problem(q)
         if problem:
-            code = ErrorCode.START_STATE_IN_COLLISION if problem.startswith("in collision") \
-                else ErrorCode.START_STATE_VIOLATES_PATH_CONSTRAINTS
-            raise MotionRefused(code, f"the start is not valid: {problem}")
+            raise MotionRefused(ErrorCode.START_STATE_VIOLATES_PATH_CONSTRAINTS, f"the start is not valid: {problem}")
         return q
 
     def checked(self, positions: np.ndarray, what: str) -> None:
@@ -346,8 +347,7 @@ def _followed(run: IndustrialRun, q_start: np.ndarray, poses: np.ndarray, kind: 
     if not path.complete:
         stopped_at = poses[min(len(path.positions), len(poses) - 1), :3, 3]
         reason = path.stop_reason
-        code = ErrorCode.NO_IK_SOLUTION if "no IK solution" in reason else (
-            ErrorCode.INVALID_MOTION_PLAN if "collision" in reason else ErrorCode.PLANNING_FAILED)
+        code = ErrorCode.NO_IK_SOLUTION if "no IK solution" in reason else ErrorCode.PLANNING_FAILED
         raise MotionRefused(code, f"{kind} cannot be followed past tool position "
                                   f"{np.round(stopped_at, 4).tolist()} m: {reason}")
     if q_goal is not None and len(run.names) <= 6 and np.abs(path.positions[-1] - q_goal).max() > SAME_CONFIGURATION:

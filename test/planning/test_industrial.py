@@ -226,6 +226,16 @@ def test_a_blocked_line_is_refused_naming_the_bodies(arm):
     assert unreachable.error_code == ErrorCode.NO_IK_SOLUTION and "tool position" in unreachable.message
 
 
+def test_a_start_in_collision_is_refused_naming_the_bodies(arm):
+    plugin, _checker, _reference = arm
+    checker = _panda()[2]
+    T_from = _start_pose(arm)
+    checker.scene.add_object("block", [Box((0.06, 0.06, 0.06))], pose=make_transform(None, T_from[:3, 3]))
+    for motion in (Lin(PoseGoal(_moved(T_from, (0.1, 0.0, 0.0)))), Ptp(JointGoal(READY + 0.1))):
+        plan = plan_motion(plugin, checker, READY, motion)
+        assert plan.error_code == ErrorCode.START_STATE_IN_COLLISION and "block" in plan.message, plan.message
+
+
 def test_a_free_item_goes_around_what_blocks_the_line_blended_after_a_lin(arm):
     plugin, _checker, _reference = arm
     checker = _panda()[2]
