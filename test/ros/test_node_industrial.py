@@ -12,6 +12,7 @@ flange, not the flange, on the target.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ import yaml
 from geometry_msgs.msg import Point, Pose
 from moveit_msgs.msg import (
     AttachedCollisionObject,
+    CollisionObject,
     Constraints,
     MotionSequenceItem,
     MoveItErrorCodes,
@@ -36,6 +38,7 @@ from node_harness import (
     module_processes,  # noqa: F401 (fixture)
     serving_node,
     ur5_parameters,
+    wait_for,
 )
 from shape_msgs.msg import SolidPrimitive
 
@@ -69,6 +72,7 @@ class IndustrialNode(NodeUnderTest):
         self.plan_client = self.client.client(GetMotionPlan, f"{namespace}/plan_kinematic_path")
         self.sequence_client = self.client.client(GetMotionSequence, f"{namespace}/plan_sequence_path")
         self.query_client = self.client.client(QueryPlannerInterfaces, f"{namespace}/query_planner_interface")
+        self.objects = self.node.create_publisher(CollisionObject, f"{namespace}/collision_object", 10)
         assert self.client.wait_until_answering(self.sequence_client, GetMotionSequence.Request(), CALL_TIMEOUT_S)
 
     def plan(self, request):
@@ -311,3 +315,25 @@ def test_a_subframe_is_the_link_of_a_plan_goal(node):
     T_reached = _tool(_trajectory(answer.trajectory)[0][-1:], T_FLANGE_SUBFRAME)[0]
     assert np.linalg.norm(T_reached[:3, 3] - T_to[:3, 3]) < 1e-3
     assert np.abs(T_reached[:3, :3] - T_to[:3, :3]).max() < 1e-2
+
+
+def test_a_lin_through_a_box_is_refused_naming_it(node):
+    """Last in this module: the box is removed again before it ends."""
+    request = _request("LIN", pose_goal("tool0", _moved((0.0, -0.25, 0.0)), "base_link"))
+    box = box_object("crate", 0.05, make_transform(None, tuple(START_POSE[:3, 3] + [0.0, -0.15, 0.0])), "base_link")
+    last_published = [-np.inf]
+
+    def refused(obstacle):
+        if time.monotonic() - last_published[0] > 1.0:  # again every second: discovery may lose the first
+            node.objects.publish(obstacle)
+            last_published[0] = time.monotonic()
+        answer = node.plan(request)
+        return answer if answer.error_code.val != MoveItErrorCodes.SUCCESS else None
+    try:
+        answer = wait_for(lambda: refused(box), 20.0, "the box to block the line", node.process)
+        assert answer.error_code.val == MoveItErrorCodes.INVALID_MOTION_PLAN
+        assert "crate" in answer.error_code.message and "LIN is blocked at point" in answer.error_code.message
+    finally:
+        removal = CollisionObject(id="crate", operation=CollisionObject.REMOVE)
+        last_published[0] = -np.inf
+        wait_for(lambda: not refused(removal), 20.0, "the box to go", node.process)
