@@ -25,6 +25,9 @@ INITIAL_POSITIONS_NAMESPACE = "initial_positions"
 FOLLOW_JOINT_TRAJECTORY = "FollowJointTrajectory"
 GRIPPER_COMMAND = "GripperCommand"
 CONTROLLER_TYPES = (FOLLOW_JOINT_TRAJECTORY, GRIPPER_COMMAND)
+#: The one controller a node simulating controllers serves when the configuration lists none: every joint.
+WHOLE_ROBOT_CONTROLLER = "joint_trajectory_controller"
+WHOLE_ROBOT_ACTION_NS = "follow_joint_trajectory"
 #: Parameters outside these namespaces that a moveit_controllers.yaml also holds (the plugin loader's).
 LOADER_KEYS = ("moveit_controller_manager",)
 
@@ -92,6 +95,12 @@ class ControllerConfig:
                 return controller
         raise ControllerConfigError(f"no controller {name!r}; the configured ones are "
                                     f"{[c.name for c in self.controllers]}")
+
+    def effective(self, robot_joints: tuple[str, ...]) -> tuple[ControllerSpec, ...]:
+        """The configured controllers, or without any, one default controller of every joint in ``robot_joints``
+        (``WHOLE_ROBOT_CONTROLLER``: what the node simulates then)."""
+        return self.controllers or (ControllerSpec(WHOLE_ROBOT_CONTROLLER, FOLLOW_JOINT_TRAJECTORY,
+                                                   WHOLE_ROBOT_ACTION_NS, True, robot_joints),)
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, Any]) -> ControllerConfig:

@@ -1,0 +1,179 @@
+"""Trajectories forwarded to the controllers, as move_group's trajectory execution manager forwards them: checked
+(``execution.trajectory``), split over the controllers, each part sent to ``<controller>/<action_ns>``
+(control_msgs/action/FollowJointTrajectory) and watched until every controller has finished, one has failed, its
+server is gone, the allowed duration has passed (TIMED_OUT) or the caller stops it (PREEMPTED); the controllers
+still running are then cancelled. One execution at a time per joint (``execution.joint_locks``)."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient
+
+from ...errors import ErrorCode, RequestError
+from ...execution.controllers import ControllerConfig, ControllerSpec
+from ...execution.joint_locks import JointLocks
+from ...execution.trajectory import JointTrajectory, check_start, check_trajectory, split
+from ..messages.joint_trajectory import joint_trajectory_from_msg, joint_trajectory_msg
+from ..messages.robot_state import JointPositions
+from ..serving_state import StateStore
+
+#: How long [s] a controller's action server may take to be seen (it may have just started), to accept or refuse
+#: a goal, and the running controllers to answer a cancel.
+SERVER_WAIT_S = 3.0
+GOAL_RESPONSE_WAIT_S = 5.0
+CANCEL_WAIT_S = 1.0
+#: How often [s] an execution is looked at, and its controllers' servers looked up in the ROS graph.
+POLL_S = 0.005
+SERVER_CHECK_S = 0.1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: ErrorCode
+    message: str
+
+
+@dataclass
+class _Running:
+    """One controller's part of an execution."""
+
+    controller: ControllerSpec
+    client: ActionClient
+    part: JointTrajectory
+    goal: object = None  # ClientGoalHandle once accepted
+    result: object = None  # its get_result future
+
+
+class ControllerClients:
+    """FollowJointTrajectory clients of the controllers ``config`` names (or of the one whole-robot controller
+    when it names none), and the executions through them."""
+
+    def __init__(self, node, config: ControllerConfig, store: StateStore, positions: JointPositions, callback_group):
+        self.config, self._store, self._positions = config, store, positions
+        self.locks = JointLocks()
+        self._clients = {spec.name: ActionClient(node, FollowJointTrajectory, spec.action_name,
+                                                 callback_group=callback_group)
+                         for spec in config.effective(()) if spec.follows_trajectories}
+
+    def execute(self, robot_trajectory, controller_names: Sequence[str], stop: Callable[[], bool],
+                owner: str) -> Outcome:
+        """Execute a moveit_msgs/RobotTrajectory; ``stop()`` turning true preempts it."""
+        try:
+            parts = self._prepared(robot_trajectory, controller_names)
+            if not parts:
+                return Outcome(ErrorCode.SUCCESS, "the trajectory is empty: nothing to execute")
+            with self.locks.held([joint for _, part in parts for joint in part.joint_names], owner):
+                return self._run([_Running(c, self._clients[c.name], part) for c, part in parts],
+                                 robot_trajectory.joint_trajectory.header, stop)
+        except RequestError as error:
+            return Outcome(error.code, str(error))
+
+    def _prepared(self, robot_trajectory, controller_names: Sequence[str]) -> list[tuple[ControllerSpec,
+                                                                                           JointTrajectory]]:
+        """The trajectory's parts per controller, once checked (RequestError otherwise); [] when it is empty."""
+        setup = self._store.current.setup
+        if setup is None:
+            raise RequestError(ErrorCode.CONTROL_FAILED, f"no robot to execute on: {self._store.current.problem}")
+        if robot_trajectory.multi_dof_joint_trajectory.joint_names:
+            raise RequestError(ErrorCode.INVALID_MOTION_PLAN, "multi_dof_joint_trajectory is not executed: the "
+                               "controllers take joint trajectories (revolute and prismatic joints) only")
+        trajectory = joint_trajectory_from_msg(robot_trajectory.joint_trajectory)
+        if trajectory.is_empty:
+            return []
+        model = setup.model
+        check_trajectory(trajectory, model)
+        parts = split(trajectory, self.config.effective(model.independent_joint_names), controller_names)
+        continuous = [name for name in trajectory.joint_names if model.joints[name].type == "continuous"]
+        check_start(trajectory, self._positions.current, self.config.settings.allowed_start_tolerance, continuous)
+        return parts
+
+    def _run(self, running: list[_Running], header, stop: Callable[[], bool]) -> Outcome:
+        """Send every part, then watch them (the controllers still running are cancelled on any failure)."""
+        try:
+            outcome = self._send(running, header)
+            if outcome is None:
+                outcome = self._watch(running, stop)
+        finally:
+            self._cancel([r for r in running if r.goal is not None and not r.result.done()])
+        return outcome
+
+    def _send(self, running: list[_Running], header) -> Outcome | None:
+        """Every part sent and accepted (None), or why not."""
+        for entry in running:
+            deadline = time.monotonic() + SERVER_WAIT_S
+            while not entry.client.server_is_ready():
+                if time.monotonic() > deadline:
+                    return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} does not serve "
+                                   f"its action {entry.controller.action_name!r}")
+                time.sleep(POLL_S)
+        sent = [(entry, entry.client.send_goal_async(FollowJointTrajectory.Goal(
+            trajectory=joint_trajectory_msg(entry.part, header)))) for entry in running]
+        deadline = time.monotonic() + GOAL_RESPONSE_WAIT_S
+        for entry, future in sent:
+            while not future.done():
+                if time.monotonic() > deadline:
+                    return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} did not answer "
+                                   f"the goal within {GOAL_RESPONSE_WAIT_S:g} s")
+                time.sleep(POLL_S)
+            if not future.result().accepted:
+                return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} rejected the "
+                               f"trajectory")
+            entry.goal = future.result()
+            entry.result = entry.goal.get_result_async()
+        return None
+
+    def _watch(self, running: list[_Running], stop: Callable[[], bool]) -> Outcome:
+        """Until every controller has succeeded, one has not, its server is gone, the allowed duration has passed
+        or ``stop()``."""
+        started = next_check = time.monotonic()
+        expected = max(entry.part.duration for entry in running)
+        allowed = self.config.settings.allowed_duration(expected)
+        while True:
+            for entry in running:
+                if entry.result.done():
+                    failure = _failure(entry)
+                    if failure:
+                        return Outcome(ErrorCode.CONTROL_FAILED, failure)
+            if all(entry.result.done() for entry in running):
+                return Outcome(ErrorCode.SUCCESS, f"executed by {[entry.controller.name for entry in running]}")
+            now = time.monotonic()
+            if stop():
+                return Outcome(ErrorCode.PREEMPTED, "the execution was cancelled: the controllers were stopped")
+            if now - started > allowed:
+                return Outcome(ErrorCode.TIMED_OUT, f"the execution took longer than allowed ({allowed:.3f} s: the "
+                               f"trajectory's {expected:.3f} s x allowed_execution_duration_scaling + "
+                               f"allowed_goal_duration_margin); the controllers were stopped")
+            if now >= next_check:
+                next_check = now + SERVER_CHECK_S
+                for entry in running:
+                    if not entry.result.done() and not entry.client.server_is_ready():
+                        return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} is gone (its "
+                                       f"action server left mid-execution)")
+            time.sleep(POLL_S)
+
+    @staticmethod
+    def _cancel(running: list[_Running]) -> None:
+        """Cancel the controllers' goals and wait a little for them to end (their servers may be gone)."""
+        for entry in running:
+            entry.goal.cancel_goal_async()
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        while any(not entry.result.done() and entry.client.server_is_ready() for entry in running):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(POLL_S)
+
+
+def _failure(entry: _Running) -> str:
+    """Why a controller's finished goal failed ("" if it succeeded)."""
+    response = entry.result.result()
+    result = response.result
+    if response.status == GoalStatus.STATUS_SUCCEEDED and result.error_code == FollowJointTrajectory.Result.SUCCESSFUL:
+        return ""
+    status = {GoalStatus.STATUS_ABORTED: "aborted", GoalStatus.STATUS_CANCELED: "canceled"}.get(response.status,
+                                                                                                 str(response.status))
+    return (f"controller {entry.controller.name!r} {status} the trajectory (error_code {result.error_code}"
+            f"{': ' + result.error_string if result.error_string else ''})")

@@ -1,0 +1,223 @@
+"""execute_trajectory over DDS, forwarded to a controller of the tests' own: the node (its own process) reads
+moveit_resources' Panda moveit_controllers.yaml unchanged, and a stand-in FollowJointTrajectory server (another
+process: processes/standin_controller.py) records what it receives and publishes joint_states.
+
+Properties: a trajectory is forwarded to ``panda_arm_controller/follow_joint_trajectory`` as sent and the goal
+succeeds; a start away from the current state is CONTROL_FAILED naming the joint, a bad trajectory
+INVALID_MOTION_PLAN with the reason, and neither reaches the controller; a controller that rejects or aborts is
+CONTROL_FAILED with its reason; an overrun is TIMED_OUT once duration x scaling + margin has passed, and the
+controller is cancelled; a cancel is PREEMPTED and cancels the controller; a controller that dies mid-execution
+ends the goal within a second; a second goal on joints being moved is refused with the reason.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import numpy as np
+import pytest
+import yaml
+from action_msgs.msg import GoalStatus
+from moveit_msgs.action import ExecuteTrajectory
+from moveit_msgs.msg import MoveItErrorCodes
+from node_harness import (
+    PROCESSES,
+    REPO,
+    NodeUnderTest,
+    module_processes,  # noqa: F401 (fixture)
+    serving_node,
+    wait_for,
+)
+from rclpy.action import ActionClient
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.messages.joint_trajectory import duration_msg
+
+PANDA_CONFIG = REPO / "test" / "data" / "moveit_resources" / "panda_moveit_config" / "config"
+JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
+READY = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
+CONTROLLER_ACTION = "panda_arm_controller/follow_joint_trajectory"
+STANDIN = PROCESSES / "standin_controller.py"
+RESULT_TIMEOUT_S = 30.0
+#: A goal whose controller is gone, cancelled or overran ends within this long [s] (the issue's bound).
+ENDS_WITHIN_S = 1.0
+
+
+def panda_parameters(**extra) -> dict:
+    """The bundled Panda with moveit_resources' moveit_controllers.yaml as move_group loads it (unchanged)."""
+    return {"robot_description": bundled_robot_path("panda").read_text(),
+            "robot_description_semantic": bundled_robot_path("panda", "srdf").read_text(),
+            **yaml.safe_load((PANDA_CONFIG / "moveit_controllers.yaml").read_text()), **extra}
+
+
+def trajectory(times=(0.0, 0.5, 1.0), offsets=(0.0, 0.05, 0.1), start=READY) -> JointTrajectory:
+    """The arm from ``start``, each point's joints moved by its offset."""
+    msg = JointTrajectory(joint_names=list(JOINTS))
+    for t, offset in zip(times, offsets):
+        msg.points.append(JointTrajectoryPoint(positions=[v + offset for v in start], time_from_start=duration_msg(t)))
+    return msg
+
+
+class ExecutingNode(NodeUnderTest):
+    def __init__(self, process, namespace):
+        super().__init__(process, namespace)
+        self.execute_client = ActionClient(self.node, ExecuteTrajectory, f"{namespace}/execute_trajectory")
+        assert self.execute_client.wait_for_server(timeout_sec=30.0)
+
+    def send(self, joint_trajectory: JointTrajectory):
+        goal = ExecuteTrajectory.Goal()
+        goal.trajectory.joint_trajectory = joint_trajectory
+        future = self.execute_client.send_goal_async(goal)
+        self.client.spin_until(future, RESULT_TIMEOUT_S)
+        handle = future.result()
+        assert handle is not None and handle.accepted
+        return handle
+
+    def result(self, handle):
+        """(status, error_code) of a goal once it ended."""
+        future = handle.get_result_async()
+        self.client.spin_until(future, RESULT_TIMEOUT_S)
+        assert future.done(), "no result"
+        return future.result().status, future.result().result.error_code
+
+    def execute(self, joint_trajectory: JointTrajectory):
+        return self.result(self.send(joint_trajectory))
+
+
+@pytest.fixture(scope="module")
+def node(module_processes, tmp_path_factory):  # noqa: F811
+    with serving_node(module_processes, tmp_path_factory.mktemp("execution"), panda_parameters(), "execution_node",
+                      tip="panda_link8", client_class=ExecutingNode) as node:
+        yield node
+
+
+class StandIn:
+    """A stand-in controller process and what it recorded."""
+
+    def __init__(self, processes, node: ExecutingNode, directory, mode: str):
+        self.record = directory / f"standin_{mode}.jsonl"
+        self.process = processes.start(
+            STANDIN, "--action", f"{node.namespace}/{CONTROLLER_ACTION}", "--joint-states",
+            f"{node.namespace}/joint_states", "--joints", *JOINTS, "--positions", *map(str, READY), "--record",
+            str(self.record), "--mode", mode, name=f"standin_{mode}")
+        probe = ActionClient(node.node, _fjt(), f"{node.namespace}/{CONTROLLER_ACTION}")
+        wait_for(lambda: probe.server_is_ready() or node.client.spin_once(0.05), 60.0, "the stand-in controller",
+                 self.process)
+        probe.destroy()
+
+    def received(self) -> list:
+        return [json.loads(line) for line in self.record.read_text().splitlines()] if self.record.exists() else []
+
+
+def _fjt():
+    from control_msgs.action import FollowJointTrajectory
+
+    return FollowJointTrajectory
+
+
+@pytest.fixture
+def standin(module_processes, node, tmp_path):  # noqa: F811
+    started = []
+
+    def start(mode: str = "follow") -> StandIn:
+        started.append(StandIn(module_processes, node, tmp_path, mode))
+        time.sleep(0.5)  # its joint_states reach the node
+        return started[-1]
+    yield start
+    for each in started:
+        module_processes.stop(each.process)
+
+
+def test_a_trajectory_is_forwarded_as_sent_and_succeeds(node, standin):
+    controller = standin("follow")
+    sent = trajectory()
+    status, code = node.execute(sent)
+    assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
+    (received,) = controller.received()
+    assert received["joint_names"] == list(JOINTS)
+    assert received["times"] == pytest.approx([0.0, 0.5, 1.0], abs=1e-9)
+    np.testing.assert_allclose(received["positions"], [list(p.positions) for p in sent.points], atol=1e-12)
+
+
+def test_a_start_away_from_the_current_state_is_refused_naming_the_joint(node, standin):
+    controller = standin("follow")
+    away = trajectory(start=READY[:3] + (READY[3] + 0.05,) + READY[4:])
+    status, code = node.execute(away)
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
+    assert "'panda_joint4'" in code.message and "0.05" in code.message, code.message
+    assert controller.received() == []
+
+
+@pytest.mark.parametrize("bad, reason", [
+    (lambda: trajectory(times=(0.0, 0.5, 0.5)), "must increase"),
+    (lambda: trajectory(offsets=(0.0, 0.05, 3.0)), "outside its limits"),
+    (lambda: JointTrajectory(joint_names=["panda_joint1", "elbow"], points=[
+        JointTrajectoryPoint(positions=[0.0, 0.0])]), "'elbow'"),
+    (lambda: JointTrajectory(joint_names=list(JOINTS), points=[JointTrajectoryPoint(positions=[0.0])]),
+     "1 positions for 7 joints"),
+])
+def test_a_bad_trajectory_is_an_invalid_motion_plan_and_never_sent(node, standin, bad, reason):
+    controller = standin("follow")
+    status, code = node.execute(bad())
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.INVALID_MOTION_PLAN), code.message
+    assert reason in code.message, code.message
+    assert controller.received() == []
+
+
+@pytest.mark.parametrize("mode, reason", [("reject", "rejected"), ("abort", "path tolerance violated")])
+def test_a_controller_that_rejects_or_aborts_is_a_control_failure(node, standin, mode, reason):
+    standin(mode)
+    status, code = node.execute(trajectory())
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
+    assert "panda_arm_controller" in code.message and reason in code.message, code.message
+
+
+def test_an_overrun_times_out_and_cancels_the_controller(node, standin):
+    """moveit_controllers.yaml: 1.0 s x 1.2 + 0.5 s allowed."""
+    controller = standin("hang")
+    began = time.monotonic()
+    status, code = node.execute(trajectory())
+    took = time.monotonic() - began
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.TIMED_OUT), code.message
+    assert 1.7 <= took < 1.7 + ENDS_WITHIN_S + 1.0, took
+    wait_for(lambda: "cancel" in controller.received(), 5.0, "the controller's cancel")
+
+
+def test_a_cancel_preempts_and_cancels_the_controller(node, standin):
+    controller = standin("hang")
+    handle = node.send(trajectory(times=(0.0, 5.0, 10.0)))
+    time.sleep(0.5)
+    began = time.monotonic()
+    cancelled = handle.cancel_goal_async()
+    node.client.spin_until(cancelled, RESULT_TIMEOUT_S)
+    status, code = node.result(handle)
+    assert time.monotonic() - began < ENDS_WITHIN_S + 0.5
+    assert (status, code.val) == (GoalStatus.STATUS_CANCELED, MoveItErrorCodes.PREEMPTED), code.message
+    assert "cancel" in controller.received()
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_a_controller_that_dies_mid_execution_ends_the_goal_within_a_second(node, standin, how):
+    controller = standin("follow")
+    handle = node.send(trajectory(times=(0.0, 10.0, 20.0)))
+    wait_for(lambda: controller.received(), 10.0, "the goal at the controller")
+    controller.process.popen.send_signal(how)
+    controller.process.popen.wait(10.0)
+    died = time.monotonic()
+    status, code = node.result(handle)
+    assert time.monotonic() - died < ENDS_WITHIN_S, code.message
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
+    assert "gone" in code.message, code.message
+
+
+def test_one_execution_at_a_time_per_joint(node, standin):
+    standin("hang")
+    first = node.send(trajectory(times=(0.0, 5.0, 10.0)))
+    time.sleep(0.3)
+    status, code = node.execute(trajectory())
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
+    assert "being moved by another execution" in code.message and "panda_joint1" in code.message, code.message
+    node.client.spin_until(first.cancel_goal_async(), RESULT_TIMEOUT_S)
+    assert node.result(first)[1].val == MoveItErrorCodes.PREEMPTED
