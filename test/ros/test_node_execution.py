@@ -12,6 +12,7 @@ ends the goal within a second; a second goal on joints being moved is refused wi
 from __future__ import annotations
 
 import json
+import math
 import signal
 import time
 
@@ -20,8 +21,10 @@ import pytest
 import yaml
 from action_msgs.msg import GoalStatus
 from moveit_msgs.action import ExecuteTrajectory
-from moveit_msgs.msg import MoveItErrorCodes
+from moveit_msgs.msg import MoveItErrorCodes, PlanningSceneComponents
+from moveit_msgs.srv import GetPlanningScene
 from node_harness import (
+    CALL_TIMEOUT_S,
     PROCESSES,
     REPO,
     NodeUnderTest,
@@ -65,6 +68,7 @@ class ExecutingNode(NodeUnderTest):
         super().__init__(process, namespace)
         self.execute_client = ActionClient(self.node, ExecuteTrajectory, f"{namespace}/execute_trajectory")
         assert self.execute_client.wait_for_server(timeout_sec=30.0)
+        self.scene_client = self.client.client(GetPlanningScene, f"{namespace}/get_planning_scene")
 
     def send(self, joint_trajectory: JointTrajectory):
         goal = ExecuteTrajectory.Goal()
@@ -85,6 +89,14 @@ class ExecutingNode(NodeUnderTest):
     def execute(self, joint_trajectory: JointTrajectory):
         return self.result(self.send(joint_trajectory))
 
+    def current_positions(self) -> list[float]:
+        """The arm's joints as the node has them (get_planning_scene's robot state)."""
+        request = GetPlanningScene.Request()
+        request.components.components = PlanningSceneComponents.ROBOT_STATE
+        state = self.client.call(self.scene_client, request, CALL_TIMEOUT_S).scene.robot_state.joint_state
+        values = dict(zip(state.name, state.position))
+        return [values.get(joint, math.nan) for joint in JOINTS]
+
 
 @pytest.fixture(scope="module")
 def node(module_processes, tmp_path_factory):  # noqa: F811
@@ -94,60 +106,84 @@ def node(module_processes, tmp_path_factory):  # noqa: F811
 
 
 class StandIn:
-    """A stand-in controller process and what it recorded."""
+    """A stand-in controller process at ``positions``, what it recorded, and the mode of its next goals."""
 
-    def __init__(self, processes, node: ExecutingNode, directory, mode: str):
-        self.record = directory / f"standin_{mode}.jsonl"
+    _started = 0
+
+    def __init__(self, processes, node: ExecutingNode, directory, positions):
+        StandIn._started += 1
+        name = f"standin_{StandIn._started}"
+        self.record, self.mode_file = directory / f"{name}.jsonl", directory / f"{name}.mode"
         self.process = processes.start(
             STANDIN, "--action", f"{node.namespace}/{CONTROLLER_ACTION}", "--joint-states",
-            f"{node.namespace}/joint_states", "--joints", *JOINTS, "--positions", *map(str, READY), "--record",
-            str(self.record), "--mode", mode, name=f"standin_{mode}")
-        probe = ActionClient(node.node, _fjt(), f"{node.namespace}/{CONTROLLER_ACTION}")
-        wait_for(lambda: probe.server_is_ready() or node.client.spin_once(0.05), 60.0, "the stand-in controller",
-                 self.process)
-        probe.destroy()
+            f"{node.namespace}/joint_states", "--joints", *JOINTS, "--positions", *map(str, positions), "--record",
+            str(self.record), "--mode-file", str(self.mode_file), name=name)
+        wait_for(lambda: np.allclose(node.current_positions(), positions, atol=1e-12, rtol=0), 60.0,
+                 "the stand-in's joint_states at the node", self.process)
+
+    def set_mode(self, mode: str) -> None:
+        self.mode_file.write_text(mode)
 
     def received(self) -> list:
         return [json.loads(line) for line in self.record.read_text().splitlines()] if self.record.exists() else []
 
 
-def _fjt():
-    from control_msgs.action import FollowJointTrajectory
+@pytest.fixture(scope="module")
+def stand_ins(module_processes, node, tmp_path_factory):  # noqa: F811
+    """Starts stand-ins one at a time (a new one stops the one before): the module's at READY, serving every test
+    that changes its mode, and one per test that kills it."""
+    directory = tmp_path_factory.mktemp("stand_ins")
+    running = []
 
-    return FollowJointTrajectory
+    def start(positions=READY) -> StandIn:
+        for old in running:
+            module_processes.stop(old.process)
+        running[:] = [StandIn(module_processes, node, directory, positions)]
+        return running[0]
+    return start
 
 
 @pytest.fixture
-def standin(module_processes, node, tmp_path):  # noqa: F811
-    started = []
+def standin(stand_ins):
+    """The module's stand-in (started on first use), in ``mode``."""
+    def use(mode: str = "follow") -> StandIn:
+        global _MODULE_STANDIN
+        if _MODULE_STANDIN is None:
+            _MODULE_STANDIN = stand_ins()
+        _MODULE_STANDIN.set_mode(mode)
+        return _MODULE_STANDIN
+    return use
 
-    def start(mode: str = "follow") -> StandIn:
-        started.append(StandIn(module_processes, node, tmp_path, mode))
-        time.sleep(0.5)  # its joint_states reach the node
-        return started[-1]
-    yield start
-    for each in started:
-        module_processes.stop(each.process)
+
+_MODULE_STANDIN: StandIn | None = None
 
 
 def test_a_trajectory_is_forwarded_as_sent_and_succeeds(node, standin):
+    """There and back: the second trajectory starts where the first ended (the stand-in's joint_states)."""
     controller = standin("follow")
-    sent = trajectory()
-    status, code = node.execute(sent)
-    assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
-    (received,) = controller.received()
-    assert received["joint_names"] == list(JOINTS)
-    assert received["times"] == pytest.approx([0.0, 0.5, 1.0], abs=1e-9)
-    np.testing.assert_allclose(received["positions"], [list(p.positions) for p in sent.points], atol=1e-12)
+    there = trajectory()
+    back = trajectory(offsets=(0.1, 0.05, 0.0))
+    for sent in (there, back):
+        status, code = node.execute(sent)
+        assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
+        received = controller.received()[-1]
+        assert received["joint_names"] == list(JOINTS)
+        assert received["times"] == pytest.approx([0.0, 0.5, 1.0], abs=1e-9)
+        np.testing.assert_allclose(received["positions"], [list(p.positions) for p in sent.points], atol=1e-12)
+        wait_for(lambda end=sent.points[-1].positions: np.allclose(node.current_positions(), end, atol=1e-12, rtol=0),
+                 10.0,
+                 "joint_states at the trajectory's end")
+    assert len(controller.received()) == 2
 
 
 def test_a_start_away_from_the_current_state_is_refused_naming_the_joint(node, standin):
     controller = standin("follow")
+    before = len(controller.received())
     away = trajectory(start=READY[:3] + (READY[3] + 0.05,) + READY[4:])
     status, code = node.execute(away)
     assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
     assert "'panda_joint4'" in code.message and "0.05" in code.message, code.message
-    assert controller.received() == []
+    assert len(controller.received()) == before
 
 
 @pytest.mark.parametrize("bad, reason", [
@@ -160,10 +196,11 @@ def test_a_start_away_from_the_current_state_is_refused_naming_the_joint(node, s
 ])
 def test_a_bad_trajectory_is_an_invalid_motion_plan_and_never_sent(node, standin, bad, reason):
     controller = standin("follow")
+    before = len(controller.received())
     status, code = node.execute(bad())
     assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.INVALID_MOTION_PLAN), code.message
     assert reason in code.message, code.message
-    assert controller.received() == []
+    assert len(controller.received()) == before
 
 
 @pytest.mark.parametrize("mode, reason", [("reject", "rejected"), ("abort", "path tolerance violated")])
@@ -177,16 +214,18 @@ def test_a_controller_that_rejects_or_aborts_is_a_control_failure(node, standin,
 def test_an_overrun_times_out_and_cancels_the_controller(node, standin):
     """moveit_controllers.yaml: 1.0 s x 1.2 + 0.5 s allowed."""
     controller = standin("hang")
+    cancels = controller.received().count("cancel")
     began = time.monotonic()
     status, code = node.execute(trajectory())
     took = time.monotonic() - began
     assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.TIMED_OUT), code.message
     assert 1.7 <= took < 1.7 + ENDS_WITHIN_S + 1.0, took
-    wait_for(lambda: "cancel" in controller.received(), 5.0, "the controller's cancel")
+    wait_for(lambda: controller.received().count("cancel") > cancels, 5.0, "the controller's cancel")
 
 
 def test_a_cancel_preempts_and_cancels_the_controller(node, standin):
     controller = standin("hang")
+    cancels = controller.received().count("cancel")
     handle = node.send(trajectory(times=(0.0, 5.0, 10.0)))
     time.sleep(0.5)
     began = time.monotonic()
@@ -195,21 +234,7 @@ def test_a_cancel_preempts_and_cancels_the_controller(node, standin):
     status, code = node.result(handle)
     assert time.monotonic() - began < ENDS_WITHIN_S + 0.5
     assert (status, code.val) == (GoalStatus.STATUS_CANCELED, MoveItErrorCodes.PREEMPTED), code.message
-    assert "cancel" in controller.received()
-
-
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
-def test_a_controller_that_dies_mid_execution_ends_the_goal_within_a_second(node, standin, how):
-    controller = standin("follow")
-    handle = node.send(trajectory(times=(0.0, 10.0, 20.0)))
-    wait_for(lambda: controller.received(), 10.0, "the goal at the controller")
-    controller.process.popen.send_signal(how)
-    controller.process.popen.wait(10.0)
-    died = time.monotonic()
-    status, code = node.result(handle)
-    assert time.monotonic() - died < ENDS_WITHIN_S, code.message
-    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
-    assert "gone" in code.message, code.message
+    assert controller.received().count("cancel") > cancels
 
 
 def test_one_execution_at_a_time_per_joint(node, standin):
@@ -221,3 +246,21 @@ def test_one_execution_at_a_time_per_joint(node, standin):
     assert "being moved by another execution" in code.message and "panda_joint1" in code.message, code.message
     node.client.spin_until(first.cancel_goal_async(), RESULT_TIMEOUT_S)
     assert node.result(first)[1].val == MoveItErrorCodes.PREEMPTED
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_a_controller_that_dies_mid_execution_ends_the_goal_within_a_second(node, stand_ins, how):
+    """Last in the module: each kills a stand-in of its own (at a start of its own, seen at the node)."""
+    controller = stand_ins(READY[:6] + (READY[6] + 1e-4 * how,))
+    start = READY[:6] + (READY[6] + 1e-4 * how,)
+    handle = node.send(trajectory(times=(0.0, 10.0, 20.0), start=start))
+    wait_for(lambda: controller.received() or handle.status >= GoalStatus.STATUS_SUCCEEDED
+             or node.client.spin_once(0.05), 10.0, "the goal at the controller")
+    assert controller.received(), node.result(handle)[1].message
+    controller.process.popen.send_signal(how)
+    controller.process.popen.wait(10.0)
+    died = time.monotonic()
+    status, code = node.result(handle)
+    assert time.monotonic() - died < ENDS_WITHIN_S, code.message
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
+    assert "gone" in code.message, code.message

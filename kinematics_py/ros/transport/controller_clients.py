@@ -5,6 +5,7 @@ server is gone, the allowed duration has passed (TIMED_OUT) or the caller stops 
 still running are then cancelled. One execution at a time per joint (``execution.joint_locks``)."""
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient
+from sensor_msgs.msg import JointState
 
 from ...errors import ErrorCode, RequestError
 from ...execution.controllers import ControllerConfig, ControllerSpec
@@ -29,12 +31,18 @@ CANCEL_WAIT_S = 1.0
 #: How often [s] an execution is looked at, and its controllers' servers looked up in the ROS graph.
 POLL_S = 0.005
 SERVER_CHECK_S = 0.1
+#: Joints that were on joint_states when an execution started and have not been on it for this long [s] since:
+#: the controller (or the driver publishing their state, in the same process as a rule) is gone. DDS notices a
+#: process that is killed (not shut down) only when its lease runs out, 20 s later by default.
+JOINT_STATES_SILENCE_S = 0.5
 
 
 @dataclass(frozen=True)
 class Outcome:
     code: ErrorCode
     message: str
+    #: Whether the controllers still running are waited for once cancelled (not when one is gone).
+    wait_for_cancel: bool = True
 
 
 @dataclass
@@ -58,6 +66,12 @@ class ControllerClients:
         self._clients = {spec.name: ActionClient(node, FollowJointTrajectory, spec.action_name,
                                                  callback_group=callback_group)
                          for spec in config.effective(()) if spec.follows_trajectories}
+        #: joint -> time.monotonic() it was last on joint_states
+        self._heard: dict[str, float] = {}
+        node.create_subscription(JointState, "joint_states", self._on_joint_states, 10, callback_group=callback_group)
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        self._heard.update(dict.fromkeys(msg.name, time.monotonic()))
 
     def execute(self, robot_trajectory, controller_names: Sequence[str], stop: Callable[[], bool],
                 owner: str) -> Outcome:
@@ -93,12 +107,11 @@ class ControllerClients:
 
     def _run(self, running: list[_Running], header, stop: Callable[[], bool]) -> Outcome:
         """Send every part, then watch them (the controllers still running are cancelled on any failure)."""
+        outcome = Outcome(ErrorCode.FAILURE, "interrupted", wait_for_cancel=False)
         try:
-            outcome = self._send(running, header)
-            if outcome is None:
-                outcome = self._watch(running, stop)
+            outcome = self._send(running, header) or self._watch(running, stop)
         finally:
-            self._cancel([r for r in running if r.goal is not None and not r.result.done()])
+            self._cancel([r for r in running if r.goal is not None and not r.result.done()], outcome.wait_for_cancel)
         return outcome
 
     def _send(self, running: list[_Running], header) -> Outcome | None:
@@ -130,6 +143,8 @@ class ControllerClients:
         """Until every controller has succeeded, one has not, its server is gone, the allowed duration has passed
         or ``stop()``."""
         started = next_check = time.monotonic()
+        heard = [joint for entry in running for joint in entry.part.joint_names
+                 if started - self._heard.get(joint, -math.inf) < JOINT_STATES_SILENCE_S]
         expected = max(entry.part.duration for entry in running)
         allowed = self.config.settings.allowed_duration(expected)
         while True:
@@ -149,17 +164,30 @@ class ControllerClients:
                                f"allowed_goal_duration_margin); the controllers were stopped")
             if now >= next_check:
                 next_check = now + SERVER_CHECK_S
-                for entry in running:
-                    if not entry.result.done() and not entry.client.server_is_ready():
-                        return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} is gone (its "
-                                       f"action server left mid-execution)")
+                gone = self._gone(running, heard, now)
+                if gone:
+                    return Outcome(ErrorCode.CONTROL_FAILED, gone, wait_for_cancel=False)
             time.sleep(POLL_S)
 
+    def _gone(self, running: list[_Running], heard: list[str], now: float) -> str:
+        """Why a controller still running is gone ("" while none is): its action server left the ROS graph, or
+        the joints it moves left joint_states."""
+        for entry in running:
+            if not entry.result.done() and not entry.client.server_is_ready():
+                return f"controller {entry.controller.name!r} is gone (its action server left mid-execution)"
+        silent = [joint for joint in heard if now - self._heard[joint] > JOINT_STATES_SILENCE_S]
+        if silent:
+            return (f"joints {silent} have not been on joint_states for {JOINT_STATES_SILENCE_S:g} s mid-execution: "
+                    f"their controller or driver is gone")
+        return ""
+
     @staticmethod
-    def _cancel(running: list[_Running]) -> None:
-        """Cancel the controllers' goals and wait a little for them to end (their servers may be gone)."""
+    def _cancel(running: list[_Running], wait: bool) -> None:
+        """Cancel the controllers' goals and, with ``wait``, wait a little for them to end."""
         for entry in running:
             entry.goal.cancel_goal_async()
+        if not wait:
+            return
         deadline = time.monotonic() + CANCEL_WAIT_S
         while any(not entry.result.done() and entry.client.server_is_ready() for entry in running):
             if time.monotonic() > deadline:

@@ -4,13 +4,16 @@
 Every goal it receives is written, as one JSON line, to --record (joint names, each point's time and positions);
 so is every cancel request ("cancel"). --mode: ``follow`` (succeed once the trajectory's duration has passed,
 joint_states then at its last point), ``reject`` (refuse every goal), ``abort`` (abort with
-PATH_TOLERANCE_VIOLATED after half the duration), ``hang`` (never finish until cancelled).
+PATH_TOLERANCE_VIOLATED after half the duration), ``hang`` (never finish until cancelled); the mode is read from
+the file --mode-file at each goal (its text, else ``follow``).
 """
 import argparse
 import contextlib
 import json
+import os
 import threading
 import time
+from pathlib import Path
 
 import rclpy
 from control_msgs.action import FollowJointTrajectory
@@ -28,8 +31,12 @@ def main() -> None:
     parser.add_argument("--joints", required=True, nargs="+")
     parser.add_argument("--positions", required=True, nargs="+", type=float)
     parser.add_argument("--record", required=True)
-    parser.add_argument("--mode", default="follow", choices=("follow", "reject", "abort", "hang"))
+    parser.add_argument("--mode-file", required=True)
     args = parser.parse_args()
+    modes = {}  # id of an accepted goal's request -> its mode
+
+    def current_mode() -> str:
+        return (Path(args.mode_file).read_text().strip() if os.path.exists(args.mode_file) else "") or "follow"
 
     rclpy.init()
     node = Node("standin_controller")
@@ -41,12 +48,19 @@ def main() -> None:
         with lock:
             record.write(json.dumps(entry) + "\n")
 
-    def on_goal(goal) -> GoalResponse:
+    def on_goal(goal_request) -> GoalResponse:
+        record_goal(goal_request)
+        mode = current_mode()
+        if mode == "reject":
+            return GoalResponse.REJECT
+        modes[id(goal_request)] = mode
+        return GoalResponse.ACCEPT
+
+    def record_goal(goal) -> None:
         trajectory = goal.trajectory
         write({"joint_names": list(trajectory.joint_names),
                "times": [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in trajectory.points],
                "positions": [list(p.positions) for p in trajectory.points]})
-        return GoalResponse.REJECT if args.mode == "reject" else GoalResponse.ACCEPT
 
     def on_cancel(_goal_handle) -> CancelResponse:
         write("cancel")
@@ -56,14 +70,17 @@ def main() -> None:
         trajectory = goal_handle.request.trajectory
         last = trajectory.points[-1]
         duration = last.time_from_start.sec + last.time_from_start.nanosec * 1e-9
-        until = time.monotonic() + (duration / 2 if args.mode == "abort" else duration)
+        mode = modes.pop(id(goal_handle.request))
+        until = time.monotonic() + (duration / 2 if mode == "abort" else duration)
         result = FollowJointTrajectory.Result()
-        while args.mode == "hang" or time.monotonic() < until:
+        while mode == "hang" or time.monotonic() < until:
+            if not rclpy.ok():
+                return result
             if goal_handle.is_cancel_requested:
                 goal_handle.canceled()
                 return result
             time.sleep(0.005)
-        if args.mode == "abort":
+        if mode == "abort":
             result.error_code = FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
             result.error_string = "stand-in: path tolerance violated"
             goal_handle.abort()
@@ -88,6 +105,10 @@ def main() -> None:
     print("serving", flush=True)
     with contextlib.suppress(KeyboardInterrupt, ExternalShutdownException):
         executor.spin()
+    # SIGTERM (rclpy's handler shut the context down): the participant announced gone, then leave at once (the goals'
+    # threads with it)
+    rclpy.get_default_context().destroy()
+    os._exit(0)
 
 
 if __name__ == "__main__":
