@@ -1,0 +1,75 @@
+"""pymoveit2, unchanged, moving the Panda through kinematics_node: move_to_configuration (plan_kinematic_path and
+execute_trajectory, or one move_action goal with --move-group-action) and wait_until_executed, or cancel_execution
+--cancel-after seconds after the motion began. Prints ``<what>: <JSON>`` lines: the joints' positions on
+joint_states before (``start``) and after (``final``; ``final again`` 0.5 s later), and wait_until_executed's
+answer (``executed``)."""
+import argparse
+import json
+import sys
+import threading
+import time
+
+import rclpy
+from pymoveit2 import MoveIt2
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+
+JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
+WAIT_S = 60.0
+
+
+def report(what: str, value) -> None:
+    print(f"{what}: {json.dumps(value)}", flush=True)
+
+
+def wait_until(condition, what: str):
+    deadline = time.monotonic() + WAIT_S
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            sys.exit(f"timed out waiting for {what}")
+        time.sleep(0.02)
+    return value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--goal", type=float, nargs=7, required=True)
+    parser.add_argument("--move-group-action", action="store_true")
+    parser.add_argument("--cancel-after", type=float, default=0.0, help="[s]")
+    args, ros_args = parser.parse_known_args()
+    rclpy.init(args=ros_args)
+    node = Node("pymoveit2_mover")
+    group = ReentrantCallbackGroup()
+    latest = {}
+    node.create_subscription(JointState, "joint_states", lambda msg: latest.update(zip(msg.name, msg.position)), 10,
+                             callback_group=group)
+    moveit2 = MoveIt2(node=node, joint_names=JOINTS, base_link_name="panda_link0", end_effector_name="panda_link8",
+                      group_name="panda_arm", callback_group=group, use_move_group_action=args.move_group_action)
+    moveit2.allowed_planning_time = 5.0
+    executor = MultiThreadedExecutor(2)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    # pymoveit2 sends a goal only once its action client has matched the server (else: "not yet available")
+    client = getattr(moveit2, "_MoveIt2__move_action_client" if args.move_group_action
+                     else "_execute_trajectory_action_client")
+    wait_until(client.server_is_ready, f"{client._action_name} at pymoveit2's client")
+    wait_until(lambda: all(joint in latest for joint in JOINTS), "joint_states")
+    start = [latest[joint] for joint in JOINTS]
+    report("start", start)
+    moveit2.move_to_configuration(args.goal, timeout_sec=WAIT_S)
+    if args.cancel_after:
+        wait_until(lambda: max(abs(latest[j] - s) for j, s in zip(JOINTS, start)) > 1e-3, "the arm to move")
+        time.sleep(args.cancel_after)
+        moveit2.cancel_execution()
+    report("executed", moveit2.wait_until_executed(timeout_sec=WAIT_S))
+    time.sleep(0.2)  # the last joint_states on their way
+    report("final", [latest[joint] for joint in JOINTS])
+    time.sleep(0.5)
+    report("final again", [latest[joint] for joint in JOINTS])
+    rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
