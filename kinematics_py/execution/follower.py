@@ -34,6 +34,12 @@ def sample(trajectory: JointTrajectory, t: float) -> np.ndarray:
             + (s**3 - s**2) * v1)
 
 
+def remaining_path(trajectory: JointTrajectory, t: float) -> np.ndarray:
+    """The waypoints still ahead ``t`` [s] after the start: the positions then, and every later point."""
+    later = trajectory.positions[trajectory.times > t]
+    return np.vstack([sample(trajectory, t)[None, :], later])
+
+
 class _Motion:
     """A trajectory being followed since ``started`` [s, the follower's clock], from ``origin`` (the joints'
     positions then) when its first point comes later than its start."""

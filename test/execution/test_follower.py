@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kinematics_py.errors import ErrorCode, RequestError
-from kinematics_py.execution.follower import TrajectoryFollower, sample
+from kinematics_py.execution.follower import TrajectoryFollower, remaining_path, sample
 from kinematics_py.execution.joint_locks import JointLocks
 from kinematics_py.execution.trajectory import trajectory_from_points
 
@@ -31,6 +31,13 @@ def test_linear_without_velocities_and_hermite_slopes_with_them():
     h = 1e-6
     slope = (sample(cubic, 0.5 + h) - sample(cubic, 0.5 - h)) / (2 * h)
     np.testing.assert_allclose(slope, VELOCITIES[1], atol=1e-5)
+
+
+def test_the_remaining_path_starts_where_the_joints_are_and_keeps_the_later_points():
+    trajectory = trajectory_from_points(JOINTS, TIMES, POSITIONS)
+    np.testing.assert_allclose(remaining_path(trajectory, 0.25), [(0.2, 0.75), POSITIONS[1], POSITIONS[2]])
+    np.testing.assert_allclose(remaining_path(trajectory, 0.5), [POSITIONS[1], POSITIONS[2]])
+    np.testing.assert_allclose(remaining_path(trajectory, 9.0), [POSITIONS[2]])
 
 
 def test_the_follower_follows_holds_and_stops():

@@ -5,24 +5,43 @@ unchanged, serves panda_arm_controller/follow_joint_trajectory itself and publis
 Properties: move_to_configuration + wait_until_executed ends with joint_states at the goal (1e-3 rad), through
 execute_trajectory and through move_action (use_move_group_action=True), each motion starting where the last
 ended; cancel_execution mid-motion stops the arm short of the goal, where it stays, and wait_until_executed answers
-False.
+False; an object added on the path mid-motion stops the arm short of it (MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE).
 """
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
 import yaml
-from node_harness import PROCESSES, REPO, module_processes, serving_node  # noqa: F401 (fixture)
+from moveit_msgs.action import ExecuteTrajectory
+from moveit_msgs.msg import CollisionObject, MoveItErrorCodes, PlanningSceneComponents
+from moveit_msgs.srv import GetPlanningScene
+from node_harness import PROCESSES, REPO, module_processes, serving_node, wait_for  # noqa: F401 (fixture)
+from rclpy.action import ActionClient
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.geometry import Box
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.model.robot_model import RobotModel
+from kinematics_py.model.srdf import SemanticModel
+from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.demo.client import box_object
+from kinematics_py.ros.messages.joint_trajectory import duration_msg
 
 PANDA_CONFIG = REPO / "test" / "data" / "moveit_resources" / "panda_moveit_config" / "config"
 MOVER = PROCESSES / "pymoveit2_mover.py"
 INITIAL = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]  # initial_positions.yaml
 GOALS = ([0.6, -0.4, 0.3, -2.0, 0.2, 1.9, 0.4], [-0.5, -0.2, -0.3, -2.3, -0.2, 2.2, 1.0])
 AT_GOAL = 1e-3
+MODEL = RobotModel.from_urdf_string(bundled_robot_path("panda").read_text())
+JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
+BOX_SIZE = 0.1
+SCENE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 RUN_TIMEOUT_S = 300.0
 
 
@@ -84,3 +103,49 @@ def test_cancel_execution_stops_the_arm_short_of_the_goal(module_processes, node
     assert np.max(np.abs(final - start)) > 0.01, "the arm moved"
     assert np.max(np.abs(final - goal)) > 0.05, "and stopped short of the goal"
     np.testing.assert_allclose(steps["final again"], final, atol=1e-9, err_msg="where it stays")
+
+
+def test_an_object_added_on_the_path_stops_the_arm_short_of_it(node):
+    """Beyond move_group's default: mid-motion, a box appears where the tool will be at 3/4 of a 4 s motion; the
+    goal ends MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE and the arm stands short of the box, clear of it."""
+    client = node.client
+    executing = ActionClient(client.node, ExecuteTrajectory, f"{node.namespace}/execute_trajectory")
+    objects = client.node.create_publisher(CollisionObject, f"{node.namespace}/collision_object", SCENE_QOS)
+    assert executing.wait_for_server(timeout_sec=30.0)
+    wait_for(lambda: objects.get_subscription_count() > 0 or client.spin_once(0.05), 30.0, "the scene topic")
+    start = current_positions(node)
+    goal = start.copy()
+    goal[0] += 1.2
+    box_at = MODEL.link_poses(dict(zip(JOINTS, start + 0.75 * (goal - start))))["panda_hand"][:3, 3]
+    checker = CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("panda", "srdf").read_text(),
+                                                                     MODEL))
+    path = PathCheck(checker, JOINTS)
+    assert path.first_invalid(densify(np.array([start, goal]), 0.01)) < 0, "free before the box"
+    goal_msg = ExecuteTrajectory.Goal()
+    goal_msg.trajectory.joint_trajectory = JointTrajectory(joint_names=list(JOINTS), points=[
+        JointTrajectoryPoint(positions=list(q), time_from_start=duration_msg(t))
+        for t, q in ((0.0, start), (4.0, goal))])
+    sent = executing.send_goal_async(goal_msg)
+    client.spin_until(sent, 30.0)
+    time.sleep(0.5)
+    objects.publish(box_object("in_the_way", BOX_SIZE, make_transform(None, box_at), "panda_link0"))
+    result = sent.result().get_result_async()
+    client.spin_until(result, 30.0)
+    code = result.result().result.error_code
+    assert code.val == MoveItErrorCodes.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE, code.message
+    assert "in_the_way" in code.message, code.message
+    time.sleep(0.3)
+    stopped = current_positions(node)
+    assert 0.05 < stopped[0] - start[0] < 0.75 * 1.2, stopped - start
+    checker.scene.add_object("in_the_way", [Box((BOX_SIZE,) * 3)], pose=make_transform(None, box_at))
+    assert PathCheck(checker, JOINTS).first_invalid(densify(np.array([start, stopped]), 0.01)) < 0, "short of it"
+    objects.publish(CollisionObject(id="in_the_way", operation=CollisionObject.REMOVE))
+
+
+def current_positions(node) -> np.ndarray:
+    request = GetPlanningScene.Request()
+    request.components.components = PlanningSceneComponents.ROBOT_STATE
+    state = node.client.call(node.client.client(GetPlanningScene, f"{node.namespace}/get_planning_scene"), request,
+                             30.0).scene.robot_state.joint_state
+    values = dict(zip(state.name, state.position))
+    return np.array([values[joint] for joint in JOINTS])

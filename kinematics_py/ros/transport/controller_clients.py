@@ -17,10 +17,12 @@ from sensor_msgs.msg import JointState
 
 from ...errors import ErrorCode, RequestError
 from ...execution.controllers import ControllerConfig, ControllerSpec
+from ...execution.follower import remaining_path
 from ...execution.joint_locks import JointLocks
 from ...execution.trajectory import JointTrajectory, check_start, check_trajectory, split
+from ...planning.path_check import PathCheck, densify
 from ..messages.joint_trajectory import joint_trajectory_from_msg, joint_trajectory_msg
-from ..messages.robot_state import JointPositions
+from ..messages.robot_state import JointPositions, joint_values
 from ..serving_state import StateStore
 
 #: How long [s] a controller's action server may take to be seen (it may have just started), to accept or refuse
@@ -77,18 +79,19 @@ class ControllerClients:
                 owner: str) -> Outcome:
         """Execute a moveit_msgs/RobotTrajectory; ``stop()`` turning true preempts it."""
         try:
-            parts = self._prepared(robot_trajectory, controller_names)
+            trajectory, parts = self._prepared(robot_trajectory, controller_names)
             if not parts:
                 return Outcome(ErrorCode.SUCCESS, "the trajectory is empty: nothing to execute")
-            with self.locks.held([joint for _, part in parts for joint in part.joint_names], owner):
-                return self._run([_Running(c, self._clients[c.name], part) for c, part in parts],
+            with self.locks.held(trajectory.joint_names, owner):
+                return self._run(trajectory, [_Running(c, self._clients[c.name], part) for c, part in parts],
                                  robot_trajectory.joint_trajectory.header, stop)
         except RequestError as error:
             return Outcome(error.code, str(error))
 
-    def _prepared(self, robot_trajectory, controller_names: Sequence[str]) -> list[tuple[ControllerSpec,
-                                                                                           JointTrajectory]]:
-        """The trajectory's parts per controller, once checked (RequestError otherwise); [] when it is empty."""
+    def _prepared(self, robot_trajectory, controller_names: Sequence[str]) -> tuple[
+            JointTrajectory, list[tuple[ControllerSpec, JointTrajectory]]]:
+        """The trajectory and its parts per controller, once checked (RequestError otherwise); no parts when it is
+        empty."""
         setup = self._store.current.setup
         if setup is None:
             raise RequestError(ErrorCode.CONTROL_FAILED, f"no robot to execute on: {self._store.current.problem}")
@@ -97,19 +100,19 @@ class ControllerClients:
                                "controllers take joint trajectories (revolute and prismatic joints) only")
         trajectory = joint_trajectory_from_msg(robot_trajectory.joint_trajectory)
         if trajectory.is_empty:
-            return []
+            return trajectory, []
         model = setup.model
         check_trajectory(trajectory, model)
         parts = split(trajectory, self.config.effective(model.independent_joint_names), controller_names)
         continuous = [name for name in trajectory.joint_names if model.joints[name].type == "continuous"]
         check_start(trajectory, self._positions.current, self.config.settings.allowed_start_tolerance, continuous)
-        return parts
+        return trajectory, parts
 
-    def _run(self, running: list[_Running], header, stop: Callable[[], bool]) -> Outcome:
+    def _run(self, trajectory: JointTrajectory, running: list[_Running], header, stop: Callable[[], bool]) -> Outcome:
         """Send every part, then watch them (the controllers still running are cancelled on any failure)."""
         outcome = Outcome(ErrorCode.FAILURE, "interrupted", wait_for_cancel=False)
         try:
-            outcome = self._send(running, header) or self._watch(running, stop)
+            outcome = self._send(running, header) or self._watch(trajectory, running, stop)
         finally:
             self._cancel([r for r in running if r.goal is not None and not r.result.done()], outcome.wait_for_cancel)
         return outcome
@@ -139,10 +142,11 @@ class ControllerClients:
             entry.result = entry.goal.get_result_async()
         return None
 
-    def _watch(self, running: list[_Running], stop: Callable[[], bool]) -> Outcome:
-        """Until every controller has succeeded, one has not, its server is gone, the allowed duration has passed
-        or ``stop()``."""
+    def _watch(self, trajectory: JointTrajectory, running: list[_Running], stop: Callable[[], bool]) -> Outcome:
+        """Until every controller has succeeded, one has not, its server is gone, the allowed duration has passed,
+        the scene changed so that the rest of the path collides, or ``stop()``."""
         started = next_check = time.monotonic()
+        scene = self._store.current.scene
         heard = [joint for entry in running for joint in entry.part.joint_names
                  if started - self._heard.get(joint, -math.inf) < JOINT_STATES_SILENCE_S]
         expected = max(entry.part.duration for entry in running)
@@ -162,12 +166,30 @@ class ControllerClients:
                 return Outcome(ErrorCode.TIMED_OUT, f"the execution took longer than allowed ({allowed:.3f} s: the "
                                f"trajectory's {expected:.3f} s x allowed_execution_duration_scaling + "
                                f"allowed_goal_duration_margin); the controllers were stopped")
+            if self._store.current.scene is not scene:
+                state = self._store.current
+                scene, blocked = state.scene, self._blocked(trajectory, now - started, state)
+                if blocked:
+                    return Outcome(ErrorCode.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE, blocked)
             if now >= next_check:
                 next_check = now + SERVER_CHECK_S
                 gone = self._gone(running, heard, now)
                 if gone:
                     return Outcome(ErrorCode.CONTROL_FAILED, gone, wait_for_cancel=False)
             time.sleep(POLL_S)
+
+    def _blocked(self, trajectory: JointTrajectory, elapsed: float, state) -> str:
+        """Why the rest of the path (from where the joints are ``elapsed`` [s] after the start) is not
+        collision-free in ``state``'s scene ("" when it is, or without a collision checker)."""
+        if state.checker is None or state.setup is None:
+            return ""
+        check = PathCheck(state.checker, trajectory.joint_names, joint_values(state.setup, self._positions.current))
+        states = densify(remaining_path(trajectory, elapsed), check.resolution)
+        colliding = check.first_invalid(states)
+        if colliding < 0:
+            return ""
+        return (f"the planning scene changed and the rest of the path collides "
+                f"({check.state_problem(states[colliding])}): the motion was stopped")
 
     def _gone(self, running: list[_Running], heard: list[str], now: float) -> str:
         """Why a controller still running is gone ("" while none is): its action server left the ROS graph, or
