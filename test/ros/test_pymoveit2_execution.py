@@ -1,11 +1,13 @@
-"""pymoveit2 (the pinned version, unchanged, in a process of its own) moves the Panda through kinematics_node
-with simulate_controllers: the node reads moveit_resources' moveit_controllers.yaml and initial_positions.yaml
-unchanged, serves panda_arm_controller/follow_joint_trajectory itself and publishes joint_states.
+"""pymoveit2 (the pinned version, unchanged, in a process of its own: examples/move_with_pymoveit2.py) moves the
+Panda through kinematics_node with simulate_controllers: the node reads moveit_resources' moveit_controllers.yaml
+and initial_positions.yaml unchanged, serves panda_arm_controller/follow_joint_trajectory itself and publishes
+joint_states.
 
 Properties: move_to_configuration + wait_until_executed ends with joint_states at the goal (1e-3 rad), through
 execute_trajectory and through move_action (use_move_group_action=True), each motion starting where the last
 ended; cancel_execution mid-motion stops the arm short of the goal, where it stays, and wait_until_executed answers
-False; an object added on the path mid-motion stops the arm short of it (MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE).
+False; an object added on the path mid-motion stops the arm short of it
+(MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import yaml
 from moveit_msgs.action import ExecuteTrajectory
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes, PlanningSceneComponents
 from moveit_msgs.srv import GetPlanningScene
-from node_harness import PROCESSES, REPO, module_processes, serving_node, wait_for  # noqa: F401 (fixture)
+from node_harness import REPO, module_processes, serving_node, wait_for  # noqa: F401 (fixture)
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -34,7 +36,7 @@ from kinematics_py.ros.demo.client import box_object
 from kinematics_py.ros.messages.joint_trajectory import duration_msg
 
 PANDA_CONFIG = REPO / "test" / "data" / "moveit_resources" / "panda_moveit_config" / "config"
-MOVER = PROCESSES / "pymoveit2_mover.py"
+MOVER = REPO / "examples" / "move_with_pymoveit2.py"
 INITIAL = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]  # initial_positions.yaml
 GOALS = ([0.6, -0.4, 0.3, -2.0, 0.2, 1.9, 0.4], [-0.5, -0.2, -0.3, -2.3, -0.2, 2.2, 1.0])
 AT_GOAL = 1e-3

@@ -1,8 +1,15 @@
-"""pymoveit2, unchanged, moving the Panda through kinematics_node: move_to_configuration (plan_kinematic_path and
-execute_trajectory, or one move_action goal with --move-group-action) and wait_until_executed, or cancel_execution
---cancel-after seconds after the motion began. Prints ``<what>: <JSON>`` lines: the joints' positions on
-joint_states before (``start``) and after (``final``; ``final again`` 0.5 s later), and wait_until_executed's
-answer (``executed``)."""
+"""pymoveit2, unchanged, moving the Panda through kinematics_node (docs/moveit.md, "Executing motions"):
+move_to_configuration (plan_kinematic_path, then execute_trajectory; or one move_action goal with
+--move-group-action) and wait_until_executed; with --cancel-after, cancel_execution that many seconds after the arm
+began to move.
+
+    .venv/bin/python examples/move_with_pymoveit2.py --goal 0.6 -0.4 0.3 -2.0 0.2 1.9 0.4 --ros-args -r __ns:=/panda
+
+against a node serving moveit_resources' Panda with its moveit_controllers.yaml (a real controller, or
+simulate_controllers:=true). Prints ``<what>: <JSON>`` lines: the joints on joint_states before (``start``) and
+after the motion (``final``, and ``final again`` 0.5 s later) and wait_until_executed's answer (``executed``).
+test/ros/test_pymoveit2_execution.py runs it against a node in its own process.
+"""
 import argparse
 import json
 import sys
