@@ -11,8 +11,6 @@ after the motion (``final``, and ``final again`` 0.5 s later) and wait_until_exe
 test/ros/test_pymoveit2_execution.py runs it against a node in its own process.
 """
 import argparse
-import json
-import sys
 import threading
 import time
 
@@ -22,22 +20,9 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
+from with_pymoveit2 import WAIT_S, report, wait_until  # the example beside this one
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
-WAIT_S = 60.0
-
-
-def report(what: str, value) -> None:
-    print(f"{what}: {json.dumps(value)}", flush=True)
-
-
-def wait_until(condition, what: str):
-    deadline = time.monotonic() + WAIT_S
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            sys.exit(f"timed out waiting for {what}")
-        time.sleep(0.02)
-    return value
 
 
 def main() -> None:

@@ -7,7 +7,9 @@ succeeds; a start away from the current state is CONTROL_FAILED naming the joint
 INVALID_MOTION_PLAN with the reason, and neither reaches the controller; a controller that rejects or aborts is
 CONTROL_FAILED with its reason; an overrun is TIMED_OUT once duration x scaling + margin has passed, and the
 controller is cancelled; a cancel is PREEMPTED and cancels the controller; a controller that dies mid-execution
-ends the goal within a second; a second goal on joints being moved is refused with the reason.
+ends the goal within a second; a second goal on joints being moved is refused with the reason. move_action: with
+plan_only nothing is sent; else the plan (around planning_scene_diff's objects, which the node does not keep) starts
+at the current state, is forwarded as planned and is collision-free.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import numpy as np
 import pytest
 import yaml
 from action_msgs.msg import GoalStatus
-from moveit_msgs.action import ExecuteTrajectory
+from moveit_msgs.action import ExecuteTrajectory, MoveGroup
 from moveit_msgs.msg import MoveItErrorCodes, PlanningSceneComponents
 from moveit_msgs.srv import GetPlanningScene
 from node_harness import (
@@ -35,12 +37,20 @@ from node_harness import (
 from rclpy.action import ActionClient
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.geometry import Box
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.model.robot_model import RobotModel
+from kinematics_py.model.srdf import SemanticModel
+from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.demo.client import box_object, joint_goal, motion_plan_request
 from kinematics_py.ros.messages.joint_trajectory import duration_msg
 
 PANDA_CONFIG = REPO / "test" / "data" / "moveit_resources" / "panda_moveit_config" / "config"
 JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
 READY = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
+MODEL = RobotModel.from_urdf_string(bundled_robot_path("panda").read_text())
 CONTROLLER_ACTION = "panda_arm_controller/follow_joint_trajectory"
 STANDIN = PROCESSES / "standin_controller.py"
 RESULT_TIMEOUT_S = 30.0
@@ -69,6 +79,8 @@ class ExecutingNode(NodeUnderTest):
         self.execute_client = ActionClient(self.node, ExecuteTrajectory, f"{namespace}/execute_trajectory")
         assert self.execute_client.wait_for_server(timeout_sec=30.0)
         self.scene_client = self.client.client(GetPlanningScene, f"{namespace}/get_planning_scene")
+        self.move_client = ActionClient(self.node, MoveGroup, f"{namespace}/move_action")
+        assert self.move_client.wait_for_server(timeout_sec=30.0)
 
     def send(self, joint_trajectory: JointTrajectory):
         goal = ExecuteTrajectory.Goal()
@@ -246,6 +258,77 @@ def test_one_execution_at_a_time_per_joint(node, standin):
     assert "being moved by another execution" in code.message and "panda_joint1" in code.message, code.message
     node.client.spin_until(first.cancel_goal_async(), RESULT_TIMEOUT_S)
     assert node.result(first)[1].val == MoveItErrorCodes.PREEMPTED
+
+
+def move_group_goal(goal, plan_only: bool, start=None) -> MoveGroup.Goal:
+    """A MoveGroup goal to the joint configuration ``goal`` (from ``start``, when given)."""
+    request = motion_plan_request("panda_arm", [joint_goal(dict(zip(JOINTS, goal)))], dict(zip(JOINTS, start))
+                                  if start is not None else {}).motion_plan_request
+    result = MoveGroup.Goal(request=request)
+    result.planning_options.plan_only = plan_only
+    return result
+
+
+def move(node: ExecutingNode, goal: MoveGroup.Goal):
+    """(status, result) of a move_action goal."""
+    sent = node.move_client.send_goal_async(goal)
+    node.client.spin_until(sent, RESULT_TIMEOUT_S)
+    assert sent.result().accepted
+    result = sent.result().get_result_async()
+    node.client.spin_until(result, 120.0)
+    assert result.done()
+    return result.result().status, result.result().result
+
+
+def points(robot_trajectory) -> np.ndarray:
+    return np.array([list(p.positions) for p in robot_trajectory.joint_trajectory.points])
+
+
+MOVE_GOAL = (0.8, -0.3, 0.2, -2.0, 0.1, 1.8, 0.5)
+
+
+def test_move_action_plan_only_plans_from_the_request_and_sends_nothing(node, standin):
+    controller = standin("follow")
+    before = len(controller.received())
+    start = np.array(READY) + 0.02
+    status, result = move(node, move_group_goal(MOVE_GOAL, plan_only=True, start=start))
+    assert (status, result.error_code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), \
+        result.error_code.message
+    planned = points(result.planned_trajectory)
+    np.testing.assert_allclose(planned[0], start, atol=1e-9)
+    np.testing.assert_allclose(planned[-1], MOVE_GOAL, atol=1e-3)
+    assert not result.executed_trajectory.joint_trajectory.points and result.planning_time > 0
+    assert len(controller.received()) == before
+
+
+def test_move_action_plans_around_its_scene_diff_from_the_current_state_and_executes(node, standin):
+    """The request's start state is ignored (the motion starts at /joint_states); a box of planning_scene_diff on
+    the straight motion is planned around and not kept in the node's scene."""
+    controller = standin("follow")
+    before = len(controller.received())
+    box_at = MODEL.link_poses(dict(zip(JOINTS, (np.array(READY) + MOVE_GOAL) / 2)))["panda_hand"][:3, 3]
+    box = box_object("diff_box", 0.12, make_transform(None, box_at), "panda_link0")
+    checker = CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("panda", "srdf").read_text(),
+                                                                     MODEL))
+    checker.scene.add_object("diff_box", [Box((0.12,) * 3)], pose=make_transform(None, box_at))
+    check = PathCheck(checker, JOINTS)
+    assert check.first_invalid(densify(np.array([READY, MOVE_GOAL]), 0.01)) >= 0, "the straight motion hits the box"
+    goal = move_group_goal(MOVE_GOAL, plan_only=False, start=np.array(READY) + 0.3)
+    goal.planning_options.planning_scene_diff.is_diff = True
+    goal.planning_options.planning_scene_diff.world.collision_objects = [box]
+    status, result = move(node, goal)
+    assert (status, result.error_code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), \
+        result.error_code.message
+    forwarded = np.array(controller.received()[-1]["positions"])
+    assert len(controller.received()) == before + 1
+    np.testing.assert_allclose(forwarded, points(result.planned_trajectory), atol=1e-12)
+    np.testing.assert_allclose(points(result.executed_trajectory), forwarded, atol=1e-12)
+    np.testing.assert_allclose(forwarded[0], READY, atol=1e-9)
+    np.testing.assert_allclose(forwarded[-1], MOVE_GOAL, atol=1e-3)
+    assert check.first_invalid(densify(forwarded, 0.01)) < 0, "collision-free around the box"
+    request = GetPlanningScene.Request()
+    request.components.components = PlanningSceneComponents.WORLD_OBJECT_NAMES
+    assert node.client.call(node.scene_client, request, CALL_TIMEOUT_S).scene.world.collision_objects == []
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
