@@ -42,7 +42,8 @@ def main() -> None:
     moveit2.allowed_planning_time = 5.0
     executor = MultiThreadedExecutor(2)
     executor.add_node(node)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
     # pymoveit2 sends a goal only once its action client has matched the server (else: "not yet available")
     client = getattr(moveit2, "_MoveIt2__move_action_client" if args.move_group_action
                      else "_execute_trajectory_action_client")
@@ -60,7 +61,11 @@ def main() -> None:
     report("final", [latest[joint] for joint in JOINTS])
     time.sleep(0.5)
     report("final again", [latest[joint] for joint in JOINTS])
-    rclpy.shutdown()
+    executor.shutdown(timeout_sec=2.0)  # the spinning thread ends before the context does
+    spinner.join(2.0)
+    moveit2.destroy()
+    node.destroy_node()
+    rclpy.try_shutdown()
 
 
 if __name__ == "__main__":

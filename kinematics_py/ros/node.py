@@ -72,7 +72,7 @@ from ..planning.processes import PlanningProcesses
 from ..robot_setup import SetupError
 from .frames import create_transform_source
 from .messages.robot_state import JointPositions
-from .motion_execution import MotionExecution, execution_parameters
+from .motion_execution import serve_execution
 from .node_parameters import (
     DESCRIPTIONS,
     NODE_NAME,
@@ -162,12 +162,11 @@ class KinematicsNode(Node):
         self.is_search = entities_among(search_services)
         #: Whether a ready entity is one of the node's other services (their requests run cheap ones first).
         self.is_queued = entities_among(other_services)
-        #: execute_trajectory and move_action, through the configured (or simulated) controllers.
-        self.execution = MotionExecution(
-            self, execution_parameters(self._node_parameters), self._store, self._positions, transforms,
+        #: execute_trajectory and move_action, through the configured (or simulated) controllers (None: none).
+        self.execution = serve_execution(
+            self, self._node_parameters, self._store, self._positions, transforms,
             lambda request, state: self._plan_kinematic_path(request, GetMotionPlan.Response(), RequestContext(
-                state, self._positions.current, self._tools)),
-            self._node_parameters.value("simulate_controllers"), callbacks)
+                state, self._positions.current, self._tools)), callbacks)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, *_ in services)}; world "
                                f"from the collision_object, attached_collision_object and planning scene topics")
@@ -223,7 +222,8 @@ class KinematicsNode(Node):
         return super().create_publisher(msg_type, topic, qos_profile, **options)
 
     def destroy_node(self) -> None:
-        self.execution.close()
+        if self.execution is not None:
+            self.execution.close()
         if self.viewer_feed is not None:
             self.viewer_feed.close()
         super().destroy_node()

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient
-from sensor_msgs.msg import JointState
 
 from ...errors import ErrorCode, RequestError
 from ...execution.controllers import ControllerConfig, ControllerSpec
@@ -68,12 +67,6 @@ class ControllerClients:
         self._clients = {spec.name: ActionClient(node, FollowJointTrajectory, spec.action_name,
                                                  callback_group=callback_group)
                          for spec in config.effective(()) if spec.follows_trajectories}
-        #: joint -> time.monotonic() it was last on joint_states
-        self._heard: dict[str, float] = {}
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, 10, callback_group=callback_group)
-
-    def _on_joint_states(self, msg: JointState) -> None:
-        self._heard.update(dict.fromkeys(msg.name, time.monotonic()))
 
     def execute(self, robot_trajectory, controller_names: Sequence[str], stop: Callable[[], bool],
                 owner: str) -> Outcome:
@@ -148,7 +141,7 @@ class ControllerClients:
         started = next_check = time.monotonic()
         scene = self._store.current.scene
         heard = [joint for entry in running for joint in entry.part.joint_names
-                 if started - self._heard.get(joint, -math.inf) < JOINT_STATES_SILENCE_S]
+                 if started - self._positions.heard.get(joint, -math.inf) < JOINT_STATES_SILENCE_S]
         expected = max(entry.part.duration for entry in running)
         allowed = self.config.settings.allowed_duration(expected)
         while True:
@@ -197,7 +190,7 @@ class ControllerClients:
         for entry in running:
             if not entry.result.done() and not entry.client.server_is_ready():
                 return f"controller {entry.controller.name!r} is gone (its action server left mid-execution)"
-        silent = [joint for joint in heard if now - self._heard[joint] > JOINT_STATES_SILENCE_S]
+        silent = [joint for joint in heard if now - self._positions.heard[joint] > JOINT_STATES_SILENCE_S]
         if silent:
             return (f"joints {silent} have not been on joint_states for {JOINT_STATES_SILENCE_S:g} s mid-execution: "
                     f"their controller or driver is gone")
