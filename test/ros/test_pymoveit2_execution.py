@@ -7,7 +7,7 @@ Properties: move_to_configuration + wait_until_executed ends with joint_states a
 execute_trajectory and through move_action (use_move_group_action=True), each motion starting where the last
 ended; cancel_execution mid-motion stops the arm short of the goal, where it stays, and wait_until_executed answers
 False; an object added on the path mid-motion stops the arm short of it
-(MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE).
+(MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE), and move_action with replan goes around it to the goal.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 import yaml
-from moveit_msgs.action import ExecuteTrajectory
+from moveit_msgs.action import ExecuteTrajectory, MoveGroup
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes, PlanningSceneComponents
 from moveit_msgs.srv import GetPlanningScene
 from node_harness import REPO, module_processes, serving_node, wait_for  # noqa: F401 (fixture)
@@ -32,7 +32,7 @@ from kinematics_py.model.robot_model import RobotModel
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
-from kinematics_py.ros.demo.client import box_object
+from kinematics_py.ros.demo.client import box_object, joint_goal, motion_plan_request
 from kinematics_py.ros.messages.joint_trajectory import duration_msg
 
 PANDA_CONFIG = REPO / "test" / "data" / "moveit_resources" / "panda_moveit_config" / "config"
@@ -151,3 +151,40 @@ def current_positions(node) -> np.ndarray:
                              30.0).scene.robot_state.joint_state
     values = dict(zip(state.name, state.position))
     return np.array([values[joint] for joint in JOINTS])
+
+
+def test_move_action_with_replan_goes_around_an_object_added_on_its_path(node):
+    """MoveGroup's replan: the motion stopped by a box added on its path is planned again from where the arm
+    stopped, around the box, and ends at the goal."""
+    client = node.client
+    moving = ActionClient(client.node, MoveGroup, f"{node.namespace}/move_action")
+    objects = client.node.create_publisher(CollisionObject, f"{node.namespace}/collision_object", SCENE_QOS)
+    assert moving.wait_for_server(timeout_sec=30.0)
+    wait_for(lambda: objects.get_subscription_count() > 0 or client.spin_once(0.05), 30.0, "the scene topic")
+    start = current_positions(node)
+    goal = start.copy()
+    goal[0] += 2.0 if start[0] < 0.5 else -2.0
+    box_at = MODEL.link_poses(dict(zip(JOINTS, start + 0.5 * (goal - start))))["panda_hand"][:3, 3]
+    checker = CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("panda", "srdf").read_text(),
+                                                                     MODEL))
+    checker.scene.add_object("replanned_around", [Box((BOX_SIZE,) * 3)], pose=make_transform(None, box_at))
+    check = PathCheck(checker, JOINTS)
+    assert check.state_free(goal) and check.first_invalid(densify(np.array([start, goal]), 0.01)) >= 0
+    request = motion_plan_request("panda_arm", [joint_goal(dict(zip(JOINTS, goal)))], {}).motion_plan_request
+    request.max_velocity_scaling_factor = 0.1
+    move_goal = MoveGroup.Goal(request=request)
+    move_goal.planning_options.replan, move_goal.planning_options.replan_attempts = True, 3
+    move_goal.planning_options.replan_delay = 0.1
+    sent = moving.send_goal_async(move_goal)
+    client.spin_until(sent, 30.0)
+    wait_for(lambda: np.max(np.abs(current_positions(node) - start)) > 0.02, 60.0, "the arm to move")
+    objects.publish(box_object("replanned_around", BOX_SIZE, make_transform(None, box_at), "panda_link0"))
+    result = sent.result().get_result_async()
+    client.spin_until(result, 120.0)
+    outcome = result.result().result
+    objects.publish(CollisionObject(id="replanned_around", operation=CollisionObject.REMOVE))
+    assert outcome.error_code.val == MoveItErrorCodes.SUCCESS, outcome.error_code.message
+    assert "attempt 2 of 3" in outcome.error_code.message, outcome.error_code.message
+    np.testing.assert_allclose(current_positions(node), goal, atol=AT_GOAL)
+    executed = np.array([p.positions for p in outcome.executed_trajectory.joint_trajectory.points])
+    assert check.first_invalid(densify(executed, 0.01)) < 0, "around the box"

@@ -4,9 +4,11 @@
 current state: a start state in the request is ignored then (move_group ignores it too, with a warning);
 ``planning_options.planning_scene_diff`` is planned with and never kept (move_group plans in a diff of its scene).
 The result holds trajectory_start, planned_trajectory, executed_trajectory and planning_time; feedback
-``PLANNING``, then ``MONITOR`` while it executes, then ``IDLE``."""
+``PLANNING``, then ``MONITOR`` while it executes, then ``IDLE``. With ``planning_options.replan``, a motion the
+node stopped because the scene changed on its path is planned again from where the arm stopped."""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from moveit_msgs.action import MoveGroup
@@ -48,14 +50,30 @@ class MoveGroupService:
         return code, message
 
     def _plan_and_execute(self, goal_handle, request, options, result: MoveGroup.Result) -> tuple[ErrorCode, str]:
+        """Plan, then execute unless plan_only; with ``replan``, a motion stopped by a change of the scene is planned
+        again from where the arm stopped (``replan_attempts`` plans and executions in all, ``replan_delay`` [s]
+        apart), as move_group's plan execution does."""
         if not options.plan_only and request.start_state != RobotState(is_diff=request.start_state.is_diff):
             self._logger.warning("move_action: the request's start state is ignored: a motion to execute starts at "
                                  "the current state")
             request.start_state = RobotState(is_diff=True)
+        attempts = max(1, options.replan_attempts) if options.replan and not options.plan_only else 1
+        result.planning_time = 0.0
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(max(0.0, options.replan_delay))
+                feedback(goal_handle, MoveGroup, PLANNING)
+            code, message = self._attempt(goal_handle, request, options, result)
+            if code != ErrorCode.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE or goal_handle.is_cancel_requested:
+                break
+        return code, message if attempts == 1 else f"{message} (attempt {attempt + 1} of {attempts})"
+
+    def _attempt(self, goal_handle, request, options, result: MoveGroup.Result) -> tuple[ErrorCode, str]:
+        """One plan (from the current state unless plan_only) and its execution."""
         answer = self._plan(GetMotionPlan.Request(motion_plan_request=request),
                             self._with_scene_diff(options.planning_scene_diff)).motion_plan_response
         result.trajectory_start, result.planned_trajectory = answer.trajectory_start, answer.trajectory
-        result.planning_time = answer.planning_time
+        result.planning_time += answer.planning_time
         if answer.error_code.val != ErrorCode.SUCCESS:
             return ErrorCode(answer.error_code.val), answer.error_code.message
         if options.plan_only:
