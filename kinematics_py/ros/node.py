@@ -30,6 +30,8 @@ Wiring only; each part lives in its own module:
   move_group keeps its world; IK with ``avoid_collisions`` and ``check_state_validity``
   check against it, or against a request-scoped copy holding the request's attached objects
   (``request_collisions``).
+- execution (``motion_execution``): ``execute_trajectory`` and ``move_action`` through the controllers a MoveIt
+  config's moveit_controllers.yaml names, or simulated ones (``simulate_controllers``).
 - reachability maps (``reachability_markers``): a map file named on ``reachability_map`` is published as RViz
   markers on ``reachability_markers``.
 
