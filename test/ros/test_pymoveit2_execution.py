@@ -111,16 +111,11 @@ def test_an_object_added_on_the_path_stops_the_arm_short_of_it(node):
     """Beyond move_group's default: mid-motion, a box appears where the tool will be at 3/4 of a 4 s motion; the
     goal ends MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE and the arm stands short of the box, clear of it."""
     client = node.client
-    executing = ActionClient(client.node, ExecuteTrajectory, f"{node.namespace}/execute_trajectory")
-    objects = client.node.create_publisher(CollisionObject, f"{node.namespace}/collision_object", SCENE_QOS)
-    assert executing.wait_for_server(timeout_sec=30.0)
-    wait_for(lambda: objects.get_subscription_count() > 0 or client.spin_once(0.05), 30.0, "the scene topic")
-    start = current_positions(node)
+    executing, objects, start = acting(node, ExecuteTrajectory, "execute_trajectory")
     goal = start.copy()
     goal[0] += 1.2
     box_at = MODEL.link_poses(dict(zip(JOINTS, start + 0.75 * (goal - start))))["panda_hand"][:3, 3]
-    checker = CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("panda", "srdf").read_text(),
-                                                                     MODEL))
+    checker = panda_checker()
     path = PathCheck(checker, JOINTS)
     assert path.first_invalid(densify(np.array([start, goal]), 0.01)) < 0, "free before the box"
     goal_msg = ExecuteTrajectory.Goal()
@@ -144,6 +139,22 @@ def test_an_object_added_on_the_path_stops_the_arm_short_of_it(node):
     objects.publish(CollisionObject(id="in_the_way", operation=CollisionObject.REMOVE))
 
 
+def acting(node, action_type, action: str):
+    """(a client of the node's ``action``, a publisher of its collision_object topic, the arm's joints now), both
+    matched."""
+    client = node.client
+    actions = ActionClient(client.node, action_type, f"{node.namespace}/{action}")
+    objects = client.node.create_publisher(CollisionObject, f"{node.namespace}/collision_object", SCENE_QOS)
+    assert actions.wait_for_server(timeout_sec=30.0)
+    wait_for(lambda: objects.get_subscription_count() > 0 or client.spin_once(0.05), 30.0, "the scene topic")
+    return actions, objects, current_positions(node)
+
+
+def panda_checker() -> CollisionChecker:
+    return CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("panda", "srdf").read_text(),
+                                                                  MODEL))
+
+
 def current_positions(node) -> np.ndarray:
     request = GetPlanningScene.Request()
     request.components.components = PlanningSceneComponents.ROBOT_STATE
@@ -157,16 +168,11 @@ def test_move_action_with_replan_goes_around_an_object_added_on_its_path(node):
     """MoveGroup's replan: the motion stopped by a box added on its path is planned again from where the arm
     stopped, around the box, and ends at the goal."""
     client = node.client
-    moving = ActionClient(client.node, MoveGroup, f"{node.namespace}/move_action")
-    objects = client.node.create_publisher(CollisionObject, f"{node.namespace}/collision_object", SCENE_QOS)
-    assert moving.wait_for_server(timeout_sec=30.0)
-    wait_for(lambda: objects.get_subscription_count() > 0 or client.spin_once(0.05), 30.0, "the scene topic")
-    start = current_positions(node)
+    moving, objects, start = acting(node, MoveGroup, "move_action")
     goal = start.copy()
     goal[0] += 2.0 if start[0] < 0.5 else -2.0
     box_at = MODEL.link_poses(dict(zip(JOINTS, start + 0.5 * (goal - start))))["panda_hand"][:3, 3]
-    checker = CollisionChecker(MODEL, SemanticModel.from_srdf_string(bundled_robot_path("panda", "srdf").read_text(),
-                                                                     MODEL))
+    checker = panda_checker()
     checker.scene.add_object("replanned_around", [Box((BOX_SIZE,) * 3)], pose=make_transform(None, box_at))
     check = PathCheck(checker, JOINTS)
     assert check.state_free(goal) and check.first_invalid(densify(np.array([start, goal]), 0.01)) >= 0
