@@ -85,7 +85,9 @@ class ExecutingNode(NodeUnderTest):
     def send(self, joint_trajectory: JointTrajectory):
         goal = ExecuteTrajectory.Goal()
         goal.trajectory.joint_trajectory = joint_trajectory
-        future = self.execute_client.send_goal_async(goal)
+        self.feedback = []
+        future = self.execute_client.send_goal_async(goal, feedback_callback=lambda msg: self.feedback.append(
+            msg.feedback.state))
         self.client.spin_until(future, RESULT_TIMEOUT_S)
         handle = future.result()
         assert handle is not None and handle.accepted
@@ -178,6 +180,8 @@ def test_a_trajectory_is_forwarded_as_sent_and_succeeds(node, standin):
     for sent in (there, back):
         status, code = node.execute(sent)
         assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
+        wait_for(lambda: len(node.feedback) == 3 or node.client.spin_once(0.05), 10.0, "the feedback")
+        assert node.feedback == ["MONITOR", code.message, "IDLE"], "move_group's states"
         received = controller.received()[-1]
         assert received["joint_names"] == list(JOINTS)
         assert received["times"] == pytest.approx([0.0, 0.5, 1.0], abs=1e-9)
