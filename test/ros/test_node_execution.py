@@ -335,6 +335,17 @@ def test_move_action_plans_around_its_scene_diff_from_the_current_state_and_exec
     assert node.client.call(node.scene_client, request, CALL_TIMEOUT_S).scene.world.collision_objects == []
 
 
+def test_a_move_action_goal_it_cannot_plan_ends_with_moveit_s_code(node, standin):
+    controller = standin("follow")
+    before = len(controller.received())
+    goal = move_group_goal(MOVE_GOAL, plan_only=False)
+    goal.request.group_name = "no_such_group"
+    status, result = move(node, goal)
+    assert (status, result.error_code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.INVALID_GROUP_NAME)
+    assert "no_such_group" in result.error_code.message, result.error_code.message
+    assert len(controller.received()) == before
+
+
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_a_controller_that_dies_mid_execution_ends_the_goal_within_a_second(node, stand_ins, how):
     """Last in the module: each kills a stand-in of its own (at a start of its own, seen at the node)."""

@@ -1,11 +1,13 @@
 """simulate_controllers without a controller configuration: the node serves one whole-robot controller,
 ``joint_trajectory_controller/follow_joint_trajectory``, starts the joints at ``initial_positions.<joint>`` where
 given, else at the SRDF's first group state (the bundled UR5's ``home``, its elbow moved to 0.5 here), and executes
-an execute_trajectory goal through it, joint_states ending at the trajectory's last point."""
+an execute_trajectory goal through it, joint_states ending at the trajectory's last point; a goal sent to it
+directly naming a joint it does not control is aborted INVALID_JOINTS, the joints left where they are."""
 from __future__ import annotations
 
 import numpy as np
 from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory
 from moveit_msgs.action import ExecuteTrajectory
 from moveit_msgs.msg import MoveItErrorCodes, PlanningSceneComponents
 from moveit_msgs.srv import GetPlanningScene
@@ -65,3 +67,17 @@ def test_one_whole_robot_controller_from_the_srdf_state(module_processes, tmp_pa
             code.message
         assert "joint_trajectory_controller" in code.message
         wait_for(lambda: np.allclose(current_positions(node), end, atol=1e-12, rtol=0), 10.0, "the trajectory's end")
+        controller = ActionClient(node.node, FollowJointTrajectory,
+                                  f"{node.namespace}/joint_trajectory_controller/follow_joint_trajectory")
+        assert controller.wait_for_server(timeout_sec=30.0)
+        unknown = FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=["elbow"], points=[
+            JointTrajectoryPoint(positions=[0.0], time_from_start=duration_msg(0.5))]))
+        sent = controller.send_goal_async(unknown)
+        node.client.spin_until(sent, CALL_TIMEOUT_S)
+        result = sent.result().get_result_async()
+        node.client.spin_until(result, CALL_TIMEOUT_S)
+        answer = result.result().result
+        assert (result.result().status, answer.error_code) == (GoalStatus.STATUS_ABORTED,
+                                                               FollowJointTrajectory.Result.INVALID_JOINTS)
+        assert "'elbow'" in answer.error_string, answer.error_string
+        np.testing.assert_allclose(current_positions(node), end, atol=1e-12)
