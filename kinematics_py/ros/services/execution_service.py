@@ -19,11 +19,10 @@ class ExecutionService:
     def __init__(self, controllers: ControllerClients):
         self._controllers = controllers
 
-    def execute_trajectory(self, goal_handle, _result: ExecuteTrajectory.Result) -> tuple[ErrorCode, str]:
+    def execute_trajectory(self, goal_handle, _result: ExecuteTrajectory.Result, stop) -> tuple[ErrorCode, str]:
         goal = goal_handle.request
         feedback(goal_handle, ExecuteTrajectory, MONITOR)
-        outcome = self._controllers.execute(goal.trajectory, list(goal.controller_names),
-                                            lambda: goal_handle.is_cancel_requested,
+        outcome = self._controllers.execute(goal.trajectory, list(goal.controller_names), stop,
                                             goal_name("execute_trajectory", goal_handle))
         feedback(goal_handle, ExecuteTrajectory, outcome.message)
         feedback(goal_handle, ExecuteTrajectory, IDLE)

@@ -38,18 +38,19 @@ class MoveGroupService:
         self._plan, self._controllers = plan, controllers
         self._store, self._positions, self._transforms, self._logger = store, positions, transforms, logger
 
-    def move(self, goal_handle, result: MoveGroup.Result) -> tuple[ErrorCode, str]:
+    def move(self, goal_handle, result: MoveGroup.Result, stop) -> tuple[ErrorCode, str]:
         goal = goal_handle.request
         options = goal.planning_options
         feedback(goal_handle, MoveGroup, PLANNING)
         try:
-            code, message = self._plan_and_execute(goal_handle, goal.request, options, result)
+            code, message = self._plan_and_execute(goal_handle, goal.request, options, result, stop)
         except RequestError as error:
             code, message = error.code, str(error)
         feedback(goal_handle, MoveGroup, IDLE)
         return code, message
 
-    def _plan_and_execute(self, goal_handle, request, options, result: MoveGroup.Result) -> tuple[ErrorCode, str]:
+    def _plan_and_execute(self, goal_handle, request, options, result: MoveGroup.Result,
+                          stop) -> tuple[ErrorCode, str]:
         """Plan, then execute unless plan_only; with ``replan``, a motion stopped by a change of the scene is planned
         again from where the arm stopped (``replan_attempts`` plans and executions in all, ``replan_delay`` [s]
         apart), as move_group's plan execution does."""
@@ -63,12 +64,12 @@ class MoveGroupService:
             if attempt:
                 time.sleep(max(0.0, options.replan_delay))
                 feedback(goal_handle, MoveGroup, PLANNING)
-            code, message = self._attempt(goal_handle, request, options, result)
-            if code != ErrorCode.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE or goal_handle.is_cancel_requested:
+            code, message = self._attempt(goal_handle, request, options, result, stop)
+            if code != ErrorCode.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE or stop():
                 break
         return code, message if attempts == 1 else f"{message} (attempt {attempt + 1} of {attempts})"
 
-    def _attempt(self, goal_handle, request, options, result: MoveGroup.Result) -> tuple[ErrorCode, str]:
+    def _attempt(self, goal_handle, request, options, result: MoveGroup.Result, stop) -> tuple[ErrorCode, str]:
         """One plan (from the current state unless plan_only) and its execution."""
         answer = self._plan(GetMotionPlan.Request(motion_plan_request=request),
                             self._with_scene_diff(options.planning_scene_diff)).motion_plan_response
@@ -78,11 +79,11 @@ class MoveGroupService:
             return ErrorCode(answer.error_code.val), answer.error_code.message
         if options.plan_only:
             return ErrorCode.SUCCESS, f"planned, not executed (plan_only): {answer.error_code.message}"
-        if goal_handle.is_cancel_requested:
-            return ErrorCode.PREEMPTED, "cancelled before the motion was executed"
+        stopped = stop()
+        if stopped:
+            return ErrorCode.PREEMPTED, f"stopped before the motion was executed ({stopped})"
         feedback(goal_handle, MoveGroup, MONITOR)
-        outcome = self._controllers.execute(answer.trajectory, [], lambda: goal_handle.is_cancel_requested,
-                                            goal_name("move_action", goal_handle))
+        outcome = self._controllers.execute(answer.trajectory, [], stop, goal_name("move_action", goal_handle))
         if outcome.code == ErrorCode.SUCCESS:
             result.executed_trajectory = answer.trajectory
         return outcome.code, outcome.message

@@ -43,7 +43,8 @@ class SimulatedControllers:
         self._latest: dict[str, int] = {}
         self._publisher = node.create_publisher(JointState, "joint_states", 10)
         self._servers = [serve_action(node, FollowJointTrajectory, spec.action_name,
-                                      lambda goal_handle, result, spec=spec: self._follow(spec, goal_handle, result),
+                                      lambda goal_handle, result, stop, spec=spec: self._follow(spec, goal_handle,
+                                                                                                result, stop),
                                       callback_group, _error_string)
                          for spec in config.effective(()) if spec.follows_trajectories]
         #: The actions served, ``<controller>/<action_ns>``.
@@ -80,8 +81,8 @@ class SimulatedControllers:
             tick += period
             self._stopping.wait(max(0.0, tick - time.monotonic()))
 
-    def _follow(self, spec: ControllerSpec, goal_handle, result) -> tuple[ErrorCode, str]:
-        """One goal: the trajectory followed until its end, a newer goal or a cancel."""
+    def _follow(self, spec: ControllerSpec, goal_handle, result, stop) -> tuple[ErrorCode, str]:
+        """One goal: the trajectory followed until its end, a newer goal, a cancel or its client gone."""
         follower = self.follower()
         try:
             if follower is None:
@@ -101,9 +102,10 @@ class SimulatedControllers:
         motion = follower.follow(trajectory, time.monotonic())
         self._latest[spec.name] = motion
         while not follower.finished(motion, time.monotonic()):
-            if goal_handle.is_cancel_requested:
+            stopped = stop()
+            if stopped:
                 follower.stop(motion, time.monotonic())
-                result.error_string = "cancelled: stopped where it was"
+                result.error_string = f"{stopped}: stopped where it was"
                 return ErrorCode.PREEMPTED, result.error_string
             if self._latest.get(spec.name) != motion:
                 result.error_code, result.error_string = Result.INVALID_GOAL, "replaced by a newer goal"

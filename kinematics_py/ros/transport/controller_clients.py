@@ -68,9 +68,9 @@ class ControllerClients:
                                                  callback_group=callback_group)
                          for spec in config.effective(()) if spec.follows_trajectories}
 
-    def execute(self, robot_trajectory, controller_names: Sequence[str], stop: Callable[[], bool],
+    def execute(self, robot_trajectory, controller_names: Sequence[str], stop: Callable[[], str],
                 owner: str) -> Outcome:
-        """Execute a moveit_msgs/RobotTrajectory; ``stop()`` turning true preempts it."""
+        """Execute a moveit_msgs/RobotTrajectory; ``stop()`` giving a reason preempts it."""
         try:
             trajectory, parts = self._prepared(robot_trajectory, controller_names)
             if not parts:
@@ -101,7 +101,7 @@ class ControllerClients:
         check_start(trajectory, self._positions.current, self.config.settings.allowed_start_tolerance, continuous)
         return trajectory, parts
 
-    def _run(self, trajectory: JointTrajectory, running: list[_Running], header, stop: Callable[[], bool]) -> Outcome:
+    def _run(self, trajectory: JointTrajectory, running: list[_Running], header, stop: Callable[[], str]) -> Outcome:
         """Send every part, then watch them (the controllers still running are cancelled on any failure)."""
         outcome = Outcome(ErrorCode.FAILURE, "interrupted", wait_for_cancel=False)
         try:
@@ -135,7 +135,7 @@ class ControllerClients:
             entry.result = entry.goal.get_result_async()
         return None
 
-    def _watch(self, trajectory: JointTrajectory, running: list[_Running], stop: Callable[[], bool]) -> Outcome:
+    def _watch(self, trajectory: JointTrajectory, running: list[_Running], stop: Callable[[], str]) -> Outcome:
         """Until every controller has succeeded, one has not, its server is gone, the allowed duration has passed,
         the scene changed so that the rest of the path collides, or ``stop()``."""
         started = next_check = time.monotonic()
@@ -153,8 +153,9 @@ class ControllerClients:
             if all(entry.result.done() for entry in running):
                 return Outcome(ErrorCode.SUCCESS, f"executed by {[entry.controller.name for entry in running]}")
             now = time.monotonic()
-            if stop():
-                return Outcome(ErrorCode.PREEMPTED, "the execution was cancelled: the controllers were stopped")
+            stopped = stop()
+            if stopped:
+                return Outcome(ErrorCode.PREEMPTED, f"the execution was stopped ({stopped}): so were the controllers")
             if now - started > allowed:
                 return Outcome(ErrorCode.TIMED_OUT, f"the execution took longer than allowed ({allowed:.3f} s: the "
                                f"trajectory's {expected:.3f} s x allowed_execution_duration_scaling + "
