@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import KinematicsError
@@ -83,11 +83,8 @@ class ControllerConfig:
 
     controllers: tuple[ControllerSpec, ...] = ()
     settings: ExecutionSettings = ExecutionSettings()
-    initial_positions: Mapping[str, float] = None  # type: ignore[assignment]
-
-    def __post_init__(self):
-        if self.initial_positions is None:
-            object.__setattr__(self, "initial_positions", {})
+    #: joint -> its initial position [rad or m] (``initial_positions.<joint>``)
+    initial_positions: Mapping[str, float] = field(default_factory=dict)
 
     def by_name(self, name: str) -> ControllerSpec:
         for controller in self.controllers:
