@@ -232,6 +232,12 @@ NODE_PARAMETERS: tuple[ParameterSpec, ...] = (
                   "update, and in all after APPENDs) or of one link's URDF collision geometry; "
                   "an object over it is refused, a link over it leaves collision checking unavailable, with the "
                   "reason.", 1, 2**31 - 1),
+    ParameterSpec("simulate_controllers", False, "Simulate the controllers the MoveIt config names "
+                  "(`moveit_simple_controller_manager.*`, or one `joint_trajectory_controller` of every joint when it "
+                  "names none): the node serves their FollowJointTrajectory actions itself, moves the joints along "
+                  "each trajectory in real time and publishes them on `joint_states` at 100 Hz, from "
+                  "`initial_positions.<joint>` (else the SRDF's first group state, else zero within the limits). Off "
+                  "with a real robot publishing joint_states. Read at start-up."),
 )
 NODE_SPECS_BY_NAME = {spec.name: spec for spec in NODE_PARAMETERS}
 
@@ -241,6 +247,10 @@ def validate_node_parameter(name: str, value: Any) -> Any:
     invalid."""
     spec = NODE_SPECS_BY_NAME[name]
     default = spec.default
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ParameterError(f"parameter {name!r} must be true or false; got {value!r}")
+        return value
     if isinstance(default, tuple):
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise ParameterError(f"parameter {name!r} must be a list of strings; got {value!r}")

@@ -125,6 +125,20 @@ def test_planning_is_a_layer_above_ik_and_collision():
     assert _imports_layer(QUERIES_LAYER / "cartesian.py")  # the check sees relative imports
 
 
+EXECUTION_LAYER = PACKAGE_DIR / "execution"
+
+
+def test_execution_sits_on_the_model():
+    """execution/ (ROS-free) reads the robot model and the bottom layer only: no IK, collision checking, planning,
+    robot set-up, viewer or ROS (the ROS layer brings those together)."""
+    above = ("kinematics_py.ik", "kinematics_py.collision", "kinematics_py.planning", "kinematics_py.robot_setup",
+             "kinematics_py.viewer", "kinematics_py.ros")
+    offenders = {_relative(path): layer for path in sorted(EXECUTION_LAYER.rglob("*.py")) for layer in above
+                 if _imports_layer(path, layer)}
+    assert not offenders, f"execution/ imports layers above the model: {offenders}"
+    assert _imports_layer(EXECUTION_LAYER / "trajectory.py", "kinematics_py.model")  # the check sees them
+
+
 VIEWER_LAYER = PACKAGE_DIR / "viewer"
 
 
@@ -169,7 +183,8 @@ def test_size_limits():
 
 def _package_modules():
     for info in pkgutil.walk_packages(kinematics_py.__path__, "kinematics_py."):
-        yield importlib.import_module(info.name)
+        if not info.name.endswith(".__main__"):  # a program: importing it runs it
+            yield importlib.import_module(info.name)
 
 
 @pytest.mark.ros

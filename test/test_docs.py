@@ -83,6 +83,8 @@ COMMANDS = {
     ".venv/bin/kinematics-py view": "test/viewer/test_viewer_cli.py::test_view_command_serves_the_documented_robots",
     ".venv/bin/python examples/with_pymoveit2.py":
         "test/ros/test_pymoveit2.py::test_pymoveit2_example_runs_unchanged_against_the_node",
+    ".venv/bin/python examples/move_with_pymoveit2.py":
+        "test/ros/test_pymoveit2_execution.py::test_move_to_configuration_ends_at_the_goal",
     ".venv/bin/pip install pymoveit2": "not run by a test: requirements/test.txt installs the same pin",
     ".venv/bin/python scripts/interface_type_hashes.py": "not run here: needs upstream's definition files "
                                                          "(test/ros/upstream_interfaces.txt holds its output)",

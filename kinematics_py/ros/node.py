@@ -32,6 +32,8 @@ Wiring only; each part lives in its own module:
   move_group keeps its world; IK with ``avoid_collisions`` and ``check_state_validity``
   check against it, or against a request-scoped copy holding the request's attached objects
   (``request_collisions``).
+- execution (``motion_execution``): ``execute_trajectory`` and ``move_action`` through the controllers a MoveIt
+  config's moveit_controllers.yaml names, or simulated ones (``simulate_controllers``).
 - reachability maps (``reachability_markers``): a map file named on ``reachability_map`` is published as RViz
   markers on ``reachability_markers``.
 
@@ -75,6 +77,7 @@ from ..robot_setup import SetupError
 from .frames import create_transform_source
 from .joint_limit_parameters import cartesian_limit_values, declare_joint_limit_parameters, joint_limit_overrides
 from .messages.robot_state import JointPositions
+from .motion_execution import serve_execution
 from .node_parameters import (
     DESCRIPTIONS,
     NODE_NAME,
@@ -168,6 +171,11 @@ class KinematicsNode(Node):
         self.is_search = entities_among(search_services)
         #: Whether a ready entity is one of the node's other services (their requests run cheap ones first).
         self.is_queued = entities_among(other_services)
+        #: execute_trajectory and move_action, through the configured (or simulated) controllers (None: none).
+        self.execution = serve_execution(
+            self, self._node_parameters, self._store, self._positions, transforms,
+            lambda request, state: self._plan_kinematic_path(request, GetMotionPlan.Response(), RequestContext(
+                state, self._positions.current, self._tools)), callbacks)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, *_ in services)}; world "
                                f"from the collision_object, attached_collision_object and planning scene topics")
@@ -186,6 +194,7 @@ class KinematicsNode(Node):
         compute_ik = shown("compute_ik", display.showing_ik_answers(ik_service.compute_ik))
         cartesian = CartesianPathService(display)
         motions = MotionPlanService(display)
+        self._plan_kinematic_path = motions.plan_kinematic_path  # move_action plans with it
         return [(GetPositionIK, "compute_ik", compute_ik, True),
                 (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik, True),
                 (GetPositionFK, "compute_fk", shown("compute_fk", fk_service.compute_fk), False),
@@ -225,6 +234,8 @@ class KinematicsNode(Node):
         return super().create_publisher(msg_type, topic, qos_profile, **options)
 
     def destroy_node(self) -> None:
+        if self.execution is not None:
+            self.execution.close()
         if self.viewer_feed is not None:
             self.viewer_feed.close()
         super().destroy_node()

@@ -8,7 +8,7 @@ requests (``ServiceSettings``), with changes that are not yet set applied over t
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -38,7 +38,7 @@ IGNORED_KINEMATICS_KEYS = MOVEIT_LOADER_KEYS
 #: Parameters read once at start-up (read-only afterwards).
 STARTUP_PARAMETERS = ("solve_ik_service_name", "executor_threads", "search_threads", "max_concurrent_ik_requests",
                       "planning_processes", "planning_scene_topic", "monitored_planning_scene_topic", "viewer_port",
-                      "viewer_host")
+                      "viewer_host", "simulate_controllers")
 #: Node parameters a robot set-up is built from (with the solver parameters).
 DESCRIPTION_PARAMETERS = ("robot_description", "robot_description_semantic", "group_name", "base_frame",
                           "tip_frame", "tip_frames", "max_description_bytes", "max_links", "max_joints",
@@ -118,6 +118,11 @@ class NodeParameters:
         """The value given for ``name`` on the command line or in a parameter file, or None."""
         parameter = self._overrides.get(name)
         return None if parameter is None else parameter.value
+
+    def overrides(self, wanted: Callable[[str], bool]) -> dict[str, Any]:
+        """name -> value of the parameters given on the command line or in a parameter file whose names are
+        ``wanted``."""
+        return {name: parameter.value for name, parameter in self._overrides.items() if wanted(name)}
 
     def value(self, name: str, changes: Mapping[str, Any] | None = None) -> Any:
         """A node parameter's value (checked), or its value in ``changes``."""

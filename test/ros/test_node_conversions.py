@@ -247,8 +247,10 @@ def test_tf_listener_says_which_frames_are_unknown_or_unconnected():
 def test_node_parameters_are_validated():
     assert validate_node_parameter("max_ik_timeout", 3) == 3.0
     assert validate_node_parameter("tip_frames", ["a", "b"]) == ("a", "b")
+    assert validate_node_parameter("simulate_controllers", True) is True
     for name, value in (("collision_checking_unavailable_policy", "maybe"), ("max_ik_timeout", 1e9),
-                        ("executor_threads", 1.5), ("tip_frames", [1, 2]), ("base_frame", 3)):
+                        ("executor_threads", 1.5), ("tip_frames", [1, 2]), ("base_frame", 3),
+                        ("simulate_controllers", 1), ("simulate_controllers", "true")):
         with pytest.raises(ParameterError):
             validate_node_parameter(name, value)
 

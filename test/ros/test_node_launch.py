@@ -233,6 +233,9 @@ def test_make_run_demo_once(python_processes, tmp_path):
     assert "avoid_collisions=true: SUCCESS" in output and "check_state_validity of the answer: valid" in output, output
     assert "inside the obstacle, avoid_collisions=true: GOAL_IN_COLLISION" in output, output
     assert "NOT as expected" not in output, output
+    # simulate_controllers: the plan is executed, from where the move to its start ended
+    assert "execute_trajectory to the plan's start: SUCCESS" in output, output
+    assert "execute_trajectory along the plan: SUCCESS" in output, output
     assert f"the node's page: http://127.0.0.1:{port}/" in output, output
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import rclpy
 from geometry_msgs.msg import Pose
+from moveit_msgs.action import ExecuteTrajectory
 from moveit_msgs.msg import (
     CollisionObject,
     Constraints,
@@ -22,6 +23,7 @@ from moveit_msgs.msg import (
     PositionConstraint,
 )
 from moveit_msgs.srv import GetCartesianPath, GetMotionPlan, GetPositionFK, GetPositionIK, GetStateValidity
+from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from shape_msgs.msg import SolidPrimitive
@@ -35,6 +37,8 @@ CLIENT_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityP
                         durability=DurabilityPolicy.VOLATILE)
 #: How long a ping waits for its answer before it is sent again [s].
 PING_TIMEOUT_S = 1.0
+#: How long ``execute`` looks for the node's execute_trajectory action before it takes it as not served [s].
+EXECUTION_DISCOVERY_S = 3.0
 
 
 class KinematicsClient:
@@ -113,6 +117,26 @@ class KinematicsClient:
                 return False
             time.sleep(0.05)
         return False
+
+    def execute(self, trajectory, timeout: float):
+        """The result of execute_trajectory (moveit_msgs/action/ExecuteTrajectory) for ``trajectory`` (a
+        RobotTrajectory), or None when the node serves no execution (no controllers configured or simulated)."""
+        client = ActionClient(self.node, ExecuteTrajectory, f"{self.prefix}execute_trajectory")
+        try:
+            if not client.wait_for_server(timeout_sec=EXECUTION_DISCOVERY_S):
+                return None
+            sent = client.send_goal_async(ExecuteTrajectory.Goal(trajectory=trajectory))
+            self.spin_until(sent, timeout)
+            handle = sent.result() if sent.done() else None
+            if handle is None or not handle.accepted:
+                raise TimeoutError("execute_trajectory did not accept the goal")
+            result = handle.get_result_async()
+            self.spin_until(result, timeout)
+            if not result.done():
+                raise TimeoutError(f"execute_trajectory did not end within {timeout} s")
+            return result.result().result
+        finally:
+            client.destroy()
 
     def close(self) -> None:
         self._executor.shutdown()

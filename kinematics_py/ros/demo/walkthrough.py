@@ -8,7 +8,8 @@ obstacles published on collision_object for the collision-aware calls.
     python -m kinematics_py.ros.demo --start-node --namespace /demo   # the node's services and topics under /demo
     python -m kinematics_py.ros.demo --start-node --viewer-port 8080  # and its page in the browser
 
-With ``--start-node`` it starts ``kinematics_node`` with ``config/kinematics.yaml`` and a description
+With ``--start-node`` it starts ``kinematics_node`` with ``config/kinematics.yaml`` and ``simulate_controllers``
+(the plan is executed: the arm moves in the viewer, the next plan starting where it stopped) and a description
 publisher: robot_state_publisher if installed (plus ``description_publisher --semantic-only`` for the
 SRDF), else ``kinematics_py.ros.topics.description_publisher``. Unless ROS_AUTOMATIC_DISCOVERY_RANGE is set, it is
 set to LOCALHOST, so the demo's DDS traffic stays on this machine.
@@ -117,7 +118,8 @@ def start_stack(robot: str, log_dir: Path, namespace: str = "", viewer_port: int
                                                    "--robot", robot]))
     params = kinematics_parameters_file(kinematics_yaml, log_dir)
     commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.ros.node", "--ros-args",
-                                         "--params-file", str(params), "-p", f"viewer_port:={viewer_port}"]))
+                                         "--params-file", str(params), "-p", f"viewer_port:={viewer_port}",
+                                         "-p", "simulate_controllers:=true"]))
     if namespace:
         commands = [(name, command + ([] if "--ros-args" in command else ["--ros-args"]) + ["-r", f"__ns:={namespace}"])
                     for name, command in commands]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -23,6 +24,8 @@ class JointPositions:
     def __init__(self):
         self._lock = threading.Lock()
         self._current: Mapping[str, float] = MappingProxyType({})
+        #: joint -> ``time.monotonic()`` when it was last on joint_states
+        self.heard: dict[str, float] = {}
 
     @property
     def current(self) -> Mapping[str, float]:
@@ -33,6 +36,7 @@ class JointPositions:
         received = {name: float(p) for name, p in zip(names, positions) if math.isfinite(p)}
         with self._lock:
             self._current = MappingProxyType({**self._current, **received})
+            self.heard.update(dict.fromkeys(received, time.monotonic()))
 
 
 def joint_values(setup: RobotSetup, current: Mapping[str, float], robot_state=None) -> dict[str, Any]:

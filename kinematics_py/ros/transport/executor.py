@@ -16,6 +16,7 @@ stops never holds up the process's exit; a callback's exception is logged, never
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import queue
 import threading
@@ -75,6 +76,23 @@ class DaemonPool:
     def outstanding(self) -> int:
         """Callables submitted and not finished."""
         return self._outstanding
+
+    @contextlib.contextmanager
+    def waiting_long(self):
+        """While a callback of this pool waits for long (an action's execution: seconds), the pool may start one
+        thread more, so that the callbacks it waits for (a controller's answer) never wait for its thread."""
+        with self._lock:
+            self._limit += 1
+            start = self._outstanding > self._threads
+            if start:
+                self._threads += 1
+        if start:
+            threading.Thread(target=self._serve, name=f"{self._name}_{self._threads}", daemon=True).start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._limit -= 1
 
     def wait_idle(self, timeout: float) -> bool:
         """True once no submitted callable is queued or running (within ``timeout`` [s])."""

@@ -1,0 +1,95 @@
+"""Action servers on the node's executor: every goal accepted, every cancel request accepted, the execution run
+on a pool thread that may wait for long (``DaemonPool.waiting_long``: the pool starts a thread more meanwhile, so
+the callbacks the execution waits for never wait for its thread), and any exception ended as the result's error
+code, never a goal left hanging."""
+from __future__ import annotations
+
+import contextlib
+import time
+import traceback
+from collections.abc import Callable
+
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+
+from ...errors import ErrorCode
+from ..messages.conversions import error_code_msg
+
+#: An execution: (goal handle, result to fill, stop) -> (code, message); ``stop()`` says why the goal should stop
+#: ("" while it runs on).
+Execution = Callable[[object, object, Callable[[], str]], "tuple[ErrorCode, str]"]
+#: How often [s] the ROS graph is asked whether an action still has a client.
+CLIENTS_CHECK_S = 0.1
+
+
+def waiting_long(node):
+    """The node's executor's ``waiting_long`` (NodeExecutor), else a context that does nothing."""
+    pool = getattr(node.executor, "pool", None)
+    return pool.waiting_long() if hasattr(pool, "waiting_long") else contextlib.nullcontext()
+
+
+def moveit_error_code(source: str) -> Callable[[object, ErrorCode, str], None]:
+    """Sets a MoveIt action result's ``error_code`` (MoveItErrorCodes, with the message and ``source``)."""
+    def fill(result, code: ErrorCode, message: str) -> None:
+        result.error_code = error_code_msg(code, message, source)
+    return fill
+
+
+def serve_action(node, action_type, name: str, execution: Execution, callback_group,
+                 fill: Callable[[object, ErrorCode, str], None]) -> ActionServer:
+    """An action server of ``action_type`` on ``name``: each goal's result is filled by ``execution`` and by
+    ``fill(result, code, message)`` from the (code, message) it returns; the goal ends canceled when its cancel was
+    requested, succeeded on SUCCESS, aborted otherwise (as move_group ends its goals)."""
+    logger = node.get_logger()
+
+    def execute(goal_handle):
+        result = action_type.Result()
+        with waiting_long(node):
+            try:
+                code, message = execution(goal_handle, result, _Stop(node, name, goal_handle))
+            except Exception as error:  # never a goal left hanging
+                logger.error(f"internal error executing a {name} goal: {error!r}\n{traceback.format_exc()}")
+                code, message = ErrorCode.FAILURE, f"internal error: {error!r}"
+        fill(result, code, message)
+        if goal_handle.is_cancel_requested and code != ErrorCode.SUCCESS:
+            goal_handle.canceled()
+        elif code == ErrorCode.SUCCESS:
+            goal_handle.succeed()
+        else:
+            goal_handle.abort()
+        return result
+
+    return ActionServer(node, action_type, name, execute_callback=execute,
+                        goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                        cancel_callback=lambda _goal_handle: CancelResponse.ACCEPT, callback_group=callback_group)
+
+
+class _Stop:
+    """Why a goal should stop ("" while it runs on): its client asked to cancel it, or no client of its action is
+    left in the ROS graph (its client is gone, and with it anyone to tell the result: DDS announces a client that
+    ends at once, one whose process was killed when its lease runs out). rclpy does not name a goal's client, so a
+    client that leaves while another client of the action stays is not seen."""
+
+    def __init__(self, node, action: str, goal_handle):
+        self._node, self._goal_handle = node, goal_handle
+        self._feedback_topic = f"{action}/_action/feedback"  # every rclpy and rclcpp action client subscribes to it
+        self._next_check = 0.0
+
+    def __call__(self) -> str:
+        if self._goal_handle.is_cancel_requested:
+            return "cancelled by its client"
+        now = time.monotonic()
+        if now >= self._next_check:
+            self._next_check = now + CLIENTS_CHECK_S
+            if self._node.count_subscribers(self._feedback_topic) == 0:
+                return f"no client of {self._feedback_topic.split('/_action')[0]} is left: its client is gone"
+        return ""
+
+
+def feedback(goal_handle, action_type, state: str) -> None:
+    """Publish move_group's feedback: the goal's ``state``."""
+    goal_handle.publish_feedback(action_type.Feedback(state=state))
+
+
+def goal_name(action: str, goal_handle) -> str:
+    """A goal as logs and messages name it: its action and the start of its id."""
+    return f"{action} goal {bytes(goal_handle.goal_id.uuid).hex()[:8]}"
