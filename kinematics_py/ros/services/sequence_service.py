@@ -7,7 +7,8 @@ Pilz's rules, refused with its codes: one group per sequence (INVALID_MOTION_PLA
 state (INVALID_ROBOT_STATE), radii >= 0, the last 0 and neighbouring spheres apart (INVALID_MOTION_PLAN, from the
 core). The first item's scaling factors and tool frame hold for the whole sequence (one tool frame: the blend
 spheres are about it); an item naming another tool frame is refused. The answer holds one trajectory.
-(The ``sequence_move_group`` action executes a sequence: it waits for the node's trajectory execution.)
+(The ``sequence_move_group`` action, a sequence planned here then executed as ``move_action`` executes, is not
+served yet.)
 """
 from __future__ import annotations
 
