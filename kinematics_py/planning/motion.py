@@ -2,8 +2,9 @@
 
 ``plan`` checks the start, turns every goal into candidate configurations (``goals``), drops the candidates outside
 the limits, in collision or off the path constraints, and then finds a path to one of the rest: the straight joint
-motion when it is free (the shortest path there is), else OMPL's planner (``ompl_search``). A ``touch`` motion
-ends with a straight-line approach to its pose goal (the Cartesian planner); a ``retract`` starts the plan with a
+motion when it is free (the shortest path there is), else a compiled RRT-Connect on the robot's spheres
+(``sphere_search``; default planner only), or OMPL's planner (``ompl_search``) when that finds nothing. A ``touch``
+motion ends with a straight-line approach to its pose goal (the Cartesian planner); a ``retract`` starts the plan with a
 straight-line retraction. The path is densified to steps of at most ``resolution`` per joint, checked again as a
 whole, timed within the scaled joint limits (toppra) and checked once more as timed: a trajectory that fails a
 check is never returned.
@@ -31,6 +32,7 @@ from .cartesian_path import compute_cartesian_path
 from .goals import Goal, GoalError, GroupLimits, PoseGoal, goal_candidates
 from .ompl_search import DEFAULT_PLANNER, planner_id_or_default, search_path
 from .path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
+from .sphere_search import fast_or_ompl_search
 from .time_parameterization import (
     JointLimits,
     TimedPath,
@@ -352,8 +354,8 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
         if remaining <= 0 or should_stop():
             break
         share = SEARCH_SHARE * remaining / (max(1, attempts) - attempt)
-        result = search_path(search_check, q_start, goals, (bounds.bounds_lower, bounds.bounds_upper), planner_id,
-                             share, should_stop)
+        result = fast_or_ompl_search(search_check, q_start, goals, (bounds.bounds_lower, bounds.bounds_upper),
+                                     planner_id, share, should_stop, attempt)
         waypoints = result.waypoints
         if waypoints is not None and search_check.resolution > check.resolution:
             waypoints = _refined(check, waypoints, bounds, deadline, should_stop)
