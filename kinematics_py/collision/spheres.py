@@ -2,14 +2,15 @@
 
 Containment is by construction, not by fitting: every shape is bounded by a convex polytope (a box's own faces,
 a cylinder or cone inside a circumscribed 16-gon prism, a sphere inside a circumscribed polyhedron, a mesh inside
-its convex hull; a flat mesh inside its bounding box), the link's bounding box is cut into cubic cells, and every
-cell that may meet one of the polytopes is kept (a cell is dropped only when one face plane has the whole cell
+its convex hull; a flat mesh inside its bounding box), the shape's bounding box is cut into cubic cells, and every
+cell that may meet the polytope is kept (a cell is dropped only when one face plane has the whole cell
 beyond it). The kept cells cover the geometry. Spheres are then placed greedily, each centred on the deepest cell
 not yet covered (depth: the distance to the nearest dropped cell) and reaching about PROTRUSION beyond that depth;
 every cell ends inside a sphere (its farthest corner within the radius), so the spheres cover the geometry, its
 inside included (an obstacle inside a link is found, as the exact checker finds it).
 
-A link with more than MAX_SPHERES_PER_LINK spheres is covered again with a larger protrusion. Spheres are cached
+Each shape of a link is covered on its own (its spheres as thick as it, not as a union of overlapping shapes); a
+shape needing more than MAX_SPHERES_PER_SHAPE spheres is covered again with a larger protrusion. Spheres are cached
 per shape set (the ``Placed`` values of a checker's links).
 """
 from __future__ import annotations
@@ -23,14 +24,14 @@ import numpy as np
 
 from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Sphere, convex_hull, local_bounds
 
-#: Cells that cover a link: CELLS_PER_AXIS along its longest side, but no smaller than MIN_CELL [m].
-CELLS_PER_AXIS = 32
+#: Cells that cover a shape: CELLS_PER_AXIS along its longest side, but no smaller than MIN_CELL [m].
+CELLS_PER_AXIS = 24
 MIN_CELL = 0.002
-#: Most spheres per link (beyond it, the link is covered again with 1.5 times the protrusion).
-MAX_SPHERES_PER_LINK = 16
-#: A link gets another sphere while one of its spheres reaches farther than this beyond the geometry (its radius
-#: less how deep its centre lies: the distance to the nearest dropped cell) [m].
-PROTRUSION = 0.02
+#: Most spheres per shape (beyond it, the shape is covered again with 1.5 times the protrusion).
+MAX_SPHERES_PER_SHAPE = 16
+#: How far a sphere reaches beyond the geometry [m]: its radius less how deep its centre lies (the distance to the
+#: nearest dropped cell).
+PROTRUSION = 0.015
 #: Side planes of the prism circumscribing a cylinder or cone.
 CYLINDER_SIDES = 16
 _DIRECTIONS = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)
@@ -100,14 +101,14 @@ def _hull_planes(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
 
 
 def covering_cells(shapes: Sequence[Placed]) -> tuple[np.ndarray, np.ndarray, float]:
-    """(kept (N, 3), dropped (M, 3), edge): centres of the cubic cells, on a grid one cell wider than the shapes'
+    """(kept (N, 3), dropped (M, 3), edge): centres of the cubic cells, on a grid two cells wider than the shapes'
     bounding box on every side, that may meet one of the shapes' polytopes (their union contains every shape), and
     of the others."""
     polytopes = [shape_polytope(placed) for placed in shapes]
     corners = np.vstack([corners for _, _, corners in polytopes])
     low, high = corners.min(axis=0), corners.max(axis=0)
     edge = max(MIN_CELL, float((high - low).max()) / CELLS_PER_AXIS)
-    axes = [low[i] + edge * (np.arange(-1, math.ceil((high[i] - low[i]) / edge - 1e-9) + 1) + 0.5) for i in range(3)]
+    axes = [low[i] + edge * (np.arange(-2, math.ceil((high[i] - low[i]) / edge - 1e-9) + 2) + 0.5) for i in range(3)]
     centers = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
     kept = np.zeros(len(centers), dtype=bool)
     for normals, offsets, _ in polytopes:
@@ -134,18 +135,24 @@ def _greedy_spheres(points: np.ndarray, depth: np.ndarray, half_diagonal: float,
     return centers, radii
 
 
-def link_spheres(shapes: Sequence[Placed], max_spheres: int = MAX_SPHERES_PER_LINK) -> LinkSpheres:
-    """Spheres containing ``shapes`` (posed in one link's frame): see the module docstring."""
+def link_spheres(shapes: Sequence[Placed], max_spheres: int = MAX_SPHERES_PER_SHAPE) -> LinkSpheres:
+    """Spheres containing ``shapes`` (posed in one link's frame), each shape covered on its own (a sphere about as
+    thick as the shape, not as the union of overlapping shapes): see the module docstring."""
+    parts = [_shape_spheres(placed, max_spheres) for placed in shapes]
+    return LinkSpheres(np.vstack([centers for centers, _ in parts]), np.concatenate([radii for _, radii in parts]))
+
+
+def _shape_spheres(placed: Placed, max_spheres: int) -> tuple[np.ndarray, np.ndarray]:
     from scipy.spatial import cKDTree
 
-    points, outside, edge = covering_cells(shapes)
+    points, outside, edge = covering_cells([placed])
     half_diagonal = edge * math.sqrt(3) / 2
     depth = cKDTree(outside).query(points)[0]  # distance from each cell to the nearest dropped one
     protrusion = PROTRUSION
     while True:
         centers, radii = _greedy_spheres(points, depth, half_diagonal, protrusion)
         if len(radii) <= max_spheres:
-            return LinkSpheres(centers, radii)
+            return centers, radii
         protrusion *= 1.5
 
 
