@@ -114,6 +114,15 @@ def _body_hits_obstacle(table, b, m, world_spheres, world_bodies, local):
     return False
 
 
+@compiled_kernel(inline="always")
+def _place_state(q_group, indices, tree, table, work):
+    """Place the spheres of the state: the group's values ``q_group`` at ``indices`` of ``work.q``."""
+    for i in range(indices.shape[0]):
+        work.q[indices[i]] = q_group[i]
+    place_links(work.q, tree, work.link_poses)
+    _place_spheres(work.link_poses, table, work.world_spheres, work.world_bodies)
+
+
 class Workspace(NamedTuple):
     """Scratch arrays of one thread's checks (``workspace``)."""
 
@@ -136,10 +145,7 @@ def state_collides(q_group, indices, tree, table, work):
     obstacle or each other (the ``self_pairs``). ``tree`` and ``table`` are the plain tuples of a ``TreeTable`` and
     a ``SphereTable``."""
     tree, table = TreeTable(*tree), SphereTable(*table)
-    for i in range(indices.shape[0]):
-        work.q[indices[i]] = q_group[i]
-    place_links(work.q, tree, work.link_poses)
-    _place_spheres(work.link_poses, table, work.world_spheres, work.world_bodies)
+    _place_state(q_group, indices, tree, table, work)
     for b in range(table.body_link.shape[0]):
         for m in range(table.obstacle_kind.shape[0]):
             if table.world_tested[b, m] and _body_hits_obstacle(table, b, m, work.world_spheres, work.world_bodies,
@@ -150,6 +156,23 @@ def state_collides(q_group, indices, tree, table, work):
                            work.world_bodies):
             return True
     return False
+
+
+@compiled_kernel
+def colliding_pairs(q_group, indices, tree, table, work, self_hit, world_hit):
+    """Mark every pair whose spheres touch in the state: ``self_hit[p]`` for ``table.self_pairs[p]``,
+    ``world_hit[b, m]`` for body b and obstacle m (both left as they are elsewhere)."""
+    tree, table = TreeTable(*tree), SphereTable(*table)
+    _place_state(q_group, indices, tree, table, work)
+    for b in range(table.body_link.shape[0]):
+        for m in range(table.obstacle_kind.shape[0]):
+            if table.world_tested[b, m] and _body_hits_obstacle(table, b, m, work.world_spheres, work.world_bodies,
+                                                                 work.local):
+                world_hit[b, m] = True
+    for p in range(table.self_pairs.shape[0]):
+        if _bodies_collide(table, table.self_pairs[p, 0], table.self_pairs[p, 1], work.world_spheres,
+                           work.world_bodies):
+            self_hit[p] = True
 
 
 @compiled_kernel

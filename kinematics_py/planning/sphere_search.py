@@ -5,11 +5,13 @@ every motion checked by ``collision.sphere_kernels`` at the search's resolution 
 states of a motion in one loop that stops at the first collision). The path found is shortened in compiled code:
 each waypoint joined straight to the farthest later one it reaches, then random shortcuts.
 
-The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too;
-it is never returned unchecked: ``motion.plan`` checks it at the fine resolution with the exact checker as it
-checks OMPL's paths, and searches again any segment that fails. Where the spheres cannot help (a start or every
-goal blocked by them although free, a scene they cannot represent, path constraints), ``sphere_search`` answers
-None and the plan takes OMPL's search, as before.
+The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too,
+except for the pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked
+them): those pairs are left out of this search, so that a start or goal near an obstacle still gets the fast path.
+The path is never returned unchecked: ``motion.plan`` checks it at the fine resolution with the exact checker as it
+checks OMPL's paths, and searches again any segment that fails. Where the spheres cannot help (a scene they cannot
+represent, path constraints, no path within the time), ``sphere_search`` answers None and the plan takes OMPL's
+search, as before.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..collision.sphere_kernels import motion_collides, state_collides, workspace
+from ..collision.sphere_kernels import SphereTable, colliding_pairs, motion_collides, workspace
 from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
@@ -142,26 +144,34 @@ def seed_random(seed):
     np.random.seed(seed)
 
 
+def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: tuple, work) -> SphereTable:
+    """``table`` without the pairs whose spheres touch in one of ``states`` (the start and goals)."""
+    self_hit = np.zeros(len(table.self_pairs), dtype=bool)
+    world_hit = np.zeros(table.world_tested.shape, dtype=bool)
+    for q in states:
+        colliding_pairs(q, indices, tree, tuple(table), work, self_hit, world_hit)
+    if not (self_hit.any() or world_hit.any()):
+        return table
+    return table._replace(self_pairs=table.self_pairs[~self_hit], world_tested=table.world_tested & ~world_hit)
+
+
 def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                   time_limit: float, should_stop: Callable[[], bool] | None = None,
                   seed: int = 0) -> np.ndarray | None:
-    """Waypoints (start to one of the ``goals``' rows) of a path free for the spheres at ``check``'s resolution,
-    found within ``time_limit`` [s]; None when none was found, or the spheres cannot be used (see the module
-    docstring)."""
+    """Waypoints (start to one of the ``goals``' rows) of a path free for the spheres at ``check``'s resolution
+    (but for the pairs they find touching at the start or a goal), found within ``time_limit`` [s]; None when none
+    was found, or the spheres cannot be used (see the module docstring). The start and goals are free states."""
     table = sphere_table(check.checker)
-    if isinstance(table, str) or check.state_validity is not None:
+    if isinstance(table, str) or check.state_validity is not None or len(goals) > TREE_CAPACITY // 2:
         return None
     model_tree = check.checker.model.tree.table_arrays
     work = workspace(check.base, len(check.checker.model.link_names), table)
-    arrays = tuple(table)
-    free_goals = [g for g in goals if not state_collides(g, check.indices, model_tree, arrays, work)]
-    if not free_goals or state_collides(start, check.indices, model_tree, arrays, work):
-        return None
+    arrays = tuple(_relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work))
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     nodes = np.empty((2, TREE_CAPACITY, len(start)))
     parents = np.full((2, TREE_CAPACITY), -1, dtype=np.int64)
-    nodes[0, 0], nodes[1, :len(free_goals)] = start, free_goals
-    counts = np.array([1, len(free_goals)], dtype=np.int64)
+    nodes[0, 0], nodes[1, :len(goals)] = start, goals
+    counts = np.array([1, len(goals)], dtype=np.int64)
     path = np.empty((2 * TREE_CAPACITY, len(start)))
     step = RANGE_SHARE * float(np.linalg.norm(upper - lower))
     seed_random(seed)

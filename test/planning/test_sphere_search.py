@@ -57,9 +57,9 @@ def exact_colliding(checker, names, waypoints, step=CHECK_STEP) -> int:
     return int(checker.check_batch(densify(np.asarray(waypoints), step), joint_names=names).sum())
 
 
-def problems(plugin, checker, count, rng, sphere_free=False) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Start/goal pairs within the limits, free for the exact checker (and the spheres when ``sphere_free``),
-    whose straight motion collides."""
+def problems(plugin, checker, count, rng, sphere_free=None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Start/goal pairs within the limits, free for the exact checker, whose straight motion collides; with
+    ``sphere_free`` True (False), both free for the spheres (the start blocked by them)."""
     names = plugin.getJointNames()
     model = checker.model
     lower = np.array([model.joints[n].lower for n in names])
@@ -70,8 +70,8 @@ def problems(plugin, checker, count, rng, sphere_free=False) -> list[tuple[np.nd
     found = []
     while len(found) < count:
         pair = lower + rng.random((2, len(names))) * (upper - lower)
-        if sphere_free and any(state_collides(q, check.indices, model.tree.table_arrays, tuple(table), work)
-                               for q in pair):
+        blocked = [state_collides(q, check.indices, model.tree.table_arrays, tuple(table), work) for q in pair]
+        if sphere_free is not None and (any(blocked) if sphere_free else not blocked[0]):
             continue
         if not checker.check_batch(pair, joint_names=names).any() and exact_colliding(checker, names, pair, 0.05):
             found.append((pair[0], pair[1]))
@@ -106,6 +106,18 @@ def test_sphere_paths_are_free_for_the_exact_checker_at_the_search_resolution(ta
         assert path is not None, k
         assert np.array_equal(path[0], start) and np.array_equal(path[-1], goal)
         assert exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0, k
+
+
+def test_a_start_the_spheres_block_still_gets_the_fast_path(table_wall):
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
+    bounds = (np.array([checker.model.joints[n].lower for n in names]),
+              np.array([checker.model.joints[n].upper for n in names]))
+    for k, (start, goal) in enumerate(problems(plugin, checker, 4, np.random.default_rng(SEED + 2), False)):
+        assert sphere_search(check, start, goal[None], bounds, TIME, seed=k) is not None, k
+        planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
+        assert planned.success and exact_colliding(checker, names, planned.positions) == 0, k
 
 
 def test_fast_path_and_ompl_search_agree_on_success(table_wall):
