@@ -20,9 +20,11 @@ Independent check of every returned trajectory: consecutive points joined by str
 at most 0.005 rad per joint and checked with the project's ``CollisionChecker`` (``check_batch``, not the planner's
 path checks), plus the joint limits (1e-6 slack) and the ends (start and goal within 1e-3 rad; mplib treats a joint
 with a 4 pi range as circular and may end a whole turn away from the goal); the deepest contact of a colliding
-state is reported (``check(contacts=True)``, the largest depth of any of its contacts). Valid success: within the
-budget, no colliding state, within the limits, the right ends. Path length: the sum of the joint-space (Euclidean)
-lengths between trajectory points, median over the problems every planner solved. Ratios: ours / the peer.
+state is reported (``check(contacts=True)``, the largest depth of any of its contacts), and whether every state
+between the densified points is proven free (``planning.motion_bound``: each link grown by how far it can move
+over a step). Valid success: within the budget, no colliding state, within the limits, the right ends. Path
+length: the sum of the joint-space (Euclidean) lengths between trajectory points, median over the problems every
+planner solved. Ratios: ours / the peer.
 
 mplib (PyPI ``mplib`` 0.2.1) pins numpy 1.26, so it runs in its own venv (``--peers-python``, default
 ``.venv-bench-peers/bin/python``; ``scripts/setup_venv.sh`` does not make it):
@@ -69,6 +71,8 @@ from kinematics_py.collision.geometry import Box  # noqa: E402
 from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.planning.goals import GroupLimits, JointGoal  # noqa: E402
 from kinematics_py.planning.motion import plan  # noqa: E402
+from kinematics_py.planning.motion_bound import first_unproven  # noqa: E402
+from kinematics_py.planning.path_check import PathCheck  # noqa: E402
 from kinematics_py.planning.time_parameterization import joint_limits  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
 
@@ -123,6 +127,7 @@ class Record:
     lengths: list[float] = field(default_factory=list)  # nan when not solved
     colliding: list[int] = field(default_factory=list)  # colliding densified states (0 when not solved)
     depths: list[float] = field(default_factory=list)  # deepest contact of a colliding state [m] (0 when none)
+    unproven: list[bool] = field(default_factory=list)  # states between the check's points not proven free
     outside_limits: list[bool] = field(default_factory=list)
     wrong_ends: list[bool] = field(default_factory=list)
     durations: list[float] = field(default_factory=list)
@@ -131,9 +136,11 @@ class Record:
         self.seconds.append(seconds)
         self.solved.append(positions is not None)
         self.lengths.append(path_length(positions) if positions is not None else np.nan)
-        colliding, outside, wrong_ends, depth = verdict if positions is not None else (0, False, False, 0.0)
+        colliding, outside, wrong_ends, depth, unproven = verdict if positions is not None else (
+            0, False, False, 0.0, False)
         self.colliding.append(colliding)
         self.depths.append(depth)
+        self.unproven.append(unproven)
         self.outside_limits.append(outside)
         self.wrong_ends.append(wrong_ends)
         self.durations.append(duration if positions is not None else np.nan)
@@ -181,8 +188,10 @@ class Problem:
             pairs.append((a, b))
         return pairs, peer_refused
 
-    def verdict(self, positions: np.ndarray, start: np.ndarray, goal: np.ndarray) -> tuple[int, bool, bool, float]:
-        """(colliding densified states, outside the limits, wrong ends, deepest contact [m]) of a trajectory."""
+    def verdict(self, positions: np.ndarray, start: np.ndarray,
+                goal: np.ndarray) -> tuple[int, bool, bool, float, bool]:
+        """(colliding densified states, outside the limits, wrong ends, deepest contact [m], states between the
+        densified points not proven free) of a trajectory."""
         dense = densified(positions)
         outside = bool(((dense < self.lower - LIMIT_SLACK) | (dense > self.upper + LIMIT_SLACK)).any())
         wrong_ends = bool(np.abs(positions[0] - start).max() > END_TOLERANCE
@@ -195,7 +204,8 @@ class Problem:
             state[indices] = q
             contacts = self.checker.check(state, contacts=True).contacts
             depth = max([depth] + [abs(float(c.depth)) for c in contacts])
-        return len(colliding), outside, wrong_ends, depth
+        unproven = bool(len(colliding)) or first_unproven(PathCheck(self.checker, self.names), dense) != -1
+        return len(colliding), outside, wrong_ends, depth, unproven
 
     def plan_ours(self, start, goal, *, planning_time):
         began = time.perf_counter()
@@ -324,7 +334,7 @@ def table(results: dict[str, dict[str, Record]], planning_time: float, notes: di
     t = f"{planning_time:g}"
     head = (f"| scene | planner | success <= {t} s | valid success <= {t} s | median ms | p90 ms | "
             "path length rad (all solved, median) | trajectory s (median) | trajectories with colliding states | "
-            "colliding states | deepest contact mm | outside limits | wrong ends |")
+            "colliding states | deepest contact mm | not proven free between points | outside limits | wrong ends |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for scene, records in results.items():
         solved = np.all([record.solved for record in records.values()], axis=0)
@@ -336,14 +346,15 @@ def table(results: dict[str, dict[str, Record]], planning_time: float, notes: di
             lines.append(f"| {scene} | {name} | {in_time}/{n} | {valid}/{n} | {median:.2f} | {p90:.2f} | "
                          f"{_number(length)} | {_number(duration)} | {sum(1 for c in record.colliding if c)}/"
                          f"{sum(record.solved)} | {sum(record.colliding)} | "
-                         f"{1e3 * max(record.depths, default=0):.1f} | {sum(record.outside_limits)} | "
+                         f"{1e3 * max(record.depths, default=0):.1f} | {sum(record.unproven)}/{sum(record.solved)} | "
+                         f"{sum(record.outside_limits)} | "
                          f"{sum(record.wrong_ends)} |")
         for name, note in notes.items():
-            lines.append(f"| {scene} | {name} | {note} |" + " |" * 10)
+            lines.append(f"| {scene} | {name} | {note} |" + " |" * 11)
         for name in records:
             if name != OURS:
                 lines.append(f"| {scene} | ours / {name} | " + " | ".join(
-                    _ratio(a, b) for a, b in zip(summary[OURS], summary[name])) + " | | | | | |")
+                    _ratio(a, b) for a, b in zip(summary[OURS], summary[name])) + " | | | | | | |")
     return "\n".join(lines)
 
 
