@@ -131,12 +131,37 @@ class Workspace(NamedTuple):
     world_spheres: np.ndarray  # (S, 3)
     world_bodies: np.ndarray  # (B, 3)
     local: np.ndarray  # (3,)
+    self_hit: np.ndarray  # (P,) bool, unused by ``state_collides`` (its ``_touching`` stops at the first pair)
+    world_hit: np.ndarray  # (B, M) bool, likewise
 
 
 def workspace(base: np.ndarray, link_count: int, table: SphereTable) -> Workspace:
     """Scratch arrays for checks of states that keep ``base``'s values in the joints they do not set."""
     return Workspace(np.array(base, dtype=float), np.empty((link_count + 1, 4, 4)),
-                     np.empty((len(table.sphere_radius), 3)), np.empty((len(table.body_radius), 3)), np.empty(3))
+                     np.empty((len(table.sphere_radius), 3)), np.empty((len(table.body_radius), 3)), np.empty(3),
+                     np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool))
+
+
+@compiled_kernel(inline="always")
+def _touching(table, work, first, self_hit, world_hit):
+    """Whether a pair of the placed state touches: with ``first``, True at the first such pair (``self_hit`` and
+    ``world_hit`` left alone); otherwise every such pair marked in them (``self_hit[p]`` for ``table.self_pairs[p]``,
+    ``world_hit[b, m]`` for body b and obstacle m)."""
+    found = False
+    for b in range(table.body_link.shape[0]):
+        for m in range(table.obstacle_kind.shape[0]):
+            if table.world_tested[b, m] and _body_hits_obstacle(table, b, m, work.world_spheres, work.world_bodies,
+                                                                 work.local):
+                if first:
+                    return True
+                world_hit[b, m] = found = True
+    for p in range(table.self_pairs.shape[0]):
+        if _bodies_collide(table, table.self_pairs[p, 0], table.self_pairs[p, 1], work.world_spheres,
+                           work.world_bodies):
+            if first:
+                return True
+            self_hit[p] = found = True
+    return found
 
 
 @compiled_kernel
@@ -146,16 +171,7 @@ def state_collides(q_group, indices, tree, table, work):
     a ``SphereTable``."""
     tree, table = TreeTable(*tree), SphereTable(*table)
     _place_state(q_group, indices, tree, table, work)
-    for b in range(table.body_link.shape[0]):
-        for m in range(table.obstacle_kind.shape[0]):
-            if table.world_tested[b, m] and _body_hits_obstacle(table, b, m, work.world_spheres, work.world_bodies,
-                                                                 work.local):
-                return True
-    for p in range(table.self_pairs.shape[0]):
-        if _bodies_collide(table, table.self_pairs[p, 0], table.self_pairs[p, 1], work.world_spheres,
-                           work.world_bodies):
-            return True
-    return False
+    return _touching(table, work, True, work.self_hit, work.world_hit)
 
 
 @compiled_kernel
@@ -164,15 +180,7 @@ def colliding_pairs(q_group, indices, tree, table, work, self_hit, world_hit):
     ``world_hit[b, m]`` for body b and obstacle m (both left as they are elsewhere)."""
     tree, table = TreeTable(*tree), SphereTable(*table)
     _place_state(q_group, indices, tree, table, work)
-    for b in range(table.body_link.shape[0]):
-        for m in range(table.obstacle_kind.shape[0]):
-            if table.world_tested[b, m] and _body_hits_obstacle(table, b, m, work.world_spheres, work.world_bodies,
-                                                                 work.local):
-                world_hit[b, m] = True
-    for p in range(table.self_pairs.shape[0]):
-        if _bodies_collide(table, table.self_pairs[p, 0], table.self_pairs[p, 1], work.world_spheres,
-                           work.world_bodies):
-            self_hit[p] = True
+    _touching(table, work, False, self_hit, world_hit)
 
 
 @compiled_kernel

@@ -32,7 +32,7 @@ RANGE_SHARE = 0.2
 ROUND_ITERATIONS = 256
 TREE_CAPACITY = 8192
 #: Random shortcut tries after the greedy pass.
-SHORTCUT_TRIES = 64
+SHORTCUT_TRIES = 24
 TRAPPED, ADVANCED, REACHED = 0, 1, 2
 #: Share of a search's time the sphere search may take before OMPL's search takes the rest.
 FAST_SHARE = 0.5

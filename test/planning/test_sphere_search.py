@@ -53,6 +53,14 @@ def table_wall():
     return panda(BOXES)
 
 
+def search_setup(plugin, checker) -> tuple[list[str], PathCheck, tuple[np.ndarray, np.ndarray]]:
+    """(joint names, a PathCheck at the search's resolution, the joint bounds) of the arm."""
+    names = plugin.getJointNames()
+    bounds = (np.array([checker.model.joints[n].lower for n in names]),
+              np.array([checker.model.joints[n].upper for n in names]))
+    return names, PathCheck(checker, names, resolution=SEARCH_RESOLUTION), bounds
+
+
 def exact_colliding(checker, names, waypoints, step=CHECK_STEP) -> int:
     return int(checker.check_batch(densify(np.asarray(waypoints), step), joint_names=names).sum())
 
@@ -97,10 +105,7 @@ def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall):
 
 def test_sphere_paths_are_free_for_the_exact_checker_at_the_search_resolution(table_wall):
     plugin, checker = table_wall
-    names = plugin.getJointNames()
-    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
-    bounds = (np.array([checker.model.joints[n].lower for n in names]),
-              np.array([checker.model.joints[n].upper for n in names]))
+    names, check, bounds = search_setup(plugin, checker)
     for k, (start, goal) in enumerate(problems(plugin, checker, PROBLEMS, np.random.default_rng(SEED), True)):
         path = sphere_search(check, start, goal[None], bounds, TIME, seed=k)
         assert path is not None, k
@@ -110,10 +115,7 @@ def test_sphere_paths_are_free_for_the_exact_checker_at_the_search_resolution(ta
 
 def test_a_start_the_spheres_block_still_gets_the_fast_path(table_wall):
     plugin, checker = table_wall
-    names = plugin.getJointNames()
-    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
-    bounds = (np.array([checker.model.joints[n].lower for n in names]),
-              np.array([checker.model.joints[n].upper for n in names]))
+    names, check, bounds = search_setup(plugin, checker)
     for k, (start, goal) in enumerate(problems(plugin, checker, 4, np.random.default_rng(SEED + 2), False)):
         assert sphere_search(check, start, goal[None], bounds, TIME, seed=k) is not None, k
         planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
@@ -122,10 +124,7 @@ def test_a_start_the_spheres_block_still_gets_the_fast_path(table_wall):
 
 def test_fast_path_and_ompl_search_agree_on_success(table_wall):
     plugin, checker = table_wall
-    names = plugin.getJointNames()
-    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
-    bounds = (np.array([checker.model.joints[n].lower for n in names]),
-              np.array([checker.model.joints[n].upper for n in names]))
+    names, check, bounds = search_setup(plugin, checker)
     for k, (start, goal) in enumerate(problems(plugin, checker, PROBLEMS, np.random.default_rng(SEED + 1))):
         planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
         ompl = search_path(check, start, goal[None], bounds, DEFAULT_PLANNER, TIME)
@@ -136,10 +135,8 @@ def test_fast_path_and_ompl_search_agree_on_success(table_wall):
 
 def test_a_path_the_spheres_approve_but_the_exact_geometry_refuses_is_never_returned():
     plugin, checker = panda({"plate": PLATE})
-    names = plugin.getJointNames()
+    names, _, bounds = search_setup(plugin, checker)
     assert exact_colliding(checker, names, [LEFT, RIGHT]) > 0
-    bounds = (np.array([checker.model.joints[n].lower for n in names]),
-              np.array([checker.model.joints[n].upper for n in names]))
     coarse = PathCheck(checker, names, resolution=COARSE)
     # plan's attempt k seeds the sphere search with k: find an attempt whose path goes through the plate
     through = [seed for seed in range(SEEDS) if exact_colliding(
