@@ -3,8 +3,8 @@ call, for one state or the states of a straight joint motion (stopping at the fi
 
 The robot's spheres contain its collision geometry (``spheres``), so a state these kernels call free is free for
 the exact checker too, for the pairs they test (``sphere_world`` decides which). Each body (a link with geometry)
-has a bounding sphere, tested first against obstacles and the other bodies; its spheres are tested only when
-that one touches. Obstacles are primitives in the planning frame: spheres, boxes, solid cylinders (cones are
+has a bounding sphere, tested first against obstacles and the other bodies; its spheres are placed and tested only
+when that one touches. Obstacles are primitives in the planning frame: spheres, boxes, solid cylinders (cones are
 tested as their cylinder) and planes (a body collides with a plane's sheet when one of its spheres crosses it, as
 the exact checker's plane). Touching counts as a collision.
 
@@ -78,19 +78,31 @@ def _sphere_hits_obstacle(p, r, kind, T, size, local):
 
 
 @compiled_kernel(inline="always")
-def _place_spheres(link_poses, table, world_spheres, world_bodies):
-    """world_spheres[s], world_bodies[b]: sphere and body-bound centres in the planning frame."""
+def _place_bodies(link_poses, table, work):
+    """work.world_bodies[b]: every body bound's centre in the planning frame; its spheres not placed yet."""
     for b in range(table.body_link.shape[0]):
-        T = link_poses[table.body_link[b]]
-        _point_in_frame(T, table.body_center[b], world_bodies[b])
-        for s in range(table.body_first[b], table.body_first[b + 1]):
-            _point_in_frame(T, table.sphere_center[s], world_spheres[s])
+        _point_in_frame(link_poses[table.body_link[b]], table.body_center[b], work.world_bodies[b])
+        work.placed[b] = False
 
 
 @compiled_kernel(inline="always")
-def _bodies_collide(table, a, b, world_spheres, world_bodies):
+def _place_body_spheres(table, work, b):
+    """work.world_spheres of body b's spheres, placed once per state (only bodies near something are placed)."""
+    if work.placed[b]:
+        return
+    T = work.link_poses[table.body_link[b]]
+    for s in range(table.body_first[b], table.body_first[b + 1]):
+        _point_in_frame(T, table.sphere_center[s], work.world_spheres[s])
+    work.placed[b] = True
+
+
+@compiled_kernel(inline="always")
+def _bodies_collide(table, a, b, work):
+    world_spheres, world_bodies = work.world_spheres, work.world_bodies
     if _apart(world_bodies[a], world_bodies[b], table.body_radius[a] + table.body_radius[b]):
         return False
+    _place_body_spheres(table, work, a)
+    _place_body_spheres(table, work, b)
     for s in range(table.body_first[a], table.body_first[a + 1]):
         if _apart(world_spheres[s], world_bodies[b], table.sphere_radius[s] + table.body_radius[b]):
             continue
@@ -101,26 +113,27 @@ def _bodies_collide(table, a, b, world_spheres, world_bodies):
 
 
 @compiled_kernel(inline="always")
-def _body_hits_obstacle(table, b, m, world_spheres, world_bodies, local):
+def _body_hits_obstacle(table, b, m, work):
     kind, T, size = table.obstacle_kind[m], table.T_obstacle_plan[m], table.obstacle_size[m]
-    if table.obstacle_radius[m] >= 0.0 and _apart(world_bodies[b], table.obstacle_center[m],
+    if table.obstacle_radius[m] >= 0.0 and _apart(work.world_bodies[b], table.obstacle_center[m],
                                                   table.body_radius[b] + table.obstacle_radius[m]):
         return False
-    if not _sphere_hits_obstacle(world_bodies[b], table.body_radius[b], kind, T, size, local):
+    if not _sphere_hits_obstacle(work.world_bodies[b], table.body_radius[b], kind, T, size, work.local):
         return False
+    _place_body_spheres(table, work, b)
     for s in range(table.body_first[b], table.body_first[b + 1]):
-        if _sphere_hits_obstacle(world_spheres[s], table.sphere_radius[s], kind, T, size, local):
+        if _sphere_hits_obstacle(work.world_spheres[s], table.sphere_radius[s], kind, T, size, work.local):
             return True
     return False
 
 
 @compiled_kernel(inline="always")
 def _place_state(q_group, indices, tree, table, work):
-    """Place the spheres of the state: the group's values ``q_group`` at ``indices`` of ``work.q``."""
+    """Place the state's links and body bounds: the group's values ``q_group`` at ``indices`` of ``work.q``."""
     for i in range(indices.shape[0]):
         work.q[indices[i]] = q_group[i]
     place_links(work.q, tree, work.link_poses)
-    _place_spheres(work.link_poses, table, work.world_spheres, work.world_bodies)
+    _place_bodies(work.link_poses, table, work)
 
 
 class Workspace(NamedTuple):
@@ -130,6 +143,7 @@ class Workspace(NamedTuple):
     link_poses: np.ndarray  # (L + 1, 4, 4)
     world_spheres: np.ndarray  # (S, 3)
     world_bodies: np.ndarray  # (B, 3)
+    placed: np.ndarray  # (B,) bool, whether a body's world_spheres are placed for the current state
     local: np.ndarray  # (3,)
     self_hit: np.ndarray  # (P,) bool, unused by ``state_collides`` (its ``_touching`` stops at the first pair)
     world_hit: np.ndarray  # (B, M) bool, likewise
@@ -138,7 +152,8 @@ class Workspace(NamedTuple):
 def workspace(base: np.ndarray, link_count: int, table: SphereTable) -> Workspace:
     """Scratch arrays for checks of states that keep ``base``'s values in the joints they do not set."""
     return Workspace(np.array(base, dtype=float), np.empty((link_count + 1, 4, 4)),
-                     np.empty((len(table.sphere_radius), 3)), np.empty((len(table.body_radius), 3)), np.empty(3),
+                     np.empty((len(table.sphere_radius), 3)), np.empty((len(table.body_radius), 3)),
+                     np.zeros(len(table.body_radius), dtype=bool), np.empty(3),
                      np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool))
 
 
@@ -150,14 +165,12 @@ def _touching(table, work, first, self_hit, world_hit):
     found = False
     for b in range(table.body_link.shape[0]):
         for m in range(table.obstacle_kind.shape[0]):
-            if table.world_tested[b, m] and _body_hits_obstacle(table, b, m, work.world_spheres, work.world_bodies,
-                                                                 work.local):
+            if table.world_tested[b, m] and _body_hits_obstacle(table, b, m, work):
                 if first:
                     return True
                 world_hit[b, m] = found = True
     for p in range(table.self_pairs.shape[0]):
-        if _bodies_collide(table, table.self_pairs[p, 0], table.self_pairs[p, 1], work.world_spheres,
-                           work.world_bodies):
+        if _bodies_collide(table, table.self_pairs[p, 0], table.self_pairs[p, 1], work):
             if first:
                 return True
             self_hit[p] = found = True
