@@ -3,11 +3,13 @@
 Both trees (the start's, and one rooted at every goal) grow inside one compiled call per round of iterations,
 every motion checked by ``collision.sphere_kernels`` at the search's resolution (FK and spheres compiled in, the
 states of a motion in one loop that stops at the first collision). The path found is shortened in compiled code:
-each waypoint joined straight to the farthest later one it reaches, then random shortcuts.
+each waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random points of
+two segments.
 
-The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too,
-except for the pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked
-them): those pairs are left out of this search, so that a start or goal near an obstacle still gets the fast path.
+The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too.
+Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are left
+out of the search, so that a start or goal near an obstacle still gets the fast path; the path found is then checked
+with the exact checker at the search's resolution, and OMPL's search takes over when it fails.
 The path is never returned unchecked: ``motion.plan`` checks it at the fine resolution with the exact checker as it
 checks OMPL's paths, and searches again any segment that fails. Where the spheres cannot help (a scene they cannot
 represent, path constraints, no path within the time), ``sphere_search`` answers None and the plan takes OMPL's
@@ -31,8 +33,8 @@ RANGE_SHARE = 0.2
 #: Iterations per compiled call (the deadline and the stop hook are read between calls), nodes per tree.
 ROUND_ITERATIONS = 256
 TREE_CAPACITY = 8192
-#: Random shortcut tries after the greedy pass.
-SHORTCUT_TRIES = 24
+#: Partial shortcut tries after the first greedy pass.
+SHORTCUT_TRIES = 16
 TRAPPED, ADVANCED, REACHED = 0, 1, 2
 #: Share of a search's time the sphere search may take before OMPL's search takes the rest.
 FAST_SHARE = 0.5
@@ -114,10 +116,8 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
 
 
 @compiled_kernel
-def shortcut(path, count, tries, resolution, indices, tree, table, work):
-    """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free); returns their number:
-    each waypoint joined to the farthest later one it reaches straight, then ``tries`` random shortcuts."""
-    between = np.empty(path.shape[1])
+def _farthest_reach(path, count, resolution, indices, tree, table, work, between):
+    """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number."""
     kept, i = 1, 0
     while i < count - 1:
         j = count - 1
@@ -126,16 +126,37 @@ def shortcut(path, count, tries, resolution, indices, tree, table, work):
         path[kept] = path[j]
         kept += 1
         i = j
-    count = kept
+    return kept
+
+
+@compiled_kernel
+def shortcut(path, count, tries, resolution, indices, tree, table, work):
+    """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
+    returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
+    shortcuts (a random point of one segment joined to a random point of a later one), then the first pass again.
+    ``path`` has room for ``tries`` more waypoints."""
+    dof = path.shape[1]
+    between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
+    count = _farthest_reach(path, count, resolution, indices, tree, table, work, between)
     for _ in range(tries):
         if count <= 2:
             break
         i = np.random.randint(0, count - 2)
-        j = np.random.randint(i + 2, count)
-        if not motion_collides(path[i], path[j], resolution, indices, tree, table, work, between):
-            path[i + 1:count - (j - i - 1)] = path[j:count].copy()
-            count -= j - i - 1
-    return count
+        j = np.random.randint(i + 1, count - 1)
+        a, b = np.random.random(), np.random.random()
+        for k in range(dof):
+            p[k] = path[i, k] + a * (path[i + 1, k] - path[i, k])
+            r[k] = path[j, k] + b * (path[j + 1, k] - path[j, k])
+        if motion_collides(p, r, resolution, indices, tree, table, work, between) or \
+                motion_collides(path[i], p, resolution, indices, tree, table, work, between) or \
+                motion_collides(r, path[j + 1], resolution, indices, tree, table, work, between):
+            continue
+        tail = path[j + 1:count].copy()
+        path[i + 1] = p
+        path[i + 2] = r
+        path[i + 3:i + 3 + tail.shape[0]] = tail
+        count = i + 3 + tail.shape[0]
+    return _farthest_reach(path, count, resolution, indices, tree, table, work, between)
 
 
 @compiled_kernel
@@ -145,7 +166,8 @@ def seed_random(seed):
 
 
 def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: tuple, work) -> SphereTable:
-    """``table`` without the pairs whose spheres touch in one of ``states`` (the start and goals)."""
+    """``table`` without the pairs whose spheres touch in one of ``states`` (the start and goals); ``table`` itself
+    when there are none."""
     self_hit = np.zeros(len(table.self_pairs), dtype=bool)
     world_hit = np.zeros(table.world_tested.shape, dtype=bool)
     for q in states:
@@ -158,21 +180,22 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
 def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                   time_limit: float, should_stop: Callable[[], bool] | None = None,
                   seed: int = 0) -> np.ndarray | None:
-    """Waypoints (start to one of the ``goals``' rows) of a path free for the spheres at ``check``'s resolution
-    (but for the pairs they find touching at the start or a goal), found within ``time_limit`` [s]; None when none
-    was found, or the spheres cannot be used (see the module docstring). The start and goals are free states."""
+    """Waypoints (start to one of the ``goals``' rows) of a path free at ``check``'s resolution (for the spheres;
+    for the exact checker too when the spheres left pairs out), found within ``time_limit`` [s]; None when none was
+    found, or the spheres cannot be used (see the module docstring). The start and goals are free states."""
     table = sphere_table(check.checker)
     if isinstance(table, str) or check.state_validity is not None or len(goals) > TREE_CAPACITY // 2:
         return None
     model_tree = check.checker.model.tree.table_arrays
     work = workspace(check.base, len(check.checker.model.link_names), table)
-    arrays = tuple(_relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work))
+    relaxed = _relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work)
+    arrays = tuple(relaxed)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     nodes = np.empty((2, TREE_CAPACITY, len(start)))
     parents = np.full((2, TREE_CAPACITY), -1, dtype=np.int64)
     nodes[0, 0], nodes[1, :len(goals)] = start, goals
     counts = np.array([1, len(goals)], dtype=np.int64)
-    path = np.empty((2 * TREE_CAPACITY, len(start)))
+    path = np.empty((2 * TREE_CAPACITY + SHORTCUT_TRIES, len(start)))
     step = RANGE_SHARE * float(np.linalg.norm(upper - lower))
     seed_random(seed)
     deadline, first, found = time.perf_counter() + time_limit, 0, 0
@@ -183,7 +206,10 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     if found <= 0:
         return None
     count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, check.indices, model_tree, arrays, work)
-    return path[:count].copy()
+    waypoints = path[:count].copy()
+    if relaxed is not table and not all(check.segment_free(a, b) for a, b in zip(waypoints[:-1], waypoints[1:])):
+        return None  # the pairs left out collide on the way (the exact checker says so at this resolution)
+    return waypoints
 
 
 def fast_or_ompl_search(check: PathCheck, start: np.ndarray, goals: np.ndarray,
