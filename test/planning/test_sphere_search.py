@@ -17,7 +17,7 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
-from kinematics_py.planning.path_check import SEARCH_RESOLUTION, PathCheck, densify
+from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
 from kinematics_py.planning.sphere_search import sphere_search
 
 SEED = 11
@@ -34,7 +34,8 @@ RIGHT = np.array([-1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785])
 COARSE = 1.0
 #: Seeds tried for a sphere path through the plate.
 SEEDS = 16
-#: The independent check's step [rad]: finer than the trajectory's points.
+#: The independent check's step [rad] of the sphere search's paths; a plan's trajectory is checked at its points
+#: (FINE_RESOLUTION apart: what ``plan`` guarantees; the states between them are motion_bound's subject).
 CHECK_STEP = 0.005
 
 
@@ -124,7 +125,7 @@ def test_a_start_the_spheres_block_still_gets_the_fast_path_and_its_path_is_chec
             fast += 1
             assert exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0, k
         planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
-        assert planned.success and exact_colliding(checker, names, planned.positions) == 0, k
+        assert planned.success and exact_colliding(checker, names, planned.positions, FINE_RESOLUTION) == 0, k
     assert fast >= 2
 
 
@@ -136,7 +137,7 @@ def test_fast_path_and_ompl_search_agree_on_success(table_wall):
         ompl = search_path(check, start, goal[None], bounds, DEFAULT_PLANNER, TIME)
         assert planned.success == (ompl.waypoints is not None), (k, planned.message, ompl.status)
         assert planned.success, planned.message
-        assert exact_colliding(checker, names, planned.positions) == 0, k
+        assert exact_colliding(checker, names, planned.positions, FINE_RESOLUTION) == 0, k
 
 
 def test_a_path_the_spheres_approve_but_the_exact_geometry_refuses_is_never_returned():
@@ -151,7 +152,7 @@ def test_a_path_the_spheres_approve_but_the_exact_geometry_refuses_is_never_retu
     result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME, search_resolution=COARSE,
                   attempts=through[0] + 1)
     assert result.success, result.message
-    assert exact_colliding(checker, names, result.positions) == 0
+    assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
 
 
 def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl():
@@ -164,4 +165,4 @@ def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl():
     bounds = (np.zeros(7) - 3, np.zeros(7) + 3)
     assert sphere_search(check, LEFT, RIGHT[None], bounds, TIME) is None
     result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME)
-    assert result.success and exact_colliding(checker, names, result.positions) == 0
+    assert result.success and exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
