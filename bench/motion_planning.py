@@ -1,4 +1,5 @@
-"""Motion planning benchmark: kinematics_py's ``planning.motion.plan`` against mplib's ``Planner.plan_qpos``.
+"""Motion planning benchmark: kinematics_py's ``planning.motion.plan`` against mplib's ``Planner.plan_qpos`` and
+plainmp's ``OMPLSolver.solve``.
 
     .venv/bin/python bench/motion_planning.py                       # Panda, 3 scenes x 10 problems, ~1-2 min
     .venv/bin/python bench/motion_planning.py --problems 40 --scenes shelf,cage --robot ur5 --seed 3
@@ -16,18 +17,33 @@ Success: a trajectory returned within ``--planning-time`` (both are given that b
 search alone).
 
 Independent check of every returned trajectory: consecutive points joined by straight joint segments, densified to
-at most 0.01 rad per joint and checked with the project's ``CollisionChecker`` (``check_batch``, not the planner's
+at most 0.005 rad per joint and checked with the project's ``CollisionChecker`` (``check_batch``, not the planner's
 path checks), plus the joint limits (1e-6 slack) and the ends (start and goal within 1e-3 rad; mplib treats a joint
-with a 4 pi range as circular and may end a whole turn away from the goal). Valid success: within the budget, no
-colliding state, within the limits, the right ends. Path length: the sum of the joint-space (Euclidean) lengths
-between trajectory points, median over the problems both planners solved. Ratios: ours / mplib.
+with a 4 pi range as circular and may end a whole turn away from the goal); the deepest contact of a colliding
+state is reported (``check(contacts=True)``, the largest depth of any of its contacts), and whether every state
+between the densified points is proven free (``planning.motion_bound``: each link grown by how far it can move
+over a step). Valid success: within the budget, no colliding state, within the limits, the right ends. Path
+length: the sum of the joint-space (Euclidean) lengths between trajectory points, median over the problems every
+planner solved. Ratios: ours / the peer.
 
 mplib (PyPI ``mplib`` 0.2.1) pins numpy 1.26, so it runs in its own venv (``--peers-python``, default
 ``.venv-bench-peers/bin/python``; ``scripts/setup_venv.sh`` does not make it):
 
     python3.11 -m venv .venv-bench-peers && .venv-bench-peers/bin/pip install -r requirements/bench-peers.txt
 
-Without it the mplib columns read "not available" and why; ours runs alone. Writes a Markdown report (stdout
+Without it the mplib columns read "not available" and why; ours runs alone.
+
+plainmp (PyPI ``plainmp`` 0.3.6, C++: RRT-Connect on its own hand-tuned Panda spheres and self pairs, its own Panda
+model; Panda only) runs in a venv of its own too (``--plainmp-python``, default ``.venv-bench-plainmp/bin/python``;
+see bench/plainmp_worker.py for the build and its model's files):
+
+    apt-get install libompl-dev libeigen3-dev libboost-serialization-dev libboost-filesystem-dev libboost-system-dev
+    python3.11 -m venv .venv-bench-plainmp && .venv-bench-plainmp/bin/pip install -r requirements/bench-plainmp.txt
+
+It gets the same pairs and boxes, the same budget, and checks its motions at the same resolution as our search
+(0.03 rad per joint); its time is ``solve()`` alone (no smoothing, no timing), measured inside its worker; its
+returned waypoints are checked as the others' trajectories. Problems are not filtered by its spheres: a start or
+goal its spheres call blocked is its failure. Writes a Markdown report (stdout
 and ``--output``, default bench/results/motion_planning.md).
 """
 from __future__ import annotations
@@ -55,19 +71,26 @@ from kinematics_py.collision.geometry import Box  # noqa: E402
 from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.planning.goals import GroupLimits, JointGoal  # noqa: E402
 from kinematics_py.planning.motion import plan  # noqa: E402
+from kinematics_py.planning.motion_bound import first_unproven  # noqa: E402
 from kinematics_py.planning.options import PlanOptions  # noqa: E402
+from kinematics_py.planning.path_check import PathCheck  # noqa: E402
 from kinematics_py.planning.time_parameterization import joint_limits  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
 
 WORKER = BENCH_DIR / "mplib_worker.py"
+PLAINMP_WORKER = BENCH_DIR / "plainmp_worker.py"
 DEFAULT_PEERS_PYTHON = ROOT / ".venv-bench-peers" / "bin" / "python"
+DEFAULT_PLAINMP_PYTHON = ROOT / ".venv-bench-plainmp" / "bin" / "python"
+PLAINMP_INSTALL = ("python3.11 -m venv .venv-bench-plainmp && "
+                   ".venv-bench-plainmp/bin/pip install -r requirements/bench-plainmp.txt")
+PLAINMP_RESOLUTION = 0.03  # [rad] plainmp's motion checks, as our search's (path_check.SEARCH_RESOLUTION)
 PEERS_INSTALL = ("python3.11 -m venv .venv-bench-peers && "
                  ".venv-bench-peers/bin/pip install -r requirements/bench-peers.txt")
 GROUPS = {"panda": "panda_arm", "ur5": "ur_manipulator"}
-CHECK_STEP = 0.01  # [rad] densification of the independent check
+CHECK_STEP = 0.005  # [rad] densification of the independent check
 LIMIT_SLACK = 1e-6
 END_TOLERANCE = 1e-3
-OURS, MPLIB = "kinematics_py", "mplib"
+OURS, MPLIB, PLAINMP = "kinematics_py", "mplib", "plainmp"
 NOT_AVAILABLE = "not available"
 
 
@@ -104,6 +127,8 @@ class Record:
     solved: list[bool] = field(default_factory=list)
     lengths: list[float] = field(default_factory=list)  # nan when not solved
     colliding: list[int] = field(default_factory=list)  # colliding densified states (0 when not solved)
+    depths: list[float] = field(default_factory=list)  # deepest contact of a colliding state [m] (0 when none)
+    unproven: list[bool] = field(default_factory=list)  # states between the check's points not proven free
     outside_limits: list[bool] = field(default_factory=list)
     wrong_ends: list[bool] = field(default_factory=list)
     durations: list[float] = field(default_factory=list)
@@ -112,8 +137,11 @@ class Record:
         self.seconds.append(seconds)
         self.solved.append(positions is not None)
         self.lengths.append(path_length(positions) if positions is not None else np.nan)
-        colliding, outside, wrong_ends = verdict if positions is not None else (0, False, False)
+        colliding, outside, wrong_ends, depth, unproven = verdict if positions is not None else (
+            0, False, False, 0.0, False)
         self.colliding.append(colliding)
+        self.depths.append(depth)
+        self.unproven.append(unproven)
         self.outside_limits.append(outside)
         self.wrong_ends.append(wrong_ends)
         self.durations.append(duration if positions is not None else np.nan)
@@ -161,13 +189,24 @@ class Problem:
             pairs.append((a, b))
         return pairs, peer_refused
 
-    def verdict(self, positions: np.ndarray, start: np.ndarray, goal: np.ndarray) -> tuple[int, bool, bool]:
-        """(colliding densified states, outside the limits, wrong ends) of a trajectory."""
+    def verdict(self, positions: np.ndarray, start: np.ndarray,
+                goal: np.ndarray) -> tuple[int, bool, bool, float, bool]:
+        """(colliding densified states, outside the limits, wrong ends, deepest contact [m], states between the
+        densified points not proven free) of a trajectory."""
         dense = densified(positions)
         outside = bool(((dense < self.lower - LIMIT_SLACK) | (dense > self.upper + LIMIT_SLACK)).any())
         wrong_ends = bool(np.abs(positions[0] - start).max() > END_TOLERANCE
                           or np.abs(positions[-1] - goal).max() > END_TOLERANCE)
-        return int(self.colliding(dense).sum()), outside, wrong_ends
+        colliding = dense[self.colliding(dense)]
+        base, indices = self.checker.binding(self.names)
+        depth = 0.0
+        for q in colliding:
+            state = base.copy()
+            state[indices] = q
+            contacts = self.checker.check(state, contacts=True).contacts
+            depth = max([depth] + [abs(float(c.depth)) for c in contacts])
+        unproven = bool(len(colliding)) or first_unproven(PathCheck(self.checker, self.names), dense) != -1
+        return len(colliding), outside, wrong_ends, depth, unproven
 
     def plan_ours(self, start, goal, *, planning_time):
         began = time.perf_counter()
@@ -227,6 +266,31 @@ class MplibPeer:
         return float(answer["seconds"]), positions, (np.nan if answer["duration"] is None else answer["duration"])
 
 
+class PlainmpPeer:
+    """plainmp's OMPLSolver in ``bench/plainmp_worker.py``, run by its venv's python (JSON lines)."""
+
+    def __init__(self, python: Path):
+        if not python.exists():
+            raise PeerUnavailable(f"{python} not found; {PLAINMP_INSTALL}")
+        self.worker = JsonLinesWorker([str(python), str(PLAINMP_WORKER)], "plainmp", PeerUnavailable,
+                                      PLAINMP_INSTALL, quiet=True)
+        self.call, self.close = self.worker.call, self.worker.close
+        self.version = ""
+
+    def load(self, problem: Problem) -> None:
+        answer = self.call(op="init", resolution=PLAINMP_RESOLUTION,
+                           boxes=[{"name": n, "size": list(s), "centre": list(c)} for n, s, c in problem.boxes])
+        if tuple(answer["joint_names"]) != problem.names:
+            raise PeerUnavailable(f"plainmp's joints {answer['joint_names']} differ from {problem.names}")
+        self.version = f"{answer['plainmp']} ({answer['spheres']} spheres)"
+
+    def plan(self, start, goal, *, planning_time):
+        answer = self.call(op="plan", start=[float(v) for v in start], goal=[float(v) for v in goal],
+                           planning_time=planning_time)
+        positions = None if answer["positions"] is None else np.array(answer["positions"])
+        return float(answer["seconds"]), positions, np.nan
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problems", type=int, default=10, help="start/goal pairs per scene (default 10)")
@@ -239,6 +303,8 @@ def parse_args(argv):
     parser.add_argument("--time-step", type=float, default=0.01, help="mplib's TOPP sampling step [s]")
     parser.add_argument("--peers-python", type=Path, default=DEFAULT_PEERS_PYTHON,
                         help="python of the venv with mplib (default .venv-bench-peers/bin/python)")
+    parser.add_argument("--plainmp-python", type=Path, default=DEFAULT_PLAINMP_PYTHON,
+                        help="python of the venv with plainmp (default .venv-bench-plainmp/bin/python)")
     parser.add_argument("--output", type=Path, default=BENCH_DIR / "results" / "motion_planning.md")
     args = parser.parse_args(argv)
     scenes = [s.strip() for s in args.scenes.split(",") if s.strip()]
@@ -264,36 +330,44 @@ def _ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.2f}" if np.isfinite(ours) and np.isfinite(theirs) and theirs > 0 else "-"
 
 
-def table(results: dict[str, dict[str, Record]], planning_time: float, mplib_note: str) -> str:
+def table(results: dict[str, dict[str, Record]], planning_time: float, notes: dict[str, str]) -> str:
+    """One row per scene and planner, and one ratio row (ours / peer) per peer; ``notes``: why a peer is missing."""
     t = f"{planning_time:g}"
     head = (f"| scene | planner | success <= {t} s | valid success <= {t} s | median ms | p90 ms | "
-            "path length rad (both solved, median) | trajectory s (median) | trajectories with colliding states | "
-            "colliding states | outside limits | wrong ends |")
+            "path length rad (all solved, median) | trajectory s (median) | trajectories with colliding states | "
+            "colliding states | deepest contact mm | not proven free between points | outside limits | wrong ends |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for scene, records in results.items():
-        ours, theirs = records[OURS], records.get(MPLIB)
-        n = len(ours.seconds)
-        both = np.array(ours.solved) & (np.array(theirs.solved) if theirs else np.array(ours.solved))
+        solved = np.all([record.solved for record in records.values()], axis=0)
         summary = {}
-        for name, record in ((OURS, ours), (MPLIB, theirs)):
-            if record is None:
-                lines.append(f"| {scene} | {name} | {mplib_note} |" + " |" * 9)
-                continue
-            in_time = np.array(record.solved) & (np.array(record.seconds) <= planning_time)
-            median, p90 = _ms(record.seconds)
-            length = float(np.median(np.array(record.lengths)[both])) if both.any() else np.nan
-            duration = float(np.nanmedian(record.durations)) if any(record.solved) else np.nan
-            valid = (in_time & ~np.array(record.colliding, dtype=bool) & ~np.array(record.outside_limits)
-                     & ~np.array(record.wrong_ends))
-            bad = sum(1 for c in record.colliding if c)
-            summary[name] = (in_time.sum(), valid.sum(), median, p90, length, duration)
-            lines.append(f"| {scene} | {name} | {in_time.sum()}/{n} | {valid.sum()}/{n} | {median:.1f} | {p90:.1f} | "
-                         f"{_number(length)} | {_number(duration)} | {bad}/{sum(record.solved)} | "
-                         f"{sum(record.colliding)} | {sum(record.outside_limits)} | {sum(record.wrong_ends)} |")
-        if MPLIB in summary:
-            o, m = summary[OURS], summary[MPLIB]
-            lines.append(f"| {scene} | ours / mplib | " + " | ".join(_ratio(a, b) for a, b in zip(o, m)) + " | | | | |")
+        for name, record in records.items():
+            summary[name] = _summary(record, planning_time, solved)
+            in_time, valid, median, p90, length, duration = summary[name]
+            n = len(record.seconds)
+            lines.append(f"| {scene} | {name} | {in_time}/{n} | {valid}/{n} | {median:.2f} | {p90:.2f} | "
+                         f"{_number(length)} | {_number(duration)} | {sum(1 for c in record.colliding if c)}/"
+                         f"{sum(record.solved)} | {sum(record.colliding)} | "
+                         f"{1e3 * max(record.depths, default=0):.1f} | {sum(record.unproven)}/{sum(record.solved)} | "
+                         f"{sum(record.outside_limits)} | "
+                         f"{sum(record.wrong_ends)} |")
+        for name, note in notes.items():
+            lines.append(f"| {scene} | {name} | {note} |" + " |" * 11)
+        for name in records:
+            if name != OURS:
+                lines.append(f"| {scene} | ours / {name} | " + " | ".join(
+                    _ratio(a, b) for a, b in zip(summary[OURS], summary[name])) + " | | | | | | |")
     return "\n".join(lines)
+
+
+def _summary(record: Record, planning_time: float, solved: np.ndarray) -> tuple:
+    """(successes within the budget, valid ones, median ms, p90 ms, median length over ``solved``, median duration)."""
+    in_time = np.array(record.solved) & (np.array(record.seconds) <= planning_time)
+    median, p90 = _ms(record.seconds)
+    length = float(np.median(np.array(record.lengths)[solved])) if solved.any() else np.nan
+    duration = float(np.nanmedian(record.durations)) if np.isfinite(record.durations).any() else np.nan
+    valid = (in_time & ~np.array(record.colliding, dtype=bool) & ~np.array(record.outside_limits)
+             & ~np.array(record.wrong_ends))
+    return int(in_time.sum()), int(valid.sum()), median, p90, length, duration
 
 
 def main(argv=None) -> int:
@@ -302,12 +376,19 @@ def main(argv=None) -> int:
     from ompl import util as ompl_util  # seeds OMPL's RNG for our planner (mplib's worker seeds its own)
 
     ompl_util.RNG.setSeed(args.seed + 7)
-    mplib, mplib_note = None, NOT_AVAILABLE
+    mplib, plainmp, notes = None, None, {}
     try:
         mplib = MplibPeer(args.peers_python)
     except PeerUnavailable as error:
-        mplib_note = f"{NOT_AVAILABLE}: {error}"
-        print(f"mplib: {mplib_note}", file=sys.stderr)
+        notes[MPLIB] = f"{NOT_AVAILABLE}: {error}"
+    try:
+        if args.robot != "panda":
+            raise PeerUnavailable("plainmp ships a Panda model only here")
+        plainmp = PlainmpPeer(args.plainmp_python)
+    except PeerUnavailable as error:
+        notes[PLAINMP] = f"{NOT_AVAILABLE}: {error}"
+    for name, note in notes.items():
+        print(f"{name}: {note}", file=sys.stderr)
     rng_pairs, rng_order = np.random.default_rng(args.seed), np.random.default_rng(args.seed + 1)
     results: dict[str, dict[str, Record]] = {}
     peer_refused = {}
@@ -317,12 +398,16 @@ def main(argv=None) -> int:
             problem = Problem(args.robot, scene, args.full_range)
             if mplib is not None:
                 mplib.load(problem, args.seed)
+            if plainmp is not None:
+                plainmp.load(problem)
             pairs, peer_refused[scene] = problem.draw_pairs(args.problems + 1, rng_pairs,
                                                             mplib.free if mplib is not None else None)
             planners = {OURS: functools.partial(problem.plan_ours, planning_time=args.planning_time)}
             if mplib is not None:
                 planners[MPLIB] = functools.partial(mplib.plan, planning_time=args.planning_time,
                                                     time_step=args.time_step)
+            if plainmp is not None:
+                planners[PLAINMP] = functools.partial(plainmp.plan, planning_time=args.planning_time)
             for run in planners.values():  # warm-up (numba's compiled kernels, mplib's first plan), untimed
                 run(*pairs[0])
             records = {name: Record() for name in planners}
@@ -339,25 +424,27 @@ def main(argv=None) -> int:
                     for name, r in records.items()), file=sys.stderr, flush=True)
             results[scene] = records
     finally:
-        if mplib is not None:
-            mplib.close()
+        for peer in (mplib, plainmp):
+            if peer is not None:
+                peer.close()
     overall = {name: Record() for name in results[args.scenes[0]]}
     for records in results.values():
         for name, record in records.items():
             overall[name].extend(record)
     results["overall"] = overall
-    report = [f"# Motion planning: kinematics_py `plan` vs mplib `Planner.plan_qpos` ({args.robot})", "",
+    report = [f"# Motion planning: kinematics_py `plan` vs mplib `Planner.plan_qpos` and plainmp `solve` "
+              f"({args.robot})", "",
               f"{args.problems} problems per scene drawn within the joint limits"
               f"{'' if args.full_range else ' and [-pi, pi]'}, seed {args.seed}, budget {args.planning_time:g} s, "
-              f"mplib TOPP step {args.time_step:g} s; mplib {mplib.version if mplib else mplib_note}; "
+              f"mplib TOPP step {args.time_step:g} s; mplib {mplib.version if mplib else notes[MPLIB]}; "
+              f"plainmp {plainmp.version if plainmp else notes[PLAINMP]}; "
               f"{platform.python_version()}, {os.cpu_count()} CPUs; load average {load_start:.2f} at start, "
               f"{os.getloadavg()[0]:.2f} at end; {time.perf_counter() - began:.0f} s.",
               (f"Free pairs left out because mplib found the start or goal in collision: {peer_refused}." if mplib
                else ""), "",
-              table(results, args.planning_time, mplib_note), "",
+              table(results, args.planning_time, notes), "",
               f"Trajectory states checked at <= {CHECK_STEP} rad per joint by CollisionChecker.check_batch; "
-              f"wrong ends: {OURS} {sum(overall[OURS].wrong_ends)}"
-              + (f", {MPLIB} {sum(overall[MPLIB].wrong_ends)}" if MPLIB in overall else "") + "."]
+              f"ours: p90 / median {_ms(overall[OURS].seconds)[1] / _ms(overall[OURS].seconds)[0]:.2f}."]
     text = "\n".join(report)
     print(text)
     args.output.parent.mkdir(parents=True, exist_ok=True)

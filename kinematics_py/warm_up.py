@@ -7,9 +7,9 @@ numba compiles a kernel on its first call, for the types of its arguments, and c
 request for the kernels it alone reaches. This builds the robot set-up of each bundled robot (UR5 and Panda) as
 the node does and runs each kind of computation the node's services run once: FK and Jacobians, IK of every
 group (single and batch, with and without collision avoidance), collision checks with contacts (whole robot and
-a group's links, against a world object the robot touches, and an octree), and a collision-aware Cartesian
-path. ``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks
-that a node's first calls then compile nothing.
+a group's links, against a world object the robot touches, and an octree), a collision-aware Cartesian
+path, and the sphere search of plans (``planning.sphere_search``). ``scripts/setup_venv.sh`` runs it whenever the
+package's sources change; test_node_first_calls.py checks that a node's first calls then compile nothing.
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from .collision.octree import Octree
 from .collision.scene import PlanningScene
 from .geometry.poses import Pose, transform_from_any_pose
 from .planning.cartesian_path import compute_cartesian_path
+from .planning.path_check import PathCheck
+from .planning.sphere_search import sphere_search
 from .robot_setup import SetupInputs, build_robot_setup
 from .robots import BUNDLED_ROBOTS, bundled_robot_path
 
@@ -62,6 +64,11 @@ def warm_up_robot(robot: str) -> list[str]:
             target[2, 3] += 0.02
             for validity in [None] + [each.validity(joints, state) for each in checkers]:
                 compute_cartesian_path(plugin, middle, [target], 0.01, validity=validity)
+            if checker is not None:  # the sphere search's kernels (spheres, RRT-Connect, shortcutting)
+                lower = np.array([model.joints[j].lower for j in joints])
+                upper = np.array([model.joints[j].upper for j in joints])
+                sphere_search(PathCheck(checker, joints, state), np.array(middle),
+                              np.array([lower * 0.9 + upper * 0.1]), (lower, upper), TIMEOUT_S)
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")
     return lines

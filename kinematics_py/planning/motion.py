@@ -5,7 +5,8 @@ request validated (``PlanOptions`` once, at construction; the start and goals he
 retraction (a ``retract`` plan starts with a straight-line retraction), the candidates (every goal turned into
 candidate configurations by ``goals``; those outside the limits, in collision or off the goal and path checks
 dropped), the search for a path to one of the rest (the straight joint motion when it is free, the shortest path
-there is, else OMPL's planner, ``ompl_search``; a ``touch`` motion ends with a straight-line approach to its pose
+there is, else a compiled RRT-Connect on the robot's spheres, ``sphere_search``, for the default planner, or OMPL's
+planner, ``ompl_search``, when that finds nothing; a ``touch`` motion ends with a straight-line approach to its pose
 goal, the Cartesian planner), the blend radii, the timing (the path densified to steps of at most ``resolution``
 per joint, timed within the scaled joint limits) and the final check of the timed trajectory: a trajectory that
 fails a check is never returned.
@@ -35,6 +36,7 @@ from .ompl_search import DEFAULT_PLANNER, search_path
 from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
 from .path_check import PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
+from .sphere_search import fast_or_ompl_search
 from .time_parameterization import (
     JointLimits,
     TimedPath,
@@ -417,8 +419,8 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
         if remaining <= 0 or should_stop():
             break
         share = SEARCH_SHARE * remaining / (max(1, attempts) - attempt)
-        result = search_path(search_check, q_start, goals, (bounds.bounds_lower, bounds.bounds_upper), planner_id,
-                             share, should_stop)
+        result = fast_or_ompl_search(search_check, q_start, goals, (bounds.bounds_lower, bounds.bounds_upper),
+                                     planner_id, share, should_stop, attempt)
         waypoints = result.waypoints
         if waypoints is not None and search_check.resolution > check.resolution:
             waypoints = _refined(check, waypoints, bounds, deadline, should_stop)

@@ -1,0 +1,98 @@
+"""A collision checker's robot and scene as spheres and primitives for the compiled checks (``sphere_kernels``).
+
+The robot's links become their generated spheres (``spheres``; each grown by the link's padding), the world
+objects' boxes, spheres, cylinders, cones (as their cylinder) and planes become obstacles. Every pair the checker
+tests is tested here, and more: the self pairs are the link pairs the checker never disables (adjacent links, the
+SRDF's disabled pairs and ``allow_collision`` pairs are left out; a scene's allowed collision matrix is not read,
+so its allowed pairs are tested, which is only stricter). So a state these checks call free is free for the
+checker. A scene they cannot represent (attached objects, world meshes and octrees, scaled links) has no table:
+``sphere_table`` says why instead.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .checker import CollisionChecker
+from .geometry import Box, Cone, Cylinder, Plane, Sphere
+from .sphere_kernels import BOX, CYLINDER, PLANE, SPHERE, SphereTable
+from .spheres import robot_spheres
+
+_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def sphere_table(checker: CollisionChecker) -> SphereTable | str:
+    """The checker's robot and scene as a ``SphereTable``, or why they cannot be one (kept per scene version)."""
+    key = (checker.scene.version, checker._config_version)
+    cached = _tables.get(checker)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    table = _built(checker)
+    _tables[checker] = (key, table)
+    return table
+
+
+def _built(checker: CollisionChecker) -> SphereTable | str:
+    scene = checker.scene
+    if scene.attached_objects:
+        return "the robot holds attached objects"
+    links = list(checker.link_geometry)
+    scaled = [link for link in links if checker.scale(link) != 1.0]
+    if scaled:
+        return f"links {scaled} are scaled"
+    obstacles = _obstacles(scene.world_objects)
+    if isinstance(obstacles, str):
+        return obstacles
+    kinds, T_obstacle_plan, sizes, centers, radii, owners = obstacles
+    spheres = robot_spheres(checker.link_geometry)
+    link_index = {name: i for i, name in enumerate(checker.model.link_names)}
+    sphere_center = np.vstack([spheres[link].centers for link in links])
+    sphere_radius = np.concatenate([spheres[link].radii + checker.padding(link) for link in links])
+    body_first = np.concatenate([[0], np.cumsum([len(spheres[link].radii) for link in links])]).astype(np.int64)
+    body_center = np.array([sphere_center[a:b].mean(axis=0) for a, b in zip(body_first[:-1], body_first[1:])])
+    body_radius = np.array([(np.linalg.norm(sphere_center[a:b] - body_center[k], axis=1) + sphere_radius[a:b]).max()
+                            for k, (a, b) in enumerate(zip(body_first[:-1], body_first[1:]))])
+    disabled = checker.disabled_pairs
+    self_pairs = [(a, b) for a in range(len(links)) for b in range(a + 1, len(links))
+                  if frozenset((links[a], links[b])) not in disabled]
+    world_tested = np.array([[frozenset((link, owner)) not in disabled for owner in owners] for link in links],
+                            dtype=bool).reshape(len(links), len(owners))
+    return SphereTable(sphere_center, sphere_radius, np.array([link_index[link] for link in links], dtype=np.int64),
+                       body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2),
+                       np.array(kinds, dtype=np.int64), np.array(T_obstacle_plan).reshape(-1, 3, 4),
+                       np.array(sizes).reshape(-1, 3), np.array(centers).reshape(-1, 3), np.array(radii, dtype=float),
+                       world_tested)
+
+
+def _obstacles(world) -> tuple[list, ...] | str:
+    """(kinds, T_obstacle_plan, sizes, bounding centres, bounding radii, owner ids) of the world's shapes, or why
+    one of them cannot be an obstacle."""
+    rows: list[tuple] = []
+    for object_id, item in world.items():
+        for placed in item.shapes:
+            T_plan_shape = item.T_parent_object @ placed.T_frame_shape
+            row = _obstacle(placed.shape, T_plan_shape)
+            if row is None:
+                return f"world object {object_id!r} holds a {type(placed.shape).__name__}"
+            rows.append((*row, object_id))
+    return tuple(list(column) for column in zip(*rows)) if rows else ([], [], [], [], [], [])
+
+
+def _obstacle(shape, T_plan_shape: np.ndarray) -> tuple | None:
+    """(kind, T_obstacle_plan (3x4), size, bounding centre, bounding radius) of a primitive, None for others."""
+    R, t = T_plan_shape[:3, :3], T_plan_shape[:3, 3]
+    T_shape_plan = np.hstack([R.T, (-R.T @ t)[:, None]])
+    if isinstance(shape, Plane):
+        a, b, c, d = shape.coefficients
+        normal = R @ np.array([a, b, c])
+        return PLANE, np.vstack([np.append(normal, d - normal @ t), np.zeros((2, 4))]), np.zeros(3), t, -1.0
+    if isinstance(shape, Sphere):
+        return SPHERE, T_shape_plan, np.array([shape.radius, 0.0, 0.0]), t, shape.radius
+    if isinstance(shape, Box):
+        half = np.asarray(shape.size) / 2
+        return BOX, T_shape_plan, half, t, float(np.linalg.norm(half))
+    if isinstance(shape, (Cylinder, Cone)):
+        size = np.array([shape.radius, shape.length / 2, 0.0])
+        return CYLINDER, T_shape_plan, size, t, float(np.hypot(shape.radius, shape.length / 2))
+    return None

@@ -1,0 +1,226 @@
+"""The fast path of a plan's search: RRT-Connect and shortcutting in compiled code, on the robot's spheres.
+
+Both trees (the start's, and one rooted at every goal) grow inside one compiled call per round of iterations,
+every motion checked by ``collision.sphere_kernels`` at the search's resolution (FK and spheres compiled in, the
+states of a motion in one loop that stops at the first collision). The path found is shortened in compiled code:
+each waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random points of
+two segments.
+
+The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too.
+Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are left
+out of the search, so that a start or goal near an obstacle still gets the fast path; the path found is then checked
+with the exact checker at the search's resolution, and OMPL's search takes over when it fails.
+The path is never returned unchecked: ``motion.plan`` checks it at the fine resolution with the exact checker as it
+checks OMPL's paths, and searches again any segment that fails. Where the spheres cannot help (a scene they cannot
+represent, path constraints, no path within the time), ``sphere_search`` answers None and the plan takes OMPL's
+search, as before.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..collision.sphere_kernels import SphereTable, colliding_pairs, motion_collides, workspace
+from ..collision.sphere_world import sphere_table
+from ..compiled import compiled_kernel
+from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
+from .path_check import PathCheck
+
+#: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
+RANGE_SHARE = 0.2
+#: Iterations per compiled call (the deadline and the stop hook are read between calls), nodes per tree.
+ROUND_ITERATIONS = 256
+TREE_CAPACITY = 8192
+#: Partial shortcut tries after the first greedy pass.
+SHORTCUT_TRIES = 16
+TRAPPED, ADVANCED, REACHED = 0, 1, 2
+#: Share of a search's time the sphere search may take before OMPL's search takes the rest.
+FAST_SHARE = 0.5
+
+
+@compiled_kernel
+def _extend(nodes, parents, count, target, step, resolution, indices, tree, table, work, between):
+    """(status, count): grow the tree (``count`` nodes) from its node nearest ``target`` by at most ``step`` towards
+    it, when that motion is free."""
+    dof = target.shape[0]
+    nearest, best = 0, np.inf
+    for n in range(count):
+        d = 0.0
+        for i in range(dof):
+            d += (nodes[n, i] - target[i]) ** 2
+        if d < best:
+            nearest, best = n, d
+    distance = np.sqrt(best)
+    reached = distance <= step
+    scale = 1.0 if reached else step / distance
+    for i in range(dof):
+        nodes[count, i] = nodes[nearest, i] + (target[i] - nodes[nearest, i]) * scale
+    if motion_collides(nodes[nearest], nodes[count], resolution, indices, tree, table, work, between):
+        return TRAPPED, count
+    parents[count] = nearest
+    return (REACHED if reached else ADVANCED), count + 1
+
+
+@compiled_kernel
+def _joined_path(nodes, parents, end_0, end_1, path):
+    """Number of waypoints written to ``path``: tree 0's root to its node ``end_0``, then tree 1's node ``end_1``
+    (the same configuration, left out) to its root."""
+    count, n = 0, end_0
+    while n >= 0:
+        count += 1
+        n = parents[0, n]
+    n = end_0
+    for k in range(count - 1, -1, -1):
+        path[k] = nodes[0, n]
+        n = parents[0, n]
+    n = parents[1, end_1]
+    while n >= 0:
+        path[count] = nodes[1, n]
+        count += 1
+        n = parents[1, n]
+    return count
+
+
+@compiled_kernel
+def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, iterations, indices, tree, table,
+                work, path):
+    """Run RRT-Connect's iterations ``first`` .. ``first + iterations - 1`` on the trees ``nodes[0]`` (rooted at the
+    start) and ``nodes[1]`` (rooted at every goal: parent -1), ``counts`` nodes each. Returns the number of
+    waypoints written to ``path`` (start to goal), 0 when no path yet, -1 when a tree is full."""
+    dof = lower.shape[0]
+    sample = np.empty(dof)
+    between = np.empty(dof)
+    capacity = nodes.shape[1]
+    for iteration in range(first, first + iterations):
+        a = iteration % 2
+        b = 1 - a
+        if counts[a] >= capacity - 1 or counts[b] >= capacity - 1:
+            return -1
+        for i in range(dof):
+            sample[i] = lower[i] + np.random.random() * (upper[i] - lower[i])
+        status, counts[a] = _extend(nodes[a], parents[a], counts[a], sample, step, resolution, indices, tree, table,
+                                    work, between)
+        if status == TRAPPED:
+            continue
+        added = nodes[a, counts[a] - 1]
+        status = ADVANCED
+        while status == ADVANCED and counts[b] < capacity - 1:
+            status, counts[b] = _extend(nodes[b], parents[b], counts[b], added, step, resolution, indices, tree,
+                                        table, work, between)
+        if status == REACHED:
+            end_a, end_b = counts[a] - 1, counts[b] - 1
+            return _joined_path(nodes, parents, end_a if a == 0 else end_b, end_b if a == 0 else end_a, path)
+    return 0
+
+
+@compiled_kernel
+def _farthest_reach(path, count, resolution, indices, tree, table, work, between):
+    """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number."""
+    kept, i = 1, 0
+    while i < count - 1:
+        j = count - 1
+        while j > i + 1 and motion_collides(path[i], path[j], resolution, indices, tree, table, work, between):
+            j -= 1
+        path[kept] = path[j]
+        kept += 1
+        i = j
+    return kept
+
+
+@compiled_kernel
+def shortcut(path, count, tries, resolution, indices, tree, table, work):
+    """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
+    returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
+    shortcuts (a random point of one segment joined to a random point of a later one), then the first pass again.
+    ``path`` has room for ``tries`` more waypoints."""
+    dof = path.shape[1]
+    between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
+    count = _farthest_reach(path, count, resolution, indices, tree, table, work, between)
+    for _ in range(tries):
+        if count <= 2:
+            break
+        i = np.random.randint(0, count - 2)
+        j = np.random.randint(i + 1, count - 1)
+        a, b = np.random.random(), np.random.random()
+        for k in range(dof):
+            p[k] = path[i, k] + a * (path[i + 1, k] - path[i, k])
+            r[k] = path[j, k] + b * (path[j + 1, k] - path[j, k])
+        if motion_collides(p, r, resolution, indices, tree, table, work, between) or \
+                motion_collides(path[i], p, resolution, indices, tree, table, work, between) or \
+                motion_collides(r, path[j + 1], resolution, indices, tree, table, work, between):
+            continue
+        tail = path[j + 1:count].copy()
+        path[i + 1] = p
+        path[i + 2] = r
+        path[i + 3:i + 3 + tail.shape[0]] = tail
+        count = i + 3 + tail.shape[0]
+    return _farthest_reach(path, count, resolution, indices, tree, table, work, between)
+
+
+@compiled_kernel
+def seed_random(seed):
+    """Seed the compiled code's random numbers (numba keeps its own generator per thread)."""
+    np.random.seed(seed)
+
+
+def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: tuple, work) -> SphereTable:
+    """``table`` without the pairs whose spheres touch in one of ``states`` (the start and goals); ``table`` itself
+    when there are none."""
+    self_hit = np.zeros(len(table.self_pairs), dtype=bool)
+    world_hit = np.zeros(table.world_tested.shape, dtype=bool)
+    for q in states:
+        colliding_pairs(q, indices, tree, tuple(table), work, self_hit, world_hit)
+    if not (self_hit.any() or world_hit.any()):
+        return table
+    return table._replace(self_pairs=table.self_pairs[~self_hit], world_tested=table.world_tested & ~world_hit)
+
+
+def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
+                  time_limit: float, should_stop: Callable[[], bool] | None = None,
+                  seed: int = 0) -> np.ndarray | None:
+    """Waypoints (start to one of the ``goals``' rows) of a path free at ``check``'s resolution (for the spheres;
+    for the exact checker too when the spheres left pairs out), found within ``time_limit`` [s]; None when none was
+    found, or the spheres cannot be used (see the module docstring). The start and goals are free states."""
+    table = sphere_table(check.checker)
+    if isinstance(table, str) or check.state_validity is not None or len(goals) > TREE_CAPACITY // 2:
+        return None
+    model_tree = check.checker.model.tree.table_arrays
+    work = workspace(check.base, len(check.checker.model.link_names), table)
+    relaxed = _relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work)
+    arrays = tuple(relaxed)
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    nodes = np.empty((2, TREE_CAPACITY, len(start)))
+    parents = np.full((2, TREE_CAPACITY), -1, dtype=np.int64)
+    nodes[0, 0], nodes[1, :len(goals)] = start, goals
+    counts = np.array([1, len(goals)], dtype=np.int64)
+    path = np.empty((2 * TREE_CAPACITY + SHORTCUT_TRIES, len(start)))
+    step = RANGE_SHARE * float(np.linalg.norm(upper - lower))
+    seed_random(seed)
+    deadline, first, found = time.perf_counter() + time_limit, 0, 0
+    while found == 0 and time.perf_counter() < deadline and not (should_stop and should_stop()):
+        found = rrt_connect(nodes, parents, counts, lower, upper, step, check.resolution, first, ROUND_ITERATIONS,
+                            check.indices, model_tree, arrays, work, path)
+        first += ROUND_ITERATIONS
+    if found <= 0:
+        return None
+    count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, check.indices, model_tree, arrays, work)
+    waypoints = path[:count].copy()
+    if relaxed is not table and not all(check.segment_free(a, b) for a, b in zip(waypoints[:-1], waypoints[1:])):
+        return None  # the pairs left out collide on the way (the exact checker says so at this resolution)
+    return waypoints
+
+
+def fast_or_ompl_search(check: PathCheck, start: np.ndarray, goals: np.ndarray,
+                        bounds: tuple[np.ndarray, np.ndarray], planner_id: str, time_limit: float,
+                        should_stop: Callable[[], bool] | None = None, seed: int = 0) -> SearchResult:
+    """``ompl_search.search_path``'s answer, by ``sphere_search`` first for the default planner (RRT-Connect,
+    within FAST_SHARE of the time), by OMPL's search when that finds nothing (in the rest of the time)."""
+    began = time.perf_counter()
+    if planner_id == DEFAULT_PLANNER:
+        waypoints = sphere_search(check, start, goals, bounds, FAST_SHARE * time_limit, should_stop, seed)
+        if waypoints is not None:
+            return SearchResult(waypoints, "sphere search")
+    return search_path(check, start, goals, bounds, planner_id, time_limit - (time.perf_counter() - began),
+                       should_stop)

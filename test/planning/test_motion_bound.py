@@ -1,0 +1,70 @@
+"""The states between a path's checked points: a one-joint arm whose 1 cm ball swings 3 cm between two points
+passes an obstacle between them that neither point touches; the proof refuses it, and proves the same motion with
+the obstacle out of the swept band. The motion bound is never below the true motion of a link's points (its shapes'
+bounding-box corners, which lie farthest from every axis)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from robots import bundled_robot
+
+from kinematics_py import RobotModel, SemanticModel
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.geometry import Box
+from kinematics_py.collision.spheres import shape_polytope
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.planning.motion_bound import first_unproven, link_reach
+from kinematics_py.planning.path_check import PathCheck, densify
+
+SWING_URDF = """<robot name="swing">
+  <link name="base"/>
+  <link name="arm"><collision><origin xyz="1 0 0"/><geometry><sphere radius="0.01"/></geometry></collision></link>
+  <joint name="turn" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+#: The two points of the path [rad]: the ball's centre moves 3 cm along its 1 m circle.
+POINTS = np.array([[0.0], [0.03]])
+SEED = 5
+
+
+def swing(obstacle_centre) -> PathCheck:
+    model = RobotModel.from_urdf_string(SWING_URDF)
+    checker = CollisionChecker(model)
+    checker.scene.add_object("grain", [Box((0.002, 0.002, 0.002))], pose=make_transform(None, obstacle_centre))
+    return PathCheck(checker, ["turn"])
+
+
+def test_an_obstacle_between_two_free_points_is_found():
+    check = swing((np.cos(0.015), np.sin(0.015), 0.0))  # on the circle, half-way
+    assert check.first_invalid(POINTS) < 0  # neither point touches it
+    assert check.first_invalid(densify(POINTS, 0.001)) >= 0  # but the ball sweeps through it
+    assert first_unproven(check, POINTS) == 0
+
+
+def test_a_motion_clear_of_the_obstacle_is_proven():
+    check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))  # 3 cm outside the circle
+    assert first_unproven(check, POINTS) == -1
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5"])
+def test_no_point_of_a_link_moves_farther_than_its_bound(robot):
+    model = RobotModel.from_urdf_file(bundled_robot(f"{robot}.urdf"))
+    checker = CollisionChecker(model, SemanticModel.from_srdf_file(bundled_robot(f"{robot}.srdf"), model))
+    names = [name for name in model.tree.variable_names if "finger" not in name]
+    links, reach = link_reach(checker, names)
+    rng = np.random.default_rng(SEED)
+    lower, upper = np.maximum(model.tree.lower, -3.0), np.minimum(model.tree.upper, 3.0)
+    for _ in range(50):
+        q_from = lower + rng.random(len(lower)) * (upper - lower)
+        moving = [model.tree.variable_index[n] for n in names]  # the other joints keep their values
+        q_to = q_from.copy()
+        q_to[moving] = np.clip(q_from[moving] + rng.normal(scale=0.05, size=len(moving)), lower[moving], upper[moving])
+        bound = np.abs(q_to - q_from)[moving] @ reach.T
+        path = model.tree.link_poses_batch(np.linspace(q_from, q_to, 200))
+        for l, link in enumerate(links):
+            index = model.link_names.index(link)
+            corners = np.vstack([shape_polytope(placed)[2] for placed in checker.link_geometry[link]])
+            moved = np.einsum("nij,pj->npi", path[:, index, :3, :3], corners) + path[:, index, None, :3, 3]
+            travelled = np.linalg.norm(np.diff(moved, axis=0), axis=2).sum(axis=0)
+            assert travelled.max() <= bound[l] + 1e-9, (link, travelled.max(), bound[l])
+

@@ -1,0 +1,168 @@
+"""The fast path of plan's search (compiled RRT-Connect on generated spheres): its paths are free for the spheres
+and therefore for the exact checker at the search's resolution; a path the spheres approve but the exact geometry
+refuses between its checked states is never returned by ``plan``; it solves the same seeded problems as OMPL's
+search; scenes it cannot represent fall back to OMPL's search."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from robots import bundled_robot
+
+from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.geometry import Box, Mesh
+from kinematics_py.collision.sphere_kernels import state_collides, workspace
+from kinematics_py.collision.sphere_world import sphere_table
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.planning.goals import JointGoal
+from kinematics_py.planning.motion import plan
+from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
+from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
+from kinematics_py.planning.sphere_search import sphere_search
+
+SEED = 11
+PROBLEMS = 8
+#: Time of each search and plan [s]: far more than any needs, so that no result depends on the machine's load.
+TIME = 10.0
+#: (centre, size) [m]: a table and a wall on it, as bench/motion_planning.py's table_wall scene.
+BOXES = {"table": ((0.6, 0.0, 0.0), (0.8, 1.6, 0.04)), "wall": ((0.5, 0.0, 0.32), (0.04, 1.2, 0.6))}
+#: A thin plate crossing the straight motion between LEFT and RIGHT: a search that checks its motions every
+#: COARSE rad passes through it.
+PLATE = ((0.45, 0.0, 0.45), (0.005, 0.8, 0.8))
+LEFT = np.array([1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785])
+RIGHT = np.array([-1.2, 0.6, 0.0, -1.6, 0.0, 2.2, 0.785])
+COARSE = 1.0
+#: Seeds tried for a sphere path through the plate.
+SEEDS = 16
+#: The independent check's step [rad] of the sphere search's paths; a plan's trajectory is checked at its points
+#: (FINE_RESOLUTION apart: what ``plan`` guarantees; the states between them are motion_bound's subject).
+CHECK_STEP = 0.005
+
+
+def panda(boxes) -> tuple[KinematicsPlugin, CollisionChecker]:
+    urdf, srdf = bundled_robot("panda.urdf").read_text(), bundled_robot("panda.srdf").read_text()
+    model = RobotModel.from_urdf_string(urdf)
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    for name, (centre, size) in boxes.items():
+        checker.scene.add_object(name, [Box(size)], pose=make_transform(None, centre))
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(urdf, "panda_arm", "panda_link0", "panda_link8", robot_description_semantic=srdf)
+    return plugin, checker
+
+
+@pytest.fixture(scope="module")
+def table_wall():
+    return panda(BOXES)
+
+
+def search_setup(plugin, checker) -> tuple[list[str], PathCheck, tuple[np.ndarray, np.ndarray]]:
+    """(joint names, a PathCheck at the search's resolution, the joint bounds) of the arm."""
+    names = plugin.getJointNames()
+    bounds = (np.array([checker.model.joints[n].lower for n in names]),
+              np.array([checker.model.joints[n].upper for n in names]))
+    return names, PathCheck(checker, names, resolution=SEARCH_RESOLUTION), bounds
+
+
+def exact_colliding(checker, names, waypoints, step=CHECK_STEP) -> int:
+    return int(checker.check_batch(densify(np.asarray(waypoints), step), joint_names=names).sum())
+
+
+def problems(plugin, checker, count, rng, sphere_free=None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Start/goal pairs within the limits, free for the exact checker, whose straight motion collides; with
+    ``sphere_free`` True (False), both free for the spheres (the start blocked by them)."""
+    names = plugin.getJointNames()
+    model = checker.model
+    lower = np.array([model.joints[n].lower for n in names])
+    upper = np.array([model.joints[n].upper for n in names])
+    check = PathCheck(checker, names)
+    table = sphere_table(checker)
+    work = workspace(check.base, len(model.link_names), table)
+    found = []
+    while len(found) < count:
+        pair = lower + rng.random((2, len(names))) * (upper - lower)
+        blocked = [state_collides(q, check.indices, model.tree.table_arrays, tuple(table), work) for q in pair]
+        if sphere_free is not None and (any(blocked) if sphere_free else not blocked[0]):
+            continue
+        if not checker.check_batch(pair, joint_names=names).any() and exact_colliding(checker, names, pair, 0.05):
+            found.append((pair[0], pair[1]))
+    return found
+
+
+def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall):
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names)
+    table = sphere_table(checker)
+    work = workspace(check.base, len(checker.model.link_names), table)
+    model = checker.model
+    lower = np.array([model.joints[n].lower for n in names])
+    upper = np.array([model.joints[n].upper for n in names])
+    states = lower + np.random.default_rng(SEED).random((1500, len(names))) * (upper - lower)
+    spheres = np.array([state_collides(q, check.indices, model.tree.table_arrays, tuple(table), work)
+                        for q in states])
+    exact = checker.check_batch(states, joint_names=names)
+    assert exact.any() and (~spheres).any()
+    assert not (exact & ~spheres).any()  # spheres contain the geometry: free for them is free
+
+
+def test_sphere_paths_are_free_for_the_exact_checker_at_the_search_resolution(table_wall):
+    plugin, checker = table_wall
+    names, check, bounds = search_setup(plugin, checker)
+    for k, (start, goal) in enumerate(problems(plugin, checker, PROBLEMS, np.random.default_rng(SEED), True)):
+        path = sphere_search(check, start, goal[None], bounds, TIME, seed=k)
+        assert path is not None, k
+        assert np.array_equal(path[0], start) and np.array_equal(path[-1], goal)
+        assert exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0, k
+
+
+def test_a_start_the_spheres_block_still_gets_the_fast_path_and_its_path_is_checked(table_wall):
+    plugin, checker = table_wall
+    names, check, bounds = search_setup(plugin, checker)
+    fast = 0
+    for k, (start, goal) in enumerate(problems(plugin, checker, 4, np.random.default_rng(SEED + 2), False)):
+        path = sphere_search(check, start, goal[None], bounds, TIME, seed=k)
+        if path is not None:  # None: the pairs left out collide on its path, OMPL's search takes over
+            fast += 1
+            assert exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0, k
+        planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
+        assert planned.success and exact_colliding(checker, names, planned.positions, FINE_RESOLUTION) == 0, k
+    assert fast >= 2
+
+
+def test_fast_path_and_ompl_search_agree_on_success(table_wall):
+    plugin, checker = table_wall
+    names, check, bounds = search_setup(plugin, checker)
+    for k, (start, goal) in enumerate(problems(plugin, checker, PROBLEMS, np.random.default_rng(SEED + 1))):
+        planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
+        ompl = search_path(check, start, goal[None], bounds, DEFAULT_PLANNER, TIME)
+        assert planned.success == (ompl.waypoints is not None), (k, planned.message, ompl.status)
+        assert planned.success, planned.message
+        assert exact_colliding(checker, names, planned.positions, FINE_RESOLUTION) == 0, k
+
+
+def test_a_path_the_spheres_approve_but_the_exact_geometry_refuses_is_never_returned():
+    plugin, checker = panda({"plate": PLATE})
+    names, _, bounds = search_setup(plugin, checker)
+    assert exact_colliding(checker, names, [LEFT, RIGHT]) > 0
+    coarse = PathCheck(checker, names, resolution=COARSE)
+    # plan's attempt k seeds the sphere search with k: find an attempt whose path goes through the plate
+    through = [seed for seed in range(SEEDS) if exact_colliding(
+        checker, names, sphere_search(coarse, LEFT, RIGHT[None], bounds, TIME, seed=seed)) > 0]
+    assert through
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME, search_resolution=COARSE,
+                  attempts=through[0] + 1)
+    assert result.success, result.message
+    assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+
+
+def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl():
+    plugin, checker = panda(BOXES)
+    triangle = Mesh(np.array([[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [0.0, 0.01, 0.0]]), np.array([[0, 1, 2]]))
+    checker.scene.add_object("chip", [triangle], pose=make_transform(None, (2.0, 2.0, 2.0)))
+    assert "chip" in sphere_table(checker)
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
+    bounds = (np.zeros(7) - 3, np.zeros(7) + 3)
+    assert sphere_search(check, LEFT, RIGHT[None], bounds, TIME) is None
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME)
+    assert result.success and exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
