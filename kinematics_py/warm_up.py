@@ -8,7 +8,7 @@ request for the kernels it alone reaches. This builds the robot set-up of each b
 the node does and runs each kind of computation the node's services run once: FK and Jacobians, IK of every
 group (single and batch, with and without collision avoidance), collision checks with contacts (whole robot and
 a group's links, against a world object the robot touches, and an octree), and a collision-aware Cartesian
-path. ``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks
+path, and velocity IK (single and batch). ``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks
 that a node's first calls then compile nothing.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .collision.geometry import Box
 from .collision.octree import Octree
 from .collision.scene import PlanningScene
 from .geometry.poses import Pose, transform_from_any_pose
+from .ik.velocity import VelocityIKSolver
 from .planning.cartesian_path import compute_cartesian_path
 from .robot_setup import SetupInputs, build_robot_setup
 from .robots import BUNDLED_ROBOTS, bundled_robot_path
@@ -62,6 +63,9 @@ def warm_up_robot(robot: str) -> list[str]:
             target[2, 3] += 0.02
             for validity in [None] + [each.validity(joints, state) for each in checkers]:
                 compute_cartesian_path(plugin, middle, [target], 0.01, validity=validity)
+            velocity = VelocityIKSolver(plugin)
+            velocity.cart_to_jnt(middle, np.full(6, 0.01))
+            velocity.cart_to_jnt_batch([middle] * 2, np.full((2, 6), 0.01))
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")
     return lines
