@@ -7,9 +7,9 @@ numba compiles a kernel on its first call, for the types of its arguments, and c
 request for the kernels it alone reaches. This builds the robot set-up of each bundled robot (UR5 and Panda) as
 the node does and runs each kind of computation the node's services run once: FK and Jacobians, IK of every
 group (single and batch, with and without collision avoidance), collision checks with contacts (whole robot and
-a group's links, against a world object the robot touches, and an octree), and a collision-aware Cartesian
-path, and velocity IK (single and batch). ``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks
-that a node's first calls then compile nothing.
+a group's links, against a world object the robot touches, and an octree), a collision-aware Cartesian path
+and velocity IK (single and batch). ``scripts/setup_venv.sh`` runs it whenever the package's sources change;
+test_node_first_calls.py checks that a node's first calls then compile nothing.
 """
 from __future__ import annotations
 
