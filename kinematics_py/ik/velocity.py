@@ -180,7 +180,7 @@ class VelocityIKSolver:
         if values is None:
             self._settings[vk.HAS_OPT_POS] = 0.0
             return
-        self._joint_table[vk.OPT_POS] = self._joints(values, "opt_pos")
+        self._joint_table[vk.OPT_POS] = self.checked_joints(values, "opt_pos")
         self._settings[vk.HAS_OPT_POS] = 1.0
 
     @property
@@ -190,7 +190,7 @@ class VelocityIKSolver:
 
     @weights.setter
     def weights(self, values) -> None:
-        weights = np.ones(len(self.joint_names)) if values is None else self._joints(values, "weights")
+        weights = np.ones(len(self.joint_names)) if values is None else self.checked_joints(values, "weights")
         if (weights < 0).any():
             raise VelocityIKError(f"weights must be >= 0, one per joint of {list(self.joint_names)}; "
                                   f"got {weights.tolist()}")
@@ -220,15 +220,15 @@ class VelocityIKSolver:
             q = np.ascontiguousarray(q, dtype=np.float64)
             twist = np.ascontiguousarray(twist, dtype=np.float64)
         except (TypeError, ValueError):
-            q, twist = self._joints(q, "q"), _vector(twist, 6, f"twist {TWIST_AXES}")
+            q, twist = self.checked_joints(q, "q"), _vector(twist, 6, f"twist {TWIST_AXES}")
         qdot = np.empty(len(self.joint_names))
         if q.shape != qdot.shape or twist.shape != (6,):
-            self._joints(q, "q")
+            self.checked_joints(q, "q")
             _vector(twist, 6, f"twist {TWIST_AXES}")
         code = vk.velocity_ik(q, twist, self._segments, self._joint_info, self._joint_table, self._settings,
                               qdot, self._svd)
         if code == vk.NON_FINITE_INPUT:
-            self._joints(q, "q")
+            self.checked_joints(q, "q")
             _vector(twist, 6, f"twist {TWIST_AXES}")
         self._svd_code = vk.SVD_MAX_ITERATIONS if code == vk.E_SVD_FAILED else 0
         return VelocityIKResult(qdot, _CODES[code])
@@ -252,7 +252,8 @@ class VelocityIKSolver:
                                  qdot, codes)
         return VelocityIKBatch(qdot, codes)
 
-    def _joints(self, values, what: str) -> np.ndarray:
+    def checked_joints(self, values, what: str) -> np.ndarray:
+        """``values`` as a float array (n,) of finite joint values; JointValueError naming the joints if not."""
         array = _array(values, what)
         if array.shape != (len(self.joint_names),):
             raise JointValueError(f"{what} takes {len(self.joint_names)} values, one per joint of "
