@@ -16,21 +16,26 @@ import time
 import numpy as np
 import pytest
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import TwistStamped
-from moveit_msgs.msg import ServoStatus
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from moveit_msgs.msg import CollisionObject, ServoStatus
 from moveit_msgs.srv import ServoCommandType
 from node_harness import (
     UR5_JOINTS,
     UR5_MODEL,
     NodeUnderTest,
     module_processes,  # noqa: F401 (fixture)
+    pose_msg,
     start_node,
+    state_validity_request,
     ur5_parameters,
     wait_for,
 )
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
+
+from kinematics_py.geometry.transforms import make_transform, rotation_log
+from kinematics_py.ros.demo.client import box_object
 
 UR5_Q = (0.3, -1.0, 1.2, -0.4, 0.5, -0.6)
 TWIST_ANGLE = math.radians(2.0)
@@ -54,6 +59,15 @@ class ServoClient(NodeUnderTest):
         self.statuses: list[ServoStatus] = []
         self.node.create_subscription(JointTrajectory, f"{namespace}/servo_out", self.commands.append, 100)
         self.node.create_subscription(ServoStatus, f"{private}/status", self.statuses.append, 100)
+        self.pose = self.node.create_publisher(PoseStamped, f"{private}/pose_target_cmds", 10)
+        self.objects = self.node.create_publisher(CollisionObject, f"{namespace}/collision_object", 10)
+
+    def last_positions(self) -> np.ndarray:
+        return np.array(self.commands[-1].points[0].positions)
+
+    def stream_until(self, publish, done, what: str) -> None:
+        """Publish every 10 ms (spinning between) until ``done()``."""
+        wait_for(lambda: publish() or self.spin_for(0.01) or done(), WAIT_S, what, self.process, interval=0.0)
 
     def spin_for(self, seconds: float, every=None) -> None:
         end = time.monotonic() + seconds
@@ -70,7 +84,7 @@ class ServoClient(NodeUnderTest):
 def servo(module_processes, tmp_path_factory):  # noqa: F811 (fixture)
     parameters = ur5_parameters(moveit_servo={
         "move_group_name": "ur_manipulator", "command_in_type": "speed_units", "publish_period": PERIOD_S,
-        "incoming_command_timeout": TIMEOUT_S, "command_out_topic": "servo_out", "check_collisions": False})
+        "incoming_command_timeout": TIMEOUT_S, "command_out_topic": "servo_out", "collision_check_rate": 0.0})
     process, namespace = start_node(module_processes, tmp_path_factory.mktemp("servo"), parameters, "servo_node")
     node = ServoClient(process, namespace)
     try:
@@ -152,3 +166,63 @@ def test_malformed_commands_get_a_status_and_the_node_keeps_serving(servo):
     assert any("no_such_joint" in r for r in reasons) and any("no_such_frame" in r for r in reasons)
     assert not servo.client.call(servo.switch, ServoCommandType.Request(command_type=7), WAIT_S).success
     servo.wait_serving("tool0", timeout=WAIT_S)
+
+
+def test_a_pose_target_is_reached_within_the_tolerances(servo):
+    servo.switch_to(ServoCommandType.Request.POSE)
+    servo.commands.clear()
+    servo.spin_for(0.1)
+    T_base_target = CHAIN.forward_kinematics(servo.last_positions())
+    T_base_target[:3, 3] += (0.03, 0.02, -0.02)
+    target = PoseStamped(pose=pose_msg(T_base_target))
+    target.header.frame_id = "base_link"
+    servo.statuses.clear()
+    servo.stream_until(lambda: servo.pose.publish(target),
+                       lambda: any(s.message == "pose target reached" for s in servo.statuses), "the pose target")
+    reached = CHAIN.forward_kinematics(servo.last_positions())
+    assert np.linalg.norm(reached[:3, 3] - T_base_target[:3, 3]) <= 0.001  # pose_tracking.linear_tolerance
+    assert np.linalg.norm(rotation_log(reached[:3, :3].T @ T_base_target[:3, :3])) <= 0.01  # angular_tolerance
+
+
+def halted(servo, code: int):
+    return lambda: servo.statuses and servo.statuses[-1].code == code
+
+
+def test_the_arm_stops_before_a_joint_limit(servo):
+    servo.switch_to(ServoCommandType.Request.JOINT_JOG)
+    jog = JointJog(joint_names=["shoulder_pan_joint"], velocities=[3.0])
+    servo.statuses.clear()
+    servo.stream_until(lambda: servo.jog.publish(jog), halted(servo, ServoStatus.JOINT_BOUND), "JOINT_BOUND")
+    upper = UR5_MODEL.joints["shoulder_pan_joint"].upper
+    assert max(c.points[0].positions[0] for c in servo.commands) <= upper - 0.1  # joint_limit_margins
+    jog.velocities = [-3.0]
+    servo.stream_until(lambda: servo.jog.publish(jog), lambda: servo.last_positions()[0] < 1.0, "back to the middle")
+
+
+def test_the_arm_stops_at_a_singularity(servo):
+    """wrist_2 at 0 aligns the UR5's wrist axes 4 and 6: jogging toward it halts before it."""
+    side = math.copysign(1.0, servo.last_positions()[4])
+    jog = JointJog(joint_names=["wrist_2_joint"], velocities=[-side * 0.5])
+    servo.statuses.clear()
+    servo.stream_until(lambda: servo.jog.publish(jog), halted(servo, ServoStatus.HALT_FOR_SINGULARITY),
+                       "HALT_FOR_SINGULARITY")
+    assert ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY in {s.code for s in servo.statuses}
+    assert all(side * c.points[0].positions[4] > 0 for c in servo.commands)
+    jog.velocities = [side * 0.5]
+    servo.stream_until(lambda: servo.jog.publish(jog), lambda: side * servo.last_positions()[4] > 0.5, "leaving")
+
+
+def test_the_arm_stops_short_of_a_box_in_its_way(servo):
+    servo.switch_to(ServoCommandType.Request.TWIST)
+    tip = CHAIN.forward_kinematics(servo.last_positions())[:3, 3]
+    servo.objects.publish(box_object("servo_box", 0.1, make_transform(None, tip + (0.25, 0.0, 0.0)), "base_link"))
+    servo.spin_for(1.0)
+    command = TwistStamped()
+    command.header.frame_id = "base_link"
+    command.twist.linear.x = 0.1
+    servo.statuses.clear()
+    servo.stream_until(lambda: servo.twist.publish(command), halted(servo, ServoStatus.HALT_FOR_COLLISION),
+                       "HALT_FOR_COLLISION")
+    assert ServoStatus.DECELERATE_FOR_COLLISION in {s.code for s in servo.statuses}
+    stopped = dict(zip(UR5_JOINTS, servo.last_positions()))
+    assert servo.state_validity(state_validity_request(stopped)).valid
