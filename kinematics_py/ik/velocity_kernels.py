@@ -46,7 +46,7 @@ ORTHOGONALITY_TOLERANCE = 1e-15
 NEGLIGIBLE_ROW = 1e-15
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", error_model="numpy")
 def _row_dot(A, i, C, j):
     """A[i] . C[j] (a loop: np.dot would call BLAS, costly on six numbers)."""
     total = 0.0
@@ -55,7 +55,7 @@ def _row_dot(A, i, C, j):
     return total
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", error_model="numpy")
 def _rotate_rows(A, i, j, c, s):
     for r in range(A.shape[1]):
         a = A[i, r]
@@ -64,7 +64,7 @@ def _rotate_rows(A, i, j, c, s):
         A[j, r] = s * a + c * b
 
 
-@compiled_kernel
+@compiled_kernel(error_model="numpy")
 def jacobi_rows(B, Q, S, max_sweeps):
     """Rows of B (m, n) made orthogonal in place by rotations accumulated in Q (m, m): afterwards ``Q B0 = B``,
     S (m,) the row norms. Returns 0, or SVD_MAX_ITERATIONS when not orthogonal after ``max_sweeps`` sweeps (or B
@@ -104,7 +104,7 @@ def jacobi_rows(B, Q, S, max_sweeps):
     return SVD_MAX_ITERATIONS
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", error_model="numpy")
 def _inverse(s, settings):
     """The inverted singular value: damped below DAMPING_THRESHOLD with the damping on, else KDL's truncation."""
     damping = settings[DAMPING]
@@ -117,7 +117,7 @@ def _inverse(s, settings):
     return 0.0 if abs(s) < settings[EPS] else 1.0 / s
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", error_model="numpy")
 def _null_space_velocity(q, joint_table, settings, z):
     """z <- KDL's null-space velocity toward opt_pos (when given) plus the pull from the joint limits."""
     n = q.shape[0]
@@ -141,7 +141,7 @@ def _null_space_velocity(q, joint_table, settings, z):
                 z[i] -= gain * (q[i] - 0.5 * (joint_table[LOWER, i] + joint_table[UPPER, i])) / half
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", error_model="numpy")
 def _weighted_jacobian(q, segments, joint_info, settings, B):
     """B (6, n) <- the Jacobian at q, row r scaled by the root of task weight r. False if q is not finite."""
     m = joint_info.shape[0]
@@ -158,7 +158,7 @@ def _weighted_jacobian(q, segments, joint_info, settings, B):
     return True
 
 
-@compiled_kernel
+@compiled_kernel(error_model="numpy")
 def velocity_ik(q, twist, segments, joint_info, joint_table, settings, qdot, svd):
     """qdot (n,) <- the joint velocities for ``twist`` (6,) at ``q`` (n,); svd <- the task-weighted Jacobian's
     SVD (module docstring). ``joint_info``'s variable column indexes q. Returns E_NOERROR, E_DEGRADED (more
@@ -202,7 +202,7 @@ def velocity_ik(q, twist, segments, joint_info, joint_table, settings, qdot, svd
     return E_DEGRADED if cut > 6 - settings[RANK] else E_NOERROR
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", error_model="numpy")
 def _store_svd(B, Q, S, svd):
     """svd <- (S, U, V^T) with the singular values descending."""
     order = np.argsort(-S)
@@ -216,7 +216,7 @@ def _store_svd(B, Q, S, svd):
             svd[k, 7 + i] = B[row, i] / s if s > 0.0 else 0.0
 
 
-@compiled_kernel(parallel=True)
+@compiled_kernel(parallel=True, error_model="numpy")
 def velocity_ik_batch(Q, twists, segments, joint_info, joint_table, settings, qdot, codes):
     """qdot[b], codes[b] <- ``velocity_ik`` of Q[b] (B, n) and twists[b] (B, 6), over the cores."""
     for b in prange(Q.shape[0]):
