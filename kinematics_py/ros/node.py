@@ -152,7 +152,8 @@ class KinematicsNode(Node):
         ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
         servo = servo_settings({name: given.value for name, given in self._parameter_overrides.items()})
         #: moveit_servo's topics, services and loop (None unless moveit_servo.move_group_name is given).
-        self.servo = ServoLoop(self, self._store, self._positions, servo, callbacks) if servo.enabled else None
+        self.servo = ServoLoop(self, self._store, self._positions, transforms, servo, callbacks) if servo.enabled \
+            else None
         viewer_port = self._node_parameters.value("viewer_port")
         #: The page in the browser (viewer_port; None when 0).
         self.viewer_feed = ViewerFeed(self._store, self._node_parameters.value("viewer_host"), viewer_port,

@@ -4,9 +4,11 @@ namespace).
 
 Each test states the property the issue's proof names: a constant twist moves the tip along it (direction within
 TWIST_ANGLE, speed within SPEED_SHARE, both from the commanded positions the node publishes, period by period:
-independent of how late messages arrive), a joint jog moves only its joint, the arm stops once commands are older
-than incoming_command_timeout, pausing stops it, and malformed commands get an INVALID status while the node keeps
-serving. The tests share one node and run in file order.
+independent of how late messages arrive), also in a frame only TF knows; a joint jog moves only its joint; the arm
+stops once commands are older than incoming_command_timeout, and when paused; malformed commands get an INVALID
+status while the node keeps serving; a pose target is reached within the pose_tracking tolerances; the arm stops
+before a joint limit less its margin, at a singularity (and leaves it), and short of a box published on
+collision_object (its last state valid by check_state_validity). The tests share one node and run in file order.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import time
 import numpy as np
 import pytest
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped
 from moveit_msgs.msg import CollisionObject, ServoStatus
 from moveit_msgs.srv import ServoCommandType
 from node_harness import (
@@ -30,8 +32,10 @@ from node_harness import (
     ur5_parameters,
     wait_for,
 )
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
+from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory
 
 from kinematics_py.geometry.transforms import make_transform, rotation_log
@@ -44,6 +48,7 @@ PERIOD_S = 0.01
 TIMEOUT_S = 0.5
 WAIT_S = 30.0
 CHAIN = UR5_MODEL.chain("base_link", "tool0")
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class ServoClient(NodeUnderTest):
@@ -61,6 +66,7 @@ class ServoClient(NodeUnderTest):
         self.node.create_subscription(ServoStatus, f"{private}/status", self.statuses.append, 100)
         self.pose = self.node.create_publisher(PoseStamped, f"{private}/pose_target_cmds", 10)
         self.objects = self.node.create_publisher(CollisionObject, f"{namespace}/collision_object", 10)
+        self.tf_static = self.node.create_publisher(TFMessage, "/tf_static", LATCHED)
 
     def last_positions(self) -> np.ndarray:
         return np.array(self.commands[-1].points[0].positions)
@@ -120,6 +126,24 @@ def test_a_constant_twist_moves_the_tip_along_it_at_its_speed(servo):
     per_step = np.linalg.norm(np.diff(tips, axis=0), axis=1) / PERIOD_S
     consecutive = per_step[per_step > 0]
     assert abs(np.median(consecutive) - np.linalg.norm(wanted)) <= SPEED_SHARE * np.linalg.norm(wanted)
+
+
+def test_a_twist_in_a_frame_only_tf_knows_is_applied_in_its_axes(servo):
+    """A static TF frame turned 90 degrees about z from base_link: its x axis is the base's y axis."""
+    transform = TransformStamped(child_frame_id="servo_camera")
+    transform.header.frame_id = "base_link"
+    transform.transform.rotation.z, transform.transform.rotation.w = math.sin(math.pi / 4), math.cos(math.pi / 4)
+    servo.tf_static.publish(TFMessage(transforms=[transform]))
+    servo.spin_for(0.5)
+    command = TwistStamped()
+    command.header.frame_id = "servo_camera"
+    command.twist.linear.x = 0.03
+    servo.commands.clear()
+    servo.spin_for(0.6, every=lambda: servo.twist.publish(command))
+    steps = moving_steps(servo.commands)
+    assert len(steps) > 20
+    moved = CHAIN.forward_kinematics(steps[-1][0])[:3, 3] - CHAIN.forward_kinematics(steps[0][0])[:3, 3]
+    assert math.acos(moved[1] / np.linalg.norm(moved)) <= TWIST_ANGLE
 
 
 def test_commands_older_than_the_timeout_stop_the_arm(servo):

@@ -9,8 +9,8 @@ targets (PoseStamped) in; ``~/switch_command_type`` (moveit_msgs/srv/ServoComman
 command). The loop (``servo.ServoCore``) runs on a
 thread of its own at ``publish_period``, on an absolute schedule: the services beside it never delay it, and it
 never waits for them (it reads the serving state, one immutable value, once per period). It starts from the
-latest joint_states and then integrates its own commands. Frames: the group's base and every link of the robot
-(placed at the servoed positions); other frames are refused with a status.
+latest joint_states and then integrates its own commands. Frames: the group's base, the model frame, every link of
+the robot (placed at the servoed positions) and frames TF knows; others are refused with a status.
 """
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ from ...servo import (
     StatusCode,
     TwistCommand,
 )
+from ..frames import ModelFrames
 
 #: How long [s] the loop waits for joint_states holding every joint of the group before it looks again.
 WAITING_FOR_STATE_S = 0.1
@@ -61,8 +62,9 @@ def servo_settings(overrides: Mapping[str, object]) -> ServoSettings:
 class ServoLoop:
     """The servo topics, services and loop of ``node`` for ``settings`` (enabled); ``close()`` stops the loop."""
 
-    def __init__(self, node, store, positions, settings: ServoSettings, callback_group):
+    def __init__(self, node, store, positions, transforms, settings: ServoSettings, callback_group):
         self._node, self._store, self._positions, self.settings = node, store, positions, settings
+        self._transforms = transforms
         self._lock = threading.Lock()
         self._core: ServoCore | None = None
         self._setup = self._checker = None
@@ -117,15 +119,16 @@ class ServoLoop:
             self._publish_status(StatusCode.INVALID, f"command refused: {reason}")
 
     def _frame(self, core: ServoCore, frame_id: str) -> np.ndarray:
-        """T_base_frame of a command's frame: the group's base or a robot link, at the servoed positions."""
+        """T_base_frame of a command's frame: the group's base, the model frame, a robot link (placed at the
+        servoed positions) or a frame TF knows; RequestError naming it when none of these."""
         base = core.solver.base
         if frame_id in ("", base):
             return np.eye(4)
         model = self._setup.model
-        poses = model.link_poses({**self._positions.current, **dict(zip(core.joint_names, core.positions))})
-        if frame_id not in poses:
-            raise KinematicsError(f"unknown frame {frame_id!r}: give the group's base {base!r} or a robot link")
-        return invert_transform(poses[base]) @ poses[frame_id]
+        measured = {name: value for name, value in self._positions.current.items() if name in model.joints}
+        link_poses = model.link_poses({**measured, **dict(zip(core.joint_names, core.positions))})
+        T_model_frame = ModelFrames(self._setup, self._transforms).T_model_frame(frame_id, link_poses)
+        return invert_transform(link_poses[base]) @ T_model_frame
 
     def _on_switch(self, request, response):
         with self._lock:
