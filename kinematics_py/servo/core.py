@@ -40,7 +40,8 @@ class ServoCore:
         self.solver = VelocityIKSolver(plugin)
         self.joint_names = self.solver.joint_names
         problem = plugin.group_setup.problem
-        self._chain = problem.chains[0]
+        #: The chain from the group's base to its (first) tip.
+        self.chain = problem.chains[0]
         self.lower, self.upper = problem.lower, problem.upper
         model = plugin.robot_model
         self.velocity_limits = np.array([model.joints[name].velocity for name in self.joint_names])
@@ -115,13 +116,13 @@ class ServoCore:
         R = T_base_frame[:3, :3]
         linear, angular = R @ twist[:3], R @ twist[3:]
         if not self.settings["apply_twist_commands_about_ee_frame"]:
-            p_tip = self._chain.forward_kinematics(q)[:3, 3]
+            p_tip = self.chain.forward_kinematics(q)[:3, 3]
             linear = linear + np.cross(angular, p_tip - T_base_frame[:3, 3])
         return np.concatenate([linear, angular])
 
     def _pose_tracking(self, q: np.ndarray, T_base_target: np.ndarray) -> tuple[np.ndarray, str]:
         """Toward the target at most at scale.linear / scale.rotational; still within the tolerances."""
-        T_base_tip = self._chain.forward_kinematics(q)
+        T_base_tip = self.chain.forward_kinematics(q)
         position_error = T_base_target[:3, 3] - T_base_tip[:3, 3]
         rotation_error = T_base_tip[:3, :3] @ rotation_log(T_base_tip[:3, :3].T @ T_base_target[:3, :3])
         if (np.linalg.norm(position_error) <= self.settings["pose_tracking.linear_tolerance"]
@@ -157,10 +158,10 @@ class ServoCore:
         """Nearing or leaving: the condition number after a small step along qdot, against the current one. The
         scale is that of the condition number one whole period ahead, so the arm halts before the hard threshold
         instead of creeping toward it."""
-        condition = safety.condition_number(self._chain.jacobian(q))
+        condition = safety.condition_number(self.chain.jacobian(q))
         step = q + self.settings["singularity_step_scale"] * qdot / np.linalg.norm(qdot)
-        approaching = safety.condition_number(self._chain.jacobian(step)) > condition
-        ahead = safety.condition_number(self._chain.jacobian(q + qdot * self.period))
+        approaching = safety.condition_number(self.chain.jacobian(step)) > condition
+        ahead = safety.condition_number(self.chain.jacobian(q + qdot * self.period))
         s = self.settings
         return safety.singularity_scale(max(condition, ahead) if approaching else condition, approaching,
                                         s["lower_singularity_threshold"], s["hard_stop_singularity_threshold"],

@@ -92,7 +92,7 @@ def test_defaults_are_moveit_servos_and_its_panda_config_loads_unchanged():
 @pytest.mark.parametrize("robot,start", [("panda", PANDA_READY), ("ur5", UR5_Q)])
 def test_a_constant_twist_moves_the_tip_along_it_at_its_speed(robot, start):
     core = core_of(robot, start, command_in_type="speed_units")
-    chain = core._chain
+    chain = core.chain
     twist = np.array([0.03, -0.05, 0.04, 0.0, 0.0, 0.0])
     before = chain.forward_kinematics(np.array(start))
     steps = run(core, TwistCommand(twist), 50)
@@ -113,9 +113,9 @@ def rotation_change(before, after):
 
 def test_a_twist_given_in_the_tip_frame_is_applied_in_its_axes():
     core = core_of("panda", PANDA_READY, command_in_type="speed_units")
-    T_base_tip = core._chain.forward_kinematics(np.array(PANDA_READY))
+    T_base_tip = core.chain.forward_kinematics(np.array(PANDA_READY))
     steps = run(core, TwistCommand(np.array([0.0, 0.0, 0.05, 0.0, 0.0, 0.0]), T_base_tip), 20)
-    moved = core._chain.forward_kinematics(steps[-1].positions)[:3, 3] - T_base_tip[:3, 3]
+    moved = core.chain.forward_kinematics(steps[-1].positions)[:3, 3] - T_base_tip[:3, 3]
     assert np.dot(moved / np.linalg.norm(moved), T_base_tip[:3, 2]) > math.cos(TWIST_ANGLE)  # along the tip's z
 
 
@@ -129,10 +129,10 @@ def test_a_joint_jog_moves_only_its_joint_at_the_scaled_speed():
 
 def test_a_pose_target_is_reached_within_the_tolerances():
     core = core_of("panda", PANDA_READY)
-    target = core._chain.forward_kinematics(np.array(PANDA_READY))
+    target = core.chain.forward_kinematics(np.array(PANDA_READY))
     target[:3, 3] += (0.05, 0.03, -0.04)
     steps = run(core, PoseCommand(target), 200)
-    reached = core._chain.forward_kinematics(steps[-1].positions)
+    reached = core.chain.forward_kinematics(steps[-1].positions)
     assert np.linalg.norm(reached[:3, 3] - target[:3, 3]) <= core.settings["pose_tracking.linear_tolerance"]
     assert np.linalg.norm(rotation_change(target, reached)) <= core.settings["pose_tracking.angular_tolerance"]
     assert steps[-1].message == "pose target reached" and not steps[-1].velocities.any()

@@ -355,7 +355,7 @@ def _viewer_address(node_log: Path, wait: float) -> str:
         time.sleep(0.2)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _options(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--start-node", action="store_true", help="start kinematics_node and a description "
                         "publisher for the robot first")
@@ -371,7 +371,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200, help="calls per service for the latency figures")
     parser.add_argument("--wait", type=float, default=120.0, help="how long to wait for the node [s] (its first "
                         "start compiles the solver, about a minute)")
-    options = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = _options(argv)
 
     children: dict[str, subprocess.Popen] = {}
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # as Ctrl-C: the started node is stopped too

@@ -69,7 +69,6 @@ class ServoLoop:
         self._core: ServoCore | None = None
         self._setup = self._checker = None
         self._stop = threading.Event()
-        self.periods: list[float] = []  # start times [s, monotonic] of the last periods (the bench reads them)
         for name, value in settings.values.items():  # read-only: the loop reads them once
             node.declare_parameter(f"{SERVO_NAMESPACE}.{name}", list(value) if isinstance(value, tuple) else value,
                                    ParameterDescriptor(read_only=True), ignore_override=True)
@@ -157,7 +156,6 @@ class ServoLoop:
 
     def _period(self) -> None:
         now = time.monotonic()
-        self.periods = [*self.periods[-999:], now]
         with self._lock:
             core = self._current_core()
             step = core.step(now) if core is not None else None
