@@ -250,3 +250,22 @@ def test_the_arm_stops_short_of_a_box_in_its_way(servo):
     assert ServoStatus.DECELERATE_FOR_COLLISION in {s.code for s in servo.statuses}
     stopped = dict(zip(UR5_JOINTS, servo.last_positions()))
     assert servo.state_validity(state_validity_request(stopped)).valid
+
+
+def test_a_group_the_settings_do_not_fit_gets_a_status_and_the_node_keeps_serving(module_processes, tmp_path):  # noqa: F811
+    """joint_limit_margins with 3 values for a 6-joint group: every period says why on the status, none moves."""
+    parameters = ur5_parameters(moveit_servo={"move_group_name": "ur_manipulator", "command_out_topic": "servo_out",
+                                              "joint_limit_margins": [0.1, 0.1, 0.1]})
+    process, namespace = start_node(module_processes, tmp_path, parameters, "servo_misfit_node")
+    node = ServoClient(process, namespace)
+    try:
+        node.wait_serving("tool0")
+        state = JointState(name=list(UR5_JOINTS), position=list(UR5_Q))
+        wait_for(lambda: node.joint_states.publish(state) or node.spin_for(0.05) or node.statuses, WAIT_S,
+                 "a servo status", process)
+        assert "joint_limit_margins takes 1 value or 6" in node.statuses[-1].message
+        assert node.statuses[-1].code == ServoStatus.INVALID and not node.commands
+        node.wait_serving("tool0", timeout=WAIT_S)
+        node.assert_alive()
+    finally:
+        node.close()

@@ -69,6 +69,7 @@ class ServoLoop:
         self._core: ServoCore | None = None
         self._setup = self._checker = None
         self._stop = threading.Event()
+        self._last_failure = ""
         for name, value in settings.values.items():  # read-only: the loop reads them once
             node.declare_parameter(f"{SERVO_NAMESPACE}.{name}", list(value) if isinstance(value, tuple) else value,
                                    ParameterDescriptor(read_only=True), ignore_override=True)
@@ -147,7 +148,10 @@ class ServoLoop:
         period = self.settings["publish_period"]
         next_start = time.monotonic()
         while not self._stop.is_set():
-            self._period()
+            try:
+                self._period()
+            except Exception as error:  # never a dead loop: it reports and goes on
+                self._report_failure(f"{type(error).__name__}: {error}")
             next_start += period
             delay = next_start - time.monotonic()
             if delay < -period:  # fell more than a period behind: start again from now
@@ -163,6 +167,13 @@ class ServoLoop:
             return
         self._publish_status(step.status, step.message or STATUS_MESSAGES[step.status])
         self._out.publish(self._command_message(core.joint_names, step))
+
+    def _report_failure(self, reason: str) -> None:
+        """A period that failed: the status says why every time, the log once per distinct reason."""
+        if reason != self._last_failure:
+            self._node.get_logger().error(f"servo period failed (the arm holds still): {reason}")
+            self._last_failure = reason
+        self._publish_status(StatusCode.INVALID, f"servo period failed: {reason}")
 
     def _current_core(self) -> ServoCore | None:
         """The core of the served robot (a new one after a robot or scene change), reset from joint_states."""
