@@ -282,8 +282,10 @@ SERVO_PARAMETERS: tuple[ParameterSpec, ...] = (
                   0.0, 1e3),
     ParameterSpec("apply_twist_commands_about_ee_frame", True, "Angular velocities turn about the end effector's "
                   "origin (else about the command frame's, which moves the end effector too)."),
-    ParameterSpec("pose_tracking.linear_tolerance", 0.001, "A pose target is reached within this [m].", *_POSITIVE),
-    ParameterSpec("pose_tracking.angular_tolerance", 0.01, "... and this [rad].", *_POSITIVE),
+    ParameterSpec("pose_tracking.linear_tolerance", 0.001, "A pose target is reached within this distance [m].",
+                  *_POSITIVE),
+    ParameterSpec("pose_tracking.angular_tolerance", 0.01, "A pose target is reached within this rotation [rad].",
+                  *_POSITIVE),
     ParameterSpec("status_topic", "~/status", "Topic of the status (moveit_msgs/ServoStatus)."),
     ParameterSpec("command_out_topic", "/panda_arm_controller/joint_trajectory", "Topic of the output commands."),
     ParameterSpec("command_out_type", "trajectory_msgs/JointTrajectory", "Type of the output commands.",
