@@ -264,10 +264,11 @@ _POSITIVE = (1e-9, 1e9)
 #: no default there; empty here means no servoing.
 SERVO_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("move_group_name", "", "The group to servo; empty: servoing is off."),
-    ParameterSpec("active_subgroup", "", "A subgroup of move_group_name to move instead (empty: the whole group)."),
+    ParameterSpec("active_subgroup", "", "Read, not used: the whole group moves."),
     ParameterSpec("thread_priority", 40, "SCHED_FIFO priority of moveit_servo's loop (read, not used here).", 0, 99),
     ParameterSpec("publish_period", 0.01, "Period [s] of the output commands.", *_POSITIVE),
-    ParameterSpec("max_expected_latency", 0.1, "Expected delay [s] from a command to the controller.", *_POSITIVE),
+    ParameterSpec("max_expected_latency", 0.1, "Read, not used (moveit_servo's expected delay [s] from a command to "
+                  "the controller).", *_POSITIVE),
     ParameterSpec("pose_command_in_topic", "~/pose_target_cmds", "Topic of the pose targets (PoseStamped)."),
     ParameterSpec("cartesian_command_in_topic", "~/delta_twist_cmds", "Topic of the twists (TwistStamped)."),
     ParameterSpec("joint_command_in_topic", "~/delta_joint_cmds", "Topic of the joint jogs (control_msgs/JointJog)."),
@@ -295,7 +296,7 @@ SERVO_PARAMETERS: tuple[ParameterSpec, ...] = (
     ParameterSpec("publish_joint_accelerations", False, "Output commands hold accelerations."),
     ParameterSpec("monitored_planning_scene_topic", "/planning_scene", "moveit_servo's scene topic (the node's "
                   "scene topics serve here)."),
-    ParameterSpec("joint_topic", "/joint_states", "Topic of the joint states servoing starts from."),
+    ParameterSpec("joint_topic", "/joint_states", "Read, not used: servoing starts from the node's joint_states."),
     ParameterSpec("check_octomap_collisions", False, "Octomaps count as obstacles (here they always do)."),
     ParameterSpec("is_primary_planning_scene_monitor", True, "Read, not used: the node's scene is the one."),
     ParameterSpec("use_smoothing", True, "Read, not used: no smoothing plugin here."),
