@@ -12,7 +12,8 @@ unexport _ROS_WHEELS_BOOTSTRAP_COMPLETE
 
 help:
 	@echo "make run    set up the runtime venv, start kinematics_node on the bundled UR5 and call it;"
-	@echo "            the node keeps running until Ctrl-C (make run ARGS=--once: stop after the calls)"
+	@echo "            the node keeps running until Ctrl-C (make run ARGS=--once: stop after the calls;"
+	@echo "            ARGS=--servo: the node servos the robot and the demo jogs it)"
 	@echo "make test   set up the test venv, run ruff, then the test suite"
 	@echo "            (make test ARGS='-m \"not ros\"': the ROS-free core suite only)"
 	@echo "make lint   set up the test venv, then run ruff alone"

@@ -19,57 +19,12 @@ import math
 import random
 import sys
 import time
-import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from worker_protocol import serve  # bench/ is this script's directory
 
-MOVING = {"revolute": "RotAxis", "continuous": "RotAxis", "prismatic": "TransAxis"}
-
-
-def _vector(kdl, text, default="0 0 0"):
-    return kdl.Vector(*(float(v) for v in (text or default).split()))
-
-
-def _origin(kdl, joint):
-    origin = joint.find("origin")
-    if origin is None:
-        return kdl.Frame.Identity()
-    r, p, y = (float(v) for v in (origin.get("rpy") or "0 0 0").split())
-    return kdl.Frame(kdl.Rotation.RPY(r, p, y), _vector(kdl, origin.get("xyz")))
-
-
-def build_chain(kdl, urdf_text, base, tip):
-    """A KDL chain from `base` to `tip`, built as kdl_parser builds it, plus the joint limits."""
-    root = ET.fromstring(urdf_text)
-    by_child = {j.find("child").get("link"): j for j in root.findall("joint")}
-    joints, link = [], tip
-    while link != base:
-        if link not in by_child:
-            raise ValueError(f"no chain from {base!r} to {tip!r}: {link!r} has no parent joint")
-        joints.append(by_child[link])
-        link = by_child[link].find("parent").get("link")
-    chain, names, lower, upper = kdl.Chain(), [], [], []
-    for joint in reversed(joints):
-        F_parent_joint = _origin(kdl, joint)
-        kind = joint.get("type")
-        if kind in MOVING:
-            axis_element = joint.find("axis")
-            axis = _vector(kdl, None if axis_element is None else axis_element.get("xyz"), "1 0 0")
-            kdl_joint = kdl.Joint(
-                joint.get("name"), F_parent_joint.p, F_parent_joint.M * axis, getattr(kdl.Joint, MOVING[kind])
-            )
-            names.append(joint.get("name"))
-            if kind == "continuous":
-                lower.append(-math.inf)
-                upper.append(math.inf)
-            else:
-                limit = joint.find("limit")
-                lower.append(float(limit.get("lower")))
-                upper.append(float(limit.get("upper")))
-        else:
-            kdl_joint = kdl.Joint(joint.get("name"), kdl.Joint.Fixed)
-        chain.addSegment(kdl.Segment(joint.find("child").get("link"), kdl_joint, F_parent_joint))
-    return chain, names, lower, upper
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+from kdl_reference import build_chain  # noqa: E402  (test/kdl_reference.py: standard library only at import)
 
 
 class Solver:

@@ -28,6 +28,15 @@ from .geometry.poses import Pose
 from .ik.closed_form import ClosedFormSolver, classify_chain
 from .ik.options import DiscretizationMethod, KinematicsQueryOptions
 from .ik.plugin import IKDiagnostics, IKResult, JointLimitViolation, KinematicsPlugin, Posture
+from .ik.velocity import (
+    SVDResult,
+    VelocityIKBatch,
+    VelocityIKCode,
+    VelocityIKError,
+    VelocityIKOptions,
+    VelocityIKResult,
+    VelocityIKSolver,
+)
 from .model.chain import Chain
 from .model.robot_model import RobotModel
 from .model.srdf import EndEffector, Group, SemanticModel
@@ -85,6 +94,13 @@ __all__ = [
     "KinematicsResultCode",
     "KinematicsPlugin",
     "KinematicsQueryOptions",
+    "SVDResult",
+    "VelocityIKBatch",
+    "VelocityIKCode",
+    "VelocityIKError",
+    "VelocityIKOptions",
+    "VelocityIKResult",
+    "VelocityIKSolver",
     "ParameterError",
     "RequestError",
     "Pose",

@@ -262,3 +262,99 @@ def validate_node_parameter(name: str, value: Any) -> Any:
             raise ParameterError(f"parameter {name!r} must be one of {list(spec.choices)}; got {value!r}")
         return value
     return validate_number(spec, value)
+
+
+# --------------------------------------------------------------------------------------------- servo parameters
+#: The namespace of moveit_servo's parameters, as its launch files load them: ``moveit_servo.<name>``.
+SERVO_NAMESPACE = "moveit_servo"
+COMMAND_IN_TYPES = ("unitless", "speed_units")
+COMMAND_OUT_TYPES = ("trajectory_msgs/JointTrajectory", "std_msgs/Float64MultiArray")
+_POSITIVE = (1e-9, 1e9)
+#: moveit_servo's parameters (MoveIt 2's servo_parameters.yaml): its names and defaults. ``move_group_name`` has
+#: no default there; empty here means no servoing.
+SERVO_PARAMETERS: tuple[ParameterSpec, ...] = (
+    ParameterSpec("move_group_name", "", "The group to servo; empty: servoing is off."),
+    ParameterSpec("active_subgroup", "", "Read, not used: the whole group moves."),
+    ParameterSpec("thread_priority", 40, "SCHED_FIFO priority of moveit_servo's loop (read, not used here).", 0, 99),
+    ParameterSpec("publish_period", 0.01, "Period [s] of the output commands.", *_POSITIVE),
+    ParameterSpec("max_expected_latency", 0.1, "Read, not used (moveit_servo's expected delay [s] from a command to "
+                  "the controller).", *_POSITIVE),
+    ParameterSpec("pose_command_in_topic", "~/pose_target_cmds", "Topic of the pose targets (PoseStamped)."),
+    ParameterSpec("cartesian_command_in_topic", "~/delta_twist_cmds", "Topic of the twists (TwistStamped)."),
+    ParameterSpec("joint_command_in_topic", "~/delta_joint_cmds", "Topic of the joint jogs (control_msgs/JointJog)."),
+    ParameterSpec("command_in_type", "unitless", "unitless: commands in [-1, 1] times the scale.* values; "
+                  "speed_units: m/s and rad/s.", choices=COMMAND_IN_TYPES),
+    ParameterSpec("scale.linear", 0.4, "Largest linear speed [m/s] of unitless twists and of pose tracking.",
+                  0.0, 1e3),
+    ParameterSpec("scale.rotational", 0.8, "Largest angular speed [rad/s] of unitless twists and of pose tracking.",
+                  0.0, 1e3),
+    ParameterSpec("scale.joint", 0.5, "Scale of unitless joint jogs [rad/s or m/s].", 0.0, 1e3),
+    ParameterSpec("incoming_command_timeout", 0.1, "Commands older than this [s] are dropped: the arm stops.",
+                  0.0, 1e3),
+    ParameterSpec("apply_twist_commands_about_ee_frame", True, "Angular velocities turn about the end effector's "
+                  "origin (else about the command frame's, which moves the end effector too)."),
+    ParameterSpec("pose_tracking.linear_tolerance", 0.001, "A pose target is reached within this distance [m].",
+                  *_POSITIVE),
+    ParameterSpec("pose_tracking.angular_tolerance", 0.01, "A pose target is reached within this rotation [rad].",
+                  *_POSITIVE),
+    ParameterSpec("status_topic", "~/status", "Topic of the status (moveit_msgs/ServoStatus)."),
+    ParameterSpec("command_out_topic", "/panda_arm_controller/joint_trajectory", "Topic of the output commands."),
+    ParameterSpec("command_out_type", "trajectory_msgs/JointTrajectory", "Type of the output commands.",
+                  choices=COMMAND_OUT_TYPES),
+    ParameterSpec("publish_joint_positions", True, "Output commands hold positions."),
+    ParameterSpec("publish_joint_velocities", True, "Output commands hold velocities."),
+    ParameterSpec("publish_joint_accelerations", False, "Output commands hold accelerations."),
+    ParameterSpec("monitored_planning_scene_topic", "/planning_scene", "moveit_servo's scene topic (the node's "
+                  "scene topics serve here)."),
+    ParameterSpec("joint_topic", "/joint_states", "Read, not used: servoing starts from the node's joint_states."),
+    ParameterSpec("check_octomap_collisions", False, "Octomaps count as obstacles (here they always do)."),
+    ParameterSpec("is_primary_planning_scene_monitor", True, "Read, not used: the node's scene is the one."),
+    ParameterSpec("use_smoothing", True, "Read, not used: no smoothing plugin here."),
+    ParameterSpec("smoothing_filter_plugin_name", "online_signal_smoothing::ButterworthFilterPlugin",
+                  "Read, not used."),
+    ParameterSpec("check_collisions", True, "Decelerate and stop for collisions with the scene and the robot."),
+    ParameterSpec("self_collision_proximity_threshold", 0.01, "Decelerate within this [m] of a self-collision.",
+                  *_POSITIVE),
+    ParameterSpec("scene_collision_proximity_threshold", 0.02, "Decelerate within this [m] of a scene collision.",
+                  *_POSITIVE),
+    ParameterSpec("collision_check_rate", 10.0, "Collision checks per second [Hz].", 0.0, 1e4),
+    ParameterSpec("lower_singularity_threshold", 17.0, "Condition number where deceleration starts.", *_POSITIVE),
+    ParameterSpec("hard_stop_singularity_threshold", 30.0, "Condition number where the arm stops.", *_POSITIVE),
+    ParameterSpec("leaving_singularity_threshold_multiplier", 2.0, "Moving away from a singularity, the hard stop "
+                  "threshold is this many times higher.", *_POSITIVE),
+    ParameterSpec("singularity_step_scale", 0.01, "Length [rad] of the test step that tells whether a motion nears "
+                  "a singularity.", *_POSITIVE),
+    ParameterSpec("halt_all_joints_in_joint_mode", True, "At a joint limit, stop every joint (else only that one)."),
+    ParameterSpec("halt_all_joints_in_cartesian_mode", True, "The same for twists and pose targets."),
+    ParameterSpec("joint_limit_margins", [0.1], "Margins [rad or m] inside the joint limits: one for every joint, "
+                  "or one per joint of the group."),
+    ParameterSpec("override_velocity_scaling_factor", 0.0, "A fixed velocity scale in (0, 1] instead of the "
+                  "computed one near singularities and collisions (0: computed).", 0.0, 1.0),
+)
+SERVO_SPECS_BY_NAME = {spec.name: spec for spec in SERVO_PARAMETERS}
+#: Names of older moveit_servo configs (e.g. its panda_simulated_config.yaml) read as today's.
+SERVO_RENAMED = {"joint_limit_margin": "joint_limit_margins"}
+
+
+def validate_servo_parameter(name: str, value: Any) -> Any:
+    """A moveit_servo parameter's value (``name`` without the namespace), converted; ParameterError says why not."""
+    spec = SERVO_SPECS_BY_NAME.get(name)
+    if spec is None:
+        raise ParameterError(f"unknown servo parameter {name!r}; valid parameters are {sorted(SERVO_SPECS_BY_NAME)}")
+    default = spec.default
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ParameterError(f"parameter {SERVO_NAMESPACE}.{name} must be true or false; got {value!r}")
+        return value
+    if isinstance(default, str):
+        if not isinstance(value, str) or (spec.choices and value not in spec.choices):
+            valid = f"one of {list(spec.choices)}" if spec.choices else "a string"
+            raise ParameterError(f"parameter {SERVO_NAMESPACE}.{name} must be {valid}; got {value!r}")
+        return value
+    if isinstance(default, list):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                                 and v >= 0 for v in values):
+            raise ParameterError(f"parameter {SERVO_NAMESPACE}.{name} must be finite numbers >= 0; got {value!r}")
+        return tuple(float(v) for v in values)
+    return validate_number(spec, value)

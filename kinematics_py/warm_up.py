@@ -8,8 +8,9 @@ request for the kernels it alone reaches. This builds the robot set-up of each b
 the node does and runs each kind of computation the node's services run once: FK and Jacobians, IK of every
 group (single and batch, with and without collision avoidance), collision checks with contacts (whole robot and
 a group's links, against a world object the robot touches, and an octree), a collision-aware Cartesian
-path, and the sphere search of plans (``planning.sphere_search``). ``scripts/setup_venv.sh`` runs it whenever the
-package's sources change; test_node_first_calls.py checks that a node's first calls then compile nothing.
+path, velocity IK (single and batch) and the sphere search of plans (``planning.sphere_search``).
+``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks that a
+node's first calls then compile nothing.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .collision.geometry import Box
 from .collision.octree import Octree
 from .collision.scene import PlanningScene
 from .geometry.poses import Pose, transform_from_any_pose
+from .ik.velocity import VelocityIKSolver
 from .planning.cartesian_path import compute_cartesian_path
 from .planning.path_check import PathCheck
 from .planning.sphere_search import sphere_search
@@ -69,6 +71,9 @@ def warm_up_robot(robot: str) -> list[str]:
                 upper = np.array([model.joints[j].upper for j in joints])
                 sphere_search(PathCheck(checker, joints, state), np.array(middle),
                               np.array([lower * 0.9 + upper * 0.1]), (lower, upper), TIMEOUT_S)
+            velocity = VelocityIKSolver(plugin)
+            velocity.cart_to_jnt(middle, np.full(6, 0.01))
+            velocity.cart_to_jnt_batch([middle] * 2, np.full((2, 6), 0.01))
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")
     return lines

@@ -2,7 +2,8 @@
 # Create or refresh the project's virtual environment: scripts/setup_venv.sh [runtime|test|bench ...]
 #
 #   runtime  requirements/runtime.txt (always installed)
-#   test     + requirements/test.txt, and Debian's chromium for the viewer's browser tests when it is missing
+#   test     + requirements/test.txt, and Debian's chromium (the viewer's browser tests) and python3-pykdl (the
+#            velocity IK's reference) when they are missing
 #   bench    + requirements/bench.txt (when that file exists)
 #   reach    + requirements/reach.txt (kinematics_py.reachability's extras: Ray, matplotlib); test adds it
 #
@@ -14,7 +15,7 @@
 # unchanged, so a second run takes a few seconds.
 #
 # Environment: KINEMATICS_PY_VENV (default <repo>/.venv), PYTHON (default python3.11, else python3),
-# KINEMATICS_PY_NO_APT=1 to never call apt-get for missing build tools (or chromium).
+# KINEMATICS_PY_NO_APT=1 to never call apt-get for missing build tools (or chromium, python3-pykdl).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -133,20 +134,25 @@ pip_install_requirements() {  # installs every file whose stamp is stale, in one
 }
 pip_install_requirements "${req_files[@]}"
 
-# --- a browser for the viewer's tests (test/viewer/): Debian's chromium, installed once when missing ---------
-ensure_chromium() {
-  [[ -x /usr/bin/chromium ]] && return 0
+# --- Debian packages the tests use, installed once when missing: chromium (the viewer's browser tests,
+# test/viewer/) and python3-pykdl (KDL, the velocity IK's reference: test/kdl_reference.py loads it) -----------
+ensure_debian_package() {  # $1 a file the package installs, $2 the package, $3 what it is for
+  [[ -e $1 ]] && return 0
   if [[ ${KINEMATICS_PY_NO_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-    say "installing Debian's chromium with apt-get (the viewer's browser tests)"
-    if apt-get update -qq >"$BUILD/apt-chromium.log" 2>&1 && DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends chromium >>"$BUILD/apt-chromium.log" 2>&1; then
+    say "installing Debian's $2 with apt-get ($3)"
+    if apt-get update -qq >"$BUILD/apt-$2.log" 2>&1 && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "$2" >>"$BUILD/apt-$2.log" 2>&1; then
       return 0
     fi
-    tail -n 20 "$BUILD/apt-chromium.log" >&2
+    tail -n 20 "$BUILD/apt-$2.log" >&2
   fi
-  say "no /usr/bin/chromium: the viewer's browser tests will be skipped (on Debian: apt-get install chromium)"
+  say "no $1: $3 will be skipped (on Debian: apt-get install $2)"
 }
-if [[ " ${sets[*]} " == *" test "* ]]; then ensure_chromium; fi
+if [[ " ${sets[*]} " == *" test "* ]]; then
+  ensure_debian_package /usr/bin/chromium chromium "the viewer's browser tests"
+  ensure_debian_package /usr/lib/python3/dist-packages/PyKDL.cpython-311-x86_64-linux-gnu.so python3-pykdl \
+    "the velocity IK's comparisons with KDL"
+fi
 
 # --- interface packages ---------------------------------------------------------------------------
 # Each package is rebuilt only when its stamp (its definitions, the build's inputs and its dependencies'

@@ -153,6 +153,22 @@ def test_the_viewer_is_a_layer_on_top_of_the_core():
     assert _imports_layer(PACKAGE_DIR / "cli.py", "kinematics_py.viewer")  # the check sees relative imports
 
 
+SERVO_LAYER = PACKAGE_DIR / "servo"
+
+
+def test_servo_is_a_layer_above_ik_beside_planning():
+    """Only ros/ and servo/ itself import kinematics_py.servo; servo/ imports neither planning/, viewer/ nor
+    collision/ (the collision checker reaches it as a value, as it reaches planning/)."""
+    offenders = [_relative(path) for path in _sources()
+                 if ROS_LAYER not in path.parents and SERVO_LAYER not in path.parents
+                 and _imports_layer(path, "kinematics_py.servo")]
+    assert not offenders, f"modules below the servo layer import it: {offenders}"
+    below = [_relative(path) for path in SERVO_LAYER.rglob("*.py")
+             for layer in ("planning", "viewer", "collision") if _imports_layer(path, f"kinematics_py.{layer}")]
+    assert not below, f"servo/ modules importing planning/, viewer/ or collision/: {below}"
+    assert _imports_layer(SERVO_LAYER / "core.py", "kinematics_py.ik")  # the check sees relative imports
+
+
 def _too_long(tree: ast.AST) -> list[str]:
     found = []
     for node in ast.walk(tree):

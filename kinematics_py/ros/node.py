@@ -34,6 +34,8 @@ Wiring only; each part lives in its own module:
   (``request_collisions``).
 - execution (``motion_execution``): ``execute_trajectory`` and ``move_action`` through the controllers a MoveIt
   config's moveit_controllers.yaml names, or simulated ones (``simulate_controllers``).
+- servoing (``topics.servo``): with ``moveit_servo.move_group_name`` given, moveit_servo's topics and services and
+  its loop on a thread of its own (``servo.ServoCore``), commands out on ``moveit_servo.command_out_topic``.
 - reachability maps (``reachability_markers``): a map file named on ``reachability_map`` is published as RViz
   markers on ``reachability_markers``.
 
@@ -97,6 +99,7 @@ from .topics.description_topics import TOPIC, DescriptionTopics
 from .topics.display import DisplayPublishers
 from .topics.reachability_markers import ReachabilityMarkers
 from .topics.scene_topics import SceneTopics
+from .topics.servo import ServoLoop, servo_settings
 from .topics.viewer_feed import ViewerFeed
 from .transport.client_presence import ClientPresence
 from .transport.executor import NodeExecutor, entities_among
@@ -157,6 +160,10 @@ class KinematicsNode(Node):
         self._scene_topics = SceneTopics(self, self._store, self._positions, transforms, [
             self._node_parameters.value(name) for name in ("planning_scene_topic", "monitored_planning_scene_topic")])
         ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
+        servo = servo_settings({name: given.value for name, given in self._parameter_overrides.items()})
+        #: moveit_servo's topics, services and loop (None unless moveit_servo.move_group_name is given).
+        self.servo = ServoLoop(self, self._store, self._positions, transforms, servo, callbacks) if servo.enabled \
+            else None
         viewer_port = self._node_parameters.value("viewer_port")
         #: The page in the browser (viewer_port; None when 0).
         self.viewer_feed = ViewerFeed(self._store, self._node_parameters.value("viewer_host"), viewer_port,
@@ -238,6 +245,8 @@ class KinematicsNode(Node):
             self.execution.close()
         if self.viewer_feed is not None:
             self.viewer_feed.close()
+        if self.servo is not None:
+            self.servo.close()
         super().destroy_node()
 
     def _startup_count(self, name: str, default: int) -> int:

@@ -22,6 +22,8 @@ from ..parameters import (
     MOVEIT_LOADER_KEYS,
     NODE_PARAMETERS,
     NODE_SPECS_BY_NAME,
+    SERVO_NAMESPACE,
+    SERVO_PARAMETERS,
     SPECS,
     SPECS_BY_NAME,
     ParameterError,
@@ -221,7 +223,7 @@ class NodeParameters:
 
 
 def parameters_markdown() -> str:
-    """The README's parameter tables, generated from parameters.NODE_PARAMETERS and parameters.SPECS."""
+    """The README's parameter tables, generated from parameters.NODE_PARAMETERS, SPECS and SERVO_PARAMETERS."""
 
     def limits(spec: ParameterSpec) -> str:
         if spec.choices:
@@ -250,5 +252,8 @@ def parameters_markdown() -> str:
     lines = ["Node parameters:", "", *header, *rows(NODE_PARAMETERS, "{}"), "",
              f"Solver parameters, one set per group: `{KINEMATICS_NAMESPACE}.<group>.<name>` (MoveIt's "
              f"kinematics.yaml; `{'`, `'.join(IGNORED_KINEMATICS_KEYS)}` are accepted and not used):", "",
-             *header, *rows(SPECS, "{}")]
+             *header, *rows(SPECS, "{}"), "",
+             f"Servo parameters, moveit_servo's: `{SERVO_NAMESPACE}.<name>` (servoing runs when "
+             f"`{SERVO_NAMESPACE}.move_group_name` is given):", "",
+             *header, *rows(SERVO_PARAMETERS, "{}")]
     return "\n".join(lines)

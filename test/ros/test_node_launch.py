@@ -239,6 +239,18 @@ def test_make_run_demo_once(python_processes, tmp_path):
     assert f"the node's page: http://127.0.0.1:{port}/" in output, output
 
 
+def test_make_run_servo_jogs_the_robot(python_processes, tmp_path):
+    """What `make run ARGS="--once --servo"` runs: the node servoing the bundled UR5; the demo's stand-in controller
+    closes the loop, a twist lifts the tip and a jog turns the first joint, each by at least half of what was
+    asked."""
+    demo = python_processes.run("-m", "kinematics_py.ros.demo", "--start-node", "--once", "--servo",
+                                "--namespace", f"/make_run_servo_{os.getpid()}",
+                                name="make_run_servo", timeout=DEMO_TIMEOUT_S, env={"TMPDIR": str(tmp_path)})
+    output = demo.stdout()
+    assert demo.popen.returncode == 0, demo.output()
+    assert "the tip rose" in output and "turned" in output, output
+
+
 # ------------------------------------------------------------------------------------------ commands of the docs
 def documented_commands(document: Path, heading: str) -> list[list[str]]:
     """The command lines of the first indented code block after ``heading``, as argument lists (comments and a

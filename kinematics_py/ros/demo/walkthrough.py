@@ -43,6 +43,7 @@ from ...robots import BUNDLED_ROBOTS, bundled_robot_path
 from .cartesian import cartesian_demo
 from .client import KinematicsClient, box_object, fk_request, ik_request, state_validity_request
 from .motion import motion_demo
+from .servo import servo_demo, servo_parameters
 
 GROUPS = {"ur5": "ur_manipulator", "panda": "panda_arm"}
 SERVICES_SHOWN = ("compute_ik", "solve_ik", "compute_fk", "compute_cartesian_path")
@@ -99,9 +100,10 @@ def _robot_state_publisher() -> Path | None:
     return executable if executable.exists() else None
 
 
-def start_stack(robot: str, log_dir: Path, namespace: str = "", viewer_port: int = 0) -> dict[str, subprocess.Popen]:
+def start_stack(robot: str, log_dir: Path, namespace: str = "", viewer_port: int = 0,
+                servo: bool = False) -> dict[str, subprocess.Popen]:
     """Start the description publisher(s) and kinematics_node (in ``namespace``, default the root; serving its page
-    on ``viewer_port`` unless 0); their output goes to ``log_dir``."""
+    on ``viewer_port`` unless 0; servoing with ``servo``); their output goes to ``log_dir``."""
     kinematics_yaml = config_file("kinematics.yaml") if robot == "ur5" else None
     commands = []
     rsp = _robot_state_publisher()
@@ -117,9 +119,15 @@ def start_stack(robot: str, log_dir: Path, namespace: str = "", viewer_port: int
         commands.append(("description_publisher", [sys.executable, "-m", DESCRIPTION_PUBLISHER,
                                                    "--robot", robot]))
     params = kinematics_parameters_file(kinematics_yaml, log_dir)
-    commands.append(("kinematics_node", [sys.executable, "-m", "kinematics_py.ros.node", "--ros-args",
-                                         "--params-file", str(params), "-p", f"viewer_port:={viewer_port}",
-                                         "-p", "simulate_controllers:=true"]))
+    node_command = [sys.executable, "-m", "kinematics_py.ros.node", "--ros-args", "--params-file", str(params),
+                    "-p", f"viewer_port:={viewer_port}"]
+    if servo:  # the demo plays the controller: it republishes the servo's commands on joint_states
+        servo_params = log_dir / "servo.params.yaml"
+        servo_params.write_text(yaml.safe_dump({"/**": {"ros__parameters": servo_parameters(robot)}}))
+        node_command += ["--params-file", str(servo_params)]
+    else:  # the node's simulated controller executes the demo's plan
+        node_command += ["-p", "simulate_controllers:=true"]
+    commands.append(("kinematics_node", node_command))
     if namespace:
         commands = [(name, command + ([] if "--ros-args" in command else ["--ros-args"]) + ["-r", f"__ns:={namespace}"])
                     for name, command in commands]
@@ -407,6 +415,8 @@ def _parser() -> argparse.ArgumentParser:
                         "started; default the root: /compute_ik, ...)")
     parser.add_argument("--viewer-port", type=int, default=0, help="with --start-node: the node serves its page in "
                         "the browser on this port (docs/viewer.md; default 0: no page)")
+    parser.add_argument("--servo", action="store_true", help="with --start-node: the node servos the robot; "
+                        "jog it (instead of the service calls)")
     parser.add_argument("--calls", type=int, default=200, help="calls per service for the latency figures")
     parser.add_argument("--wait", type=float, default=120.0, help="how long to wait for the node [s] (its first "
                         "start compiles the solver, about a minute)")
@@ -422,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if options.start_node:
             log_dir = Path(tempfile.mkdtemp(prefix="kinematics_py-run-"))
-            children = start_stack(options.robot, log_dir, options.namespace, options.viewer_port)
+            children = start_stack(options.robot, log_dir, options.namespace, options.viewer_port, options.servo)
             print(f"started kinematics_node and the description publisher for {options.robot} "
                   f"(ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, discovery "
                   f"{os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE']}; logs in {log_dir})")
@@ -430,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if not _node_ready(client, options, log_dir):
                 return 1
-            ok = run_demo(client, options.robot, options.calls)
+            ok = servo_demo(client, options.robot) if options.servo else run_demo(client, options.robot, options.calls)
         finally:
             client.close()
         if children and not options.once:
