@@ -359,10 +359,11 @@ def _places_matching(pattern: str) -> list[str]:
 
 
 def test_request_set_up_is_written_once():
-    """The group base frame's placement (T_base_model) is computed in one place (the group request), and a pose of
-    a link rigidly attached to a tip becomes the tip's pose in one place (model.attached_links)."""
+    """The group base frame's placement (T_base_model) is computed in one place (ros/frames.py, for the group
+    request and the servo), and a pose of a link rigidly attached to a tip becomes the tip's pose in one place
+    (model.attached_links)."""
     base_placement = _places_matching(r"T_base_model\s*=|invert_transform\([\w.]*poses\[\w*base\w*\]\)")
-    assert [place.rsplit(":", 1)[0] for place in base_placement] == ["kinematics_py/ros/services/group_request.py"], \
+    assert [place.rsplit(":", 1)[0] for place in base_placement] == ["kinematics_py/ros/frames.py"], \
         base_placement
     link_to_tip = _places_matching(r"invert_transform\(\w+\[link\]\)|inv\(\w+\[link\]\)")
     assert link_to_tip and all(place.startswith("kinematics_py/model/attached_links.py") for place in link_to_tip), \

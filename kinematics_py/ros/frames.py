@@ -19,6 +19,7 @@ from tf2_msgs.msg import TFMessage
 
 from ..collision.scene import PlanningScene, SceneError
 from ..errors import ErrorCode, RequestError
+from ..geometry.transforms import invert_transform
 from ..robot_setup import RobotSetup
 from .messages.conversions import normalized_frame_id, transform_from_transform_msg
 from .tf_buffer import FrameLookupError, TransformBuffer
@@ -47,6 +48,11 @@ class ModelFrames:
 
     def is_model_frame(self, frame: str) -> bool:
         return frame in self._setup.model_frame_aliases or frame == self._setup.model_frame
+
+    def T_base_model(self, base: str, link_poses: Mapping[str, np.ndarray]) -> np.ndarray:
+        """(4, 4) the model frame in the frame of robot link ``base`` (a group's base) at the state of
+        ``link_poses``: the one place a group's base frame is placed."""
+        return np.eye(4) if base == self._setup.model_frame else invert_transform(link_poses[base])
 
     def T_model_frame(self, frame: str, link_poses: Mapping[str, np.ndarray]) -> np.ndarray:
         """``T_model_frame``; RequestError(FRAME_TRANSFORM_FAILURE) for a frame TF does not know either."""

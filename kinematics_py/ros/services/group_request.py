@@ -67,8 +67,7 @@ class GroupRequest:
 
     @cached_property
     def T_base_model(self) -> np.ndarray:
-        base = self.plugin.getBaseFrame()
-        return np.eye(4) if base == self.setup.model_frame else invert_transform(self.poses[base])
+        return self.context.frames.T_base_model(self.plugin.getBaseFrame(), self.poses)
 
     def T_base_frame(self, frame_id: str) -> np.ndarray:
         """(4, 4) ``frame_id`` in the group's base frame: a robot link at this state, else through TF."""

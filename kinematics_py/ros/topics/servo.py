@@ -30,7 +30,7 @@ from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ...errors import KinematicsError
-from ...geometry.transforms import invert_transform, transform_from_pose
+from ...geometry.transforms import transform_from_pose
 from ...parameters import SERVO_NAMESPACE, ParameterError
 from ...robot_setup import SetupError
 from ...servo import (
@@ -127,8 +127,8 @@ class ServoLoop:
         model = self._setup.model
         measured = {name: value for name, value in self._positions.current.items() if name in model.joints}
         link_poses = model.link_poses({**measured, **dict(zip(core.joint_names, core.positions))})
-        T_model_frame = ModelFrames(self._setup, self._transforms).T_model_frame(frame_id, link_poses)
-        return invert_transform(link_poses[base]) @ T_model_frame
+        frames = ModelFrames(self._setup, self._transforms)
+        return frames.T_base_model(base, link_poses) @ frames.T_model_frame(frame_id, link_poses)
 
     def _on_switch(self, request, response):
         with self._lock:
