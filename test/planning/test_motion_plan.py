@@ -221,6 +221,55 @@ def test_touch_ends_with_a_straight_approach_and_the_next_plan_retracts_the_way_
     np.testing.assert_allclose(tips[-1], T_touch[:3, 3] - 0.1 * T_touch[:3, 2], atol=1e-4)
 
 
+def _assert_flows_through_its_linear_corner(arm, result, limits: JointLimits) -> float:
+    """A blended plan's corner where its joint and linear parts meet has a radius r > 0 [m of tip travel]; the
+    trajectory passes the corner's tip position within r, moving, and keeps to the linear part's line outside the
+    sphere; every point collision-free and within the limits. Returns r."""
+    plugin = arm[0]
+    motions = [w.motion for w in result.waypoints]
+    (corner,) = [i for i in range(1, len(motions) - 1) if "linear" in motions[i:i + 2] and "joint" in motions[i:i + 2]]
+    radius = result.waypoints[corner].blend_radius
+    assert radius > 0, [w.blend_radius for w in result.waypoints]
+    positions, timing = result.positions, result.timing
+    assert np.abs(np.diff(positions, axis=0)).max() <= FINE_RESOLUTION + 1e-12
+    assert not _colliding_points(arm, positions)
+    assert np.all(np.abs(timing.velocities) <= limits.max_velocities * (1 + 1e-6))
+    assert np.all(np.abs(timing.accelerations) <= limits.max_accelerations * (1 + 1e-6))
+    tips = _tip_positions(plugin, positions)
+    corner_tip = _tip_positions(plugin, [result.waypoints[corner].positions])[0]
+    distances = np.linalg.norm(tips - corner_tip, axis=1)
+    nearest = int(np.argmin(distances))
+    assert distances[nearest] <= radius and np.linalg.norm(timing.velocities[nearest]) > 0
+    linear = [k for k, m in enumerate(motions) if m == "linear"]
+    line = _tip_positions(plugin, [result.waypoints[k].positions for k in (linear[0] - 1, linear[-1])])
+    axis = (line[1] - line[0]) / np.linalg.norm(line[1] - line[0])
+    linear_side = np.arange(len(tips)) > nearest if motions[corner + 1] == "linear" else \
+        np.arange(len(tips)) < nearest
+    outside = linear_side & (distances > radius)
+    assert outside.any()
+    offsets = tips[outside] - line[0]
+    np.testing.assert_allclose(offsets, (offsets @ axis)[:, None] * axis, atol=1e-4)  # on the line
+    return radius
+
+
+def test_a_blended_touch_and_retraction_flow_through_the_corner_between_joint_and_linear_parts(arm):
+    plugin, checker, _ = arm
+    limits = JointLimits(np.full(7, 2.0), np.full(7, 4.0))
+    _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
+    touch = plan(plugin, checker, LEFT, [PoseGoal(pose)], PlanOptions(
+        motion="touch", approach=Approach(0.1), planning_time=TIME, limits=limits, blend=True))
+    assert touch.success, touch.message
+    _assert_flows_through_its_linear_corner(arm, touch, limits)
+    np.testing.assert_allclose(_tip_positions(plugin, touch.positions[-1:])[0],
+                               transform_from_any_pose(pose)[:3, 3], atol=1e-5)
+
+    back = plan(plugin, checker, touch.positions[-1], [JointGoal(LEFT)], PlanOptions(
+        retract=touch.retraction, planning_time=TIME, limits=limits, blend=True))
+    assert back.success, back.message
+    _assert_flows_through_its_linear_corner(arm, back, limits)
+    np.testing.assert_allclose(back.positions[[0, -1]], [touch.positions[-1], LEFT], atol=1e-12)
+
+
 def test_a_tool_frame_goal_puts_the_tool_frame_on_the_pose_and_touches_along_its_axis(arm):
     plugin, checker, _ = arm
     T_tip_tool = make_transform(rotation_from_rpy(0.0, 0.4, 0.0), (0.0, 0.02, 0.1))  # a tilted tool 10 cm out
