@@ -26,6 +26,8 @@ from node_harness import (
     UR5_JOINTS,
     UR5_MODEL,
     NodeUnderTest,
+    accepted_goal,
+    goal_result,
     module_processes,  # noqa: F401 (fixture)
     serving_node,
     ur5_parameters,
@@ -43,7 +45,8 @@ RADII = (0.05, 0.05, 0.03, 0.0)
 #: A sequence reachable both from START and from the square's end (the cancel's).
 BACK = ((0.0, -0.12, 0.0), (-0.12, -0.12, 0.0), (-0.12, -0.12, -0.1))
 BACK_RADII = (0.05, 0.03, 0.0)
-SCALING = 0.1
+#: The sequences' velocity scaling: the executed square's (about 2 s), and the cancelled one's (about 3.5 s).
+SCALING, SLOW_SCALING = 0.3, 0.1
 AT_GOAL = 1e-3
 ON_LINE = 1e-4
 RESULT_TIMEOUT_S = 120.0
@@ -63,19 +66,12 @@ class SequenceNode(NodeUnderTest):
 
     def send(self, goal: MoveGroupSequence.Goal):
         self.feedback = []
-        future = self.sequence_client.send_goal_async(goal, feedback_callback=lambda msg: self.feedback.append(
-            msg.feedback.state))
-        self.client.spin_until(future, CALL_TIMEOUT_S)
-        handle = future.result()
-        assert handle is not None and handle.accepted
-        return handle
+        return accepted_goal(self.client, self.sequence_client, goal, self.feedback, CALL_TIMEOUT_S)
 
     def result(self, handle):
         """(status, MotionSequenceResponse) of a goal once it ended."""
-        future = handle.get_result_async()
-        self.client.spin_until(future, RESULT_TIMEOUT_S)
-        assert future.done(), "no result"
-        return future.result().status, future.result().result.response
+        status, result = goal_result(self.client, handle, RESULT_TIMEOUT_S)
+        return status, result.response
 
     def current(self) -> np.ndarray:
         """The arm's joints as the node has them (get_planning_scene's robot state)."""
@@ -101,7 +97,8 @@ def _tool(positions) -> np.ndarray:
     return np.array([UR5_MODEL.link_poses(dict(zip(UR5_JOINTS, q)))["tool0"] for q in positions])
 
 
-def _goal(q_start: np.ndarray, corners, radii, plan_only: bool = False) -> MoveGroupSequence.Goal:
+def _goal(q_start: np.ndarray, corners, radii, plan_only: bool = False,
+          scaling: float = SCALING) -> MoveGroupSequence.Goal:
     """A LIN sequence through ``corners`` (relative to the tool's pose at ``q_start``), Pilz's pipeline."""
     T_start = _tool([q_start])[0]
     goal = MoveGroupSequence.Goal()
@@ -113,7 +110,7 @@ def _goal(q_start: np.ndarray, corners, radii, plan_only: bool = False) -> MoveG
                                    dict(zip(UR5_JOINTS, q_start)) if index == 0 else {},
                                    planner_id="LIN").motion_plan_request
         item.pipeline_id = "pilz_industrial_motion_planner"
-        item.max_velocity_scaling_factor = SCALING
+        item.max_velocity_scaling_factor = scaling
         goal.request.items.append(MotionSequenceItem(req=item, blend_radius=radius))
     return goal
 
@@ -162,7 +159,7 @@ def test_a_refused_sequence_ends_with_pilz_s_code_and_sends_nothing(node):
 
 def test_a_cancel_mid_motion_preempts_and_stops_the_arm(node):
     start = node.current()
-    handle = node.send(_goal(start, BACK, BACK_RADII))
+    handle = node.send(_goal(start, BACK, BACK_RADII, scaling=SLOW_SCALING))
     wait_for(lambda: np.abs(node.current() - start).max() > UNDER_WAY, 60.0, "the arm under way")
     node.client.spin_until(handle.cancel_goal_async(), CALL_TIMEOUT_S)
     status, response = node.result(handle)
