@@ -149,6 +149,30 @@ def test_blends_of_half_a_segment_meet_without_a_repeated_point():
     np.testing.assert_allclose(positions[[0, -1]], [corners[0], corners[-1]])
 
 
+def test_a_linear_corner_s_blend_replaces_the_points_within_its_radius_of_tool_travel():
+    from kinematics_py.planning.blending import blended_path
+
+    def tool(positions):  # a plane arm whose tool is where its two joints say [m]
+        return np.column_stack([positions, np.zeros(len(positions))])
+
+    corners = [np.zeros(2), np.array([1.0, 0.0])] + [np.array([1.0, 0.1 * k]) for k in range(1, 11)]
+    motions = ["joint", "joint"] + ["linear"] * 10
+    radius = 0.3
+    positions, stops = blended_path(corners, motions, [0.0, radius] + [0.0] * 10, FINE_RESOLUTION, tool)
+    assert stops == []  # not at the corner, nor inside the linear run
+    steps = np.abs(np.diff(positions, axis=0)).max(axis=1)
+    assert steps.min() > 0 and steps.max() <= FINE_RESOLUTION + 1e-12
+    np.testing.assert_allclose(positions[[0, -1]], [corners[0], corners[-1]])
+    distances = np.linalg.norm(positions - corners[1], axis=1)
+    outside = distances >= radius + FINE_RESOLUTION
+    on_path = np.isclose(positions[:, 1], 0.0) | np.isclose(positions[:, 0], 1.0)
+    assert np.all(on_path[outside])  # outside the sphere: exactly the moves' path
+    assert 0 < distances.min() <= radius  # inside it: the curve, short of the corner
+    assert not np.any(on_path[distances < radius - FINE_RESOLUTION])
+    unblended, corner_stop = blended_path(corners, motions, [0.0] * 12, FINE_RESOLUTION, tool)
+    assert corner_stop == [int(np.argmin(np.linalg.norm(unblended - corners[1], axis=1)))]
+
+
 def test_a_free_straight_motion_is_the_path(arm):
     plugin, checker, _ = arm
     goal = LEFT + np.array([0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0])
