@@ -67,7 +67,7 @@ def _linear_side(motions: Sequence[str], i: int, toward_start: bool) -> list[Pat
     return [(k, 1.0) for k in run[:len(run) // 2]]
 
 
-def at(points: np.ndarray, point: PathPoint) -> np.ndarray:
+def _point_at(points: np.ndarray, point: PathPoint) -> np.ndarray:
     segment, t = point
     return points[segment - 1] + t * (points[segment] - points[segment - 1])
 
@@ -82,7 +82,7 @@ def _sides(points: np.ndarray, motions: Sequence[str], i: int, resolution: float
 
 
 def _tool_distances(points: np.ndarray, corner: int, side: list[PathPoint], tool: ToolPositions) -> np.ndarray:
-    tips = tool(np.array([points[corner]] + [at(points, point) for point in side]))
+    tips = tool(np.array([points[corner]] + [_point_at(points, point) for point in side]))
     return np.linalg.norm(tips[1:] - tips[0], axis=1)
 
 
@@ -134,7 +134,7 @@ def blend_radii(check: PathCheck, waypoints: Sequence[np.ndarray], motions: Sequ
         for fraction in TRIED_FRACTIONS if largest > 0 else ():
             ends = blend_ends(points, motions, i, fraction * largest, check.resolution, tool)
             if ends is not None and check.first_invalid(blend_curve(
-                    at(points, ends[0]), points[i], at(points, ends[1]), check.resolution)) < 0:
+                    _point_at(points, ends[0]), points[i], _point_at(points, ends[1]), check.resolution)) < 0:
                 radii[i] = fraction * largest
                 break
     return radii
@@ -149,7 +149,7 @@ def _dense(points: np.ndarray, cuts: dict[int, set[float]],
     for k in range(1, len(points)):
         ts = sorted(cuts.get(k, set()) | {0.0, 1.0})
         for t0, t1 in zip(ts[:-1], ts[1:]):
-            piece = densify(np.array([at(points, (k, t0)), at(points, (k, t1))]), resolution)[1:]
+            piece = densify(np.array([_point_at(points, (k, t0)), _point_at(points, (k, t1))]), resolution)[1:]
             parts.append(piece)
             count += len(piece)
             index[(k, t1)] = count - 1
