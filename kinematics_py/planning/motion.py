@@ -29,7 +29,7 @@ from ..geometry.poses import transform_from_any_pose
 from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
 from ..state_check import StateCheck
-from .blending import blend_radii, blended_path
+from .blending import ToolPositions, blend_radii, blended_path
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
 from .ompl_search import DEFAULT_PLANNER, search_path
@@ -60,8 +60,9 @@ DEFAULT_OPTIONS = PlanOptions()
 @dataclass(frozen=True)
 class Waypoint:
     """A waypoint of the path: ``motion`` "joint" (a straight joint move from the previous one) or "linear" (a
-    straight line of the link); ``blend_radius`` [rad, joint-space distance] keeps a blended motion through it
-    collision-free (0 at the ends and on linear moves)."""
+    straight line of the link); ``blend_radius`` keeps a blended motion through it collision-free: between joint
+    moves a joint-space distance [rad], where a linear move meets it metres of the tip's travel [m], as Zivid states
+    it (0 at the ends and inside runs of linear moves; ``blending``)."""
 
     positions: np.ndarray
     motion: str
@@ -195,6 +196,10 @@ class _Run:
         model = self.plugin.robot_model
         return dict(zip(model.link_names, model.tree.link_poses(self.check.full_state(q))))
 
+    def tip_positions(self, positions: np.ndarray) -> np.ndarray:
+        """The tip's position [m] (k, 3), in the plugin's base frame, at each row of ``positions`` (k, dof)."""
+        return np.array([_tip_transform(self.plugin, q)[:3, 3] for q in positions])
+
     def trajectory_problem(self, positions: np.ndarray) -> str:
         """Why a densified path cannot be returned ("" when it can): a state in collision, off the path
         constraints or outside the limits."""
@@ -327,7 +332,8 @@ def _blended(run: _Run, prefix: list[Waypoint], joint_path: np.ndarray, candidat
     waypoints = prefix + [Waypoint(q, "joint") for q in joint_path[1:]]
     if candidate.approach is not None:
         waypoints += [Waypoint(q, "linear") for q in candidate.approach[1:]]
-    radii = blend_radii(run.check, [w.positions for w in waypoints], [w.motion for w in waypoints], run.deadline)
+    radii = blend_radii(run.check, [w.positions for w in waypoints], [w.motion for w in waypoints], run.deadline,
+                        run.tip_positions)
     return [Waypoint(w.positions, w.motion, r) for w, r in zip(waypoints, radii)]
 
 
@@ -338,7 +344,7 @@ def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath]
     try:
         scaled = limits.scaled(options.velocity_scaling, options.acceleration_scaling)
         if options.blend:
-            return blended_trajectory(waypoints, scaled, options.resolution)
+            return blended_trajectory(waypoints, scaled, options.resolution, run.tip_positions)
         return timed_trajectory(waypoints, scaled, options.resolution)
     except TimeParameterizationError as error:
         return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path cannot be timed: {error}")
@@ -388,12 +394,13 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
                                                 np.concatenate(accelerations))
 
 
-def blended_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
-                       resolution: float) -> tuple[np.ndarray, TimedPath]:
-    """(positions, timing) of the path flowing through the waypoints within their blend radii (``blended_path``),
-    timed as one path within the joint limits, at rest only where it stops."""
+def blended_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits, resolution: float,
+                       tool: ToolPositions | None = None) -> tuple[np.ndarray, TimedPath]:
+    """(positions, timing) of the path flowing through the waypoints within their blend radii (``blended_path``;
+    ``tool`` the tip's positions, for the radii [m] next to linear moves), timed as one path within the joint
+    limits, at rest only where it stops."""
     positions, stops = blended_path([w.positions for w in waypoints], [w.motion for w in waypoints],
-                                    [w.blend_radius for w in waypoints], resolution)
+                                    [w.blend_radius for w in waypoints], resolution, tool)
     unlimited = np.full(len(positions) - 1, np.inf)
     tool = ToolLimits(unlimited, unlimited, unlimited, unlimited, unlimited)
     return positions, time_along_path(positions, np.zeros((len(positions), 3)), np.zeros(len(positions) - 1), limits,

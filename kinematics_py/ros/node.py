@@ -32,8 +32,8 @@ Wiring only; each part lives in its own module:
   move_group keeps its world; IK with ``avoid_collisions`` and ``check_state_validity``
   check against it, or against a request-scoped copy holding the request's attached objects
   (``request_collisions``).
-- execution (``motion_execution``): ``execute_trajectory`` and ``move_action`` through the controllers a MoveIt
-  config's moveit_controllers.yaml names, or simulated ones (``simulate_controllers``).
+- execution (``motion_execution``): ``execute_trajectory``, ``move_action`` and ``sequence_move_group`` through the
+  controllers a MoveIt config's moveit_controllers.yaml names, or simulated ones (``simulate_controllers``).
 - servoing (``topics.servo``): with ``moveit_servo.move_group_name`` given, moveit_servo's topics and services and
   its loop on a thread of its own (``servo.ServoCore``), commands out on ``moveit_servo.command_out_topic``.
 - reachability maps (``reachability_markers``): a map file named on ``reachability_map`` is published as RViz
@@ -79,7 +79,7 @@ from ..robot_setup import SetupError
 from .frames import create_transform_source
 from .joint_limit_parameters import cartesian_limit_values, declare_joint_limit_parameters, joint_limit_overrides
 from .messages.robot_state import JointPositions
-from .motion_execution import serve_execution
+from .motion_execution import Planners, serve_execution
 from .node_parameters import (
     DESCRIPTIONS,
     NODE_NAME,
@@ -169,20 +169,10 @@ class KinematicsNode(Node):
         self.viewer_feed = ViewerFeed(self._store, self._node_parameters.value("viewer_host"), viewer_port,
                                       self.get_logger()) if viewer_port else None
         services = self._service_table()
-        search_services, other_services = [], []
-        for service_type, name, handler, searches in services:
-            service = self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
-                                          callback_group=callbacks)
-            (search_services if searches else other_services).append(service)
-        #: Whether a ready entity is a service that runs IK searches (its callbacks run on the IK request threads).
-        self.is_search = entities_among(search_services)
-        #: Whether a ready entity is one of the node's other services (their requests run cheap ones first).
-        self.is_queued = entities_among(other_services)
-        #: execute_trajectory and move_action, through the configured (or simulated) controllers (None: none).
-        self.execution = serve_execution(
-            self, self._node_parameters, self._store, self._positions, transforms,
-            lambda request, state: self._plan_kinematic_path(request, GetMotionPlan.Response(), RequestContext(
-                state, self._positions.current, self._tools)), callbacks)
+        self._create_services(services, callbacks)
+        #: The action servers, through the configured (or simulated) controllers (None: none).
+        self.execution = serve_execution(self, self._node_parameters, self._store, self._positions, transforms,
+                                         self._planners(), callbacks)
         self.get_logger().info(f"TF lookups through {transforms.backend}; services: "
                                f"{', '.join(f'{name} ({kind.__name__})' for kind, name, *_ in services)}; world "
                                f"from the collision_object, attached_collision_object and planning scene topics")
@@ -193,6 +183,27 @@ class KinematicsNode(Node):
             self.get_logger().info("robot_description parameter empty: waiting for the robot_description topic "
                                    "(or robot_state_publisher's robot_description parameter)")
 
+    def _create_services(self, services: list[tuple[type, str, object, bool]], callbacks) -> None:
+        """The services of ``_service_table``, and which of them search."""
+        search_services, other_services = [], []
+        for service_type, name, handler, searches in services:
+            service = self.create_service(service_type, name, self._serving(handler), qos_profile=SERVICE_QOS,
+                                          callback_group=callbacks)
+            (search_services if searches else other_services).append(service)
+        #: Whether a ready entity is a service that runs IK searches (its callbacks run on the IK request threads).
+        self.is_search = entities_among(search_services)
+        #: Whether a ready entity is one of the node's other services (their requests run cheap ones first).
+        self.is_queued = entities_among(other_services)
+
+    def _planners(self) -> Planners:
+        """The plan_kinematic_path and plan_sequence_path handlers, as move_action and sequence_move_group plan
+        with them: from a given state (the current one, its scene with the goal's diff applied)."""
+        def context(state) -> RequestContext:
+            return RequestContext(state, self._positions.current, self._tools)
+        return Planners(
+            lambda request, state: self._plan_kinematic_path(request, GetMotionPlan.Response(), context(state)),
+            lambda request, state: self._plan_sequence_path(request, GetMotionSequence.Response(), context(state)))
+
     def _service_table(self) -> list[tuple[type, str, object, bool]]:
         """(type, name, handler, whether it runs IK searches) of every service. Services that search run on the
         IK request threads, so that the others never wait behind them."""
@@ -201,7 +212,9 @@ class KinematicsNode(Node):
         compute_ik = shown("compute_ik", display.showing_ik_answers(ik_service.compute_ik))
         cartesian = CartesianPathService(display)
         motions = MotionPlanService(display)
-        self._plan_kinematic_path = motions.plan_kinematic_path  # move_action plans with it
+        sequences = SequenceService(display)
+        # move_action and sequence_move_group plan with them
+        self._plan_kinematic_path, self._plan_sequence_path = motions.plan_kinematic_path, sequences.plan_sequence_path
         return [(GetPositionIK, "compute_ik", compute_ik, True),
                 (GetPositionIK, self._node_parameters.value("solve_ik_service_name"), compute_ik, True),
                 (GetPositionFK, "compute_fk", shown("compute_fk", fk_service.compute_fk), False),
@@ -211,8 +224,8 @@ class KinematicsNode(Node):
                                                                    cartesian.compute_cartesian_path), True),
                 (GetMotionPlan, "plan_kinematic_path", shown("plan_kinematic_path", motions.plan_kinematic_path),
                  True),
-                (GetMotionSequence, "plan_sequence_path", shown("plan_sequence_path",
-                                                                SequenceService(display).plan_sequence_path), True),
+                (GetMotionSequence, "plan_sequence_path", shown("plan_sequence_path", sequences.plan_sequence_path),
+                 True),
                 (QueryPlannerInterfaces, "query_planner_interface", motions.query_planner_interface, False),
                 (ApplyPlanningScene, "apply_planning_scene", self._scene_topics.apply_planning_scene, False),
                 (GetPlanningScene, "get_planning_scene", planning_scene_service.get_planning_scene, False)]

@@ -149,6 +149,30 @@ def test_blends_of_half_a_segment_meet_without_a_repeated_point():
     np.testing.assert_allclose(positions[[0, -1]], [corners[0], corners[-1]])
 
 
+def test_a_linear_corner_s_blend_replaces_the_points_within_its_radius_of_tool_travel():
+    from kinematics_py.planning.blending import blended_path
+
+    def tool(positions):  # a plane arm whose tool is where its two joints say [m]
+        return np.column_stack([positions, np.zeros(len(positions))])
+
+    corners = [np.zeros(2), np.array([1.0, 0.0])] + [np.array([1.0, 0.1 * k]) for k in range(1, 11)]
+    motions = ["joint", "joint"] + ["linear"] * 10
+    radius = 0.3
+    positions, stops = blended_path(corners, motions, [0.0, radius] + [0.0] * 10, FINE_RESOLUTION, tool)
+    assert stops == []  # not at the corner, nor inside the linear run
+    steps = np.abs(np.diff(positions, axis=0)).max(axis=1)
+    assert steps.min() > 0 and steps.max() <= FINE_RESOLUTION + 1e-12
+    np.testing.assert_allclose(positions[[0, -1]], [corners[0], corners[-1]])
+    distances = np.linalg.norm(positions - corners[1], axis=1)
+    outside = distances >= radius + FINE_RESOLUTION
+    on_path = np.isclose(positions[:, 1], 0.0) | np.isclose(positions[:, 0], 1.0)
+    assert np.all(on_path[outside])  # outside the sphere: exactly the moves' path
+    assert 0 < distances.min() <= radius  # inside it: the curve, short of the corner
+    assert not np.any(on_path[distances < radius - FINE_RESOLUTION])
+    unblended, corner_stop = blended_path(corners, motions, [0.0] * 12, FINE_RESOLUTION, tool)
+    assert corner_stop == [int(np.argmin(np.linalg.norm(unblended - corners[1], axis=1)))]
+
+
 def test_a_free_straight_motion_is_the_path(arm):
     plugin, checker, _ = arm
     goal = LEFT + np.array([0.2, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0])
@@ -219,6 +243,55 @@ def test_touch_ends_with_a_straight_approach_and_the_next_plan_retracts_the_way_
     retraction = back.waypoints[:motions.index("joint", 1)]
     tips = _tip_positions(plugin, [w.positions for w in retraction])
     np.testing.assert_allclose(tips[-1], T_touch[:3, 3] - 0.1 * T_touch[:3, 2], atol=1e-4)
+
+
+def _assert_flows_through_its_linear_corner(arm, result, limits: JointLimits) -> float:
+    """A blended plan's corner where its joint and linear parts meet has a radius r > 0 [m of tip travel]; the
+    trajectory passes the corner's tip position within r, moving, and keeps to the linear part's line outside the
+    sphere; every point collision-free and within the limits. Returns r."""
+    plugin = arm[0]
+    motions = [w.motion for w in result.waypoints]
+    (corner,) = [i for i in range(1, len(motions) - 1) if "linear" in motions[i:i + 2] and "joint" in motions[i:i + 2]]
+    radius = result.waypoints[corner].blend_radius
+    assert radius > 0, [w.blend_radius for w in result.waypoints]
+    positions, timing = result.positions, result.timing
+    assert np.abs(np.diff(positions, axis=0)).max() <= FINE_RESOLUTION + 1e-12
+    assert not _colliding_points(arm, positions)
+    assert np.all(np.abs(timing.velocities) <= limits.max_velocities * (1 + 1e-6))
+    assert np.all(np.abs(timing.accelerations) <= limits.max_accelerations * (1 + 1e-6))
+    tips = _tip_positions(plugin, positions)
+    corner_tip = _tip_positions(plugin, [result.waypoints[corner].positions])[0]
+    distances = np.linalg.norm(tips - corner_tip, axis=1)
+    nearest = int(np.argmin(distances))
+    assert distances[nearest] <= radius and np.linalg.norm(timing.velocities[nearest]) > 0
+    linear = [k for k, m in enumerate(motions) if m == "linear"]
+    line = _tip_positions(plugin, [result.waypoints[k].positions for k in (linear[0] - 1, linear[-1])])
+    axis = (line[1] - line[0]) / np.linalg.norm(line[1] - line[0])
+    linear_side = np.arange(len(tips)) > nearest if motions[corner + 1] == "linear" else \
+        np.arange(len(tips)) < nearest
+    outside = linear_side & (distances > radius)
+    assert outside.any()
+    offsets = tips[outside] - line[0]
+    np.testing.assert_allclose(offsets, (offsets @ axis)[:, None] * axis, atol=1e-4)  # on the line
+    return radius
+
+
+def test_a_blended_touch_and_retraction_flow_through_the_corner_between_joint_and_linear_parts(arm):
+    plugin, checker, _ = arm
+    limits = JointLimits(np.full(7, 2.0), np.full(7, 4.0))
+    _ok, (pose,) = plugin.getPositionFK(plugin.getTipFrames(), RIGHT.tolist())
+    touch = plan(plugin, checker, LEFT, [PoseGoal(pose)], PlanOptions(
+        motion="touch", approach=Approach(0.1), planning_time=TIME, limits=limits, blend=True))
+    assert touch.success, touch.message
+    _assert_flows_through_its_linear_corner(arm, touch, limits)
+    np.testing.assert_allclose(_tip_positions(plugin, touch.positions[-1:])[0],
+                               transform_from_any_pose(pose)[:3, 3], atol=1e-5)
+
+    back = plan(plugin, checker, touch.positions[-1], [JointGoal(LEFT)], PlanOptions(
+        retract=touch.retraction, planning_time=TIME, limits=limits, blend=True))
+    assert back.success, back.message
+    _assert_flows_through_its_linear_corner(arm, back, limits)
+    np.testing.assert_allclose(back.positions[[0, -1]], [touch.positions[-1], LEFT], atol=1e-12)
 
 
 def test_a_tool_frame_goal_puts_the_tool_frame_on_the_pose_and_touches_along_its_axis(arm):

@@ -90,6 +90,24 @@ def wait_for(condition: Callable[[], object], timeout: float, what: str, process
         time.sleep(interval)
 
 
+def accepted_goal(client: KinematicsClient, action_client, goal, feedback: list, timeout: float):
+    """The handle of ``goal`` sent by ``action_client``, once accepted; its feedback states appended to
+    ``feedback``."""
+    future = action_client.send_goal_async(goal, feedback_callback=lambda msg: feedback.append(msg.feedback.state))
+    client.spin_until(future, timeout)
+    handle = future.result()
+    assert handle is not None and handle.accepted
+    return handle
+
+
+def goal_result(client: KinematicsClient, handle, timeout: float):
+    """(status, result) of a goal once it ended."""
+    future = handle.get_result_async()
+    client.spin_until(future, timeout)
+    assert future.done(), "no result"
+    return future.result().status, future.result().result
+
+
 class NodeUnderTest:
     """A running node and a client of it in this process (its own rclpy context)."""
 

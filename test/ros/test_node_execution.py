@@ -31,6 +31,8 @@ from node_harness import (
     PROCESSES,
     REPO,
     NodeUnderTest,
+    accepted_goal,
+    goal_result,
     module_processes,  # noqa: F401 (fixture)
     serving_node,
     wait_for,
@@ -88,19 +90,12 @@ class ExecutingNode(NodeUnderTest):
         goal = ExecuteTrajectory.Goal()
         goal.trajectory.joint_trajectory = joint_trajectory
         self.feedback = []
-        future = self.execute_client.send_goal_async(goal, feedback_callback=lambda msg: self.feedback.append(
-            msg.feedback.state))
-        self.client.spin_until(future, RESULT_TIMEOUT_S)
-        handle = future.result()
-        assert handle is not None and handle.accepted
-        return handle
+        return accepted_goal(self.client, self.execute_client, goal, self.feedback, RESULT_TIMEOUT_S)
 
     def result(self, handle):
         """(status, error_code) of a goal once it ended."""
-        future = handle.get_result_async()
-        self.client.spin_until(future, RESULT_TIMEOUT_S)
-        assert future.done(), "no result"
-        return future.result().status, future.result().result.error_code
+        status, result = goal_result(self.client, handle, RESULT_TIMEOUT_S)
+        return status, result.error_code
 
     def execute(self, joint_trajectory: JointTrajectory):
         return self.result(self.send(joint_trajectory))

@@ -6,9 +6,8 @@ project's collision-avoiding motion (it goes around obstacles), blended with its
 Pilz's rules, refused with its codes: one group per sequence (INVALID_MOTION_PLAN), only the first item has a start
 state (INVALID_ROBOT_STATE), radii >= 0, the last 0 and neighbouring spheres apart (INVALID_MOTION_PLAN, from the
 core). The first item's scaling factors and tool frame hold for the whole sequence (one tool frame: the blend
-spheres are about it); an item naming another tool frame is refused. The answer holds one trajectory.
-(The ``sequence_move_group`` action, a sequence planned here then executed as ``move_action`` executes, is not
-served yet.)
+spheres are about it); an item naming another tool frame is refused. The answer holds one trajectory. The
+``sequence_move_group`` action (``sequence_move_service``) plans with this handler, then executes the trajectory.
 """
 from __future__ import annotations
 

@@ -27,10 +27,11 @@ def waiting_long(node):
     return pool.waiting_long() if hasattr(pool, "waiting_long") else contextlib.nullcontext()
 
 
-def moveit_error_code(source: str) -> Callable[[object, ErrorCode, str], None]:
-    """Sets a MoveIt action result's ``error_code`` (MoveItErrorCodes, with the message and ``source``)."""
+def moveit_error_code(source: str, within: str = "") -> Callable[[object, ErrorCode, str], None]:
+    """Sets a MoveIt action result's ``error_code`` (MoveItErrorCodes, with the message and ``source``), or its
+    field ``within``'s (MoveGroupSequence's result holds it in ``response``)."""
     def fill(result, code: ErrorCode, message: str) -> None:
-        result.error_code = error_code_msg(code, message, source)
+        (getattr(result, within) if within else result).error_code = error_code_msg(code, message, source)
     return fill
 
 
