@@ -17,6 +17,7 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
+from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
 from kinematics_py.planning.sphere_search import sphere_search
 
@@ -124,7 +125,7 @@ def test_a_start_the_spheres_block_still_gets_the_fast_path_and_its_path_is_chec
         if path is not None:  # None: the pairs left out collide on its path, OMPL's search takes over
             fast += 1
             assert exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0, k
-        planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
+        planned = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
         assert planned.success and exact_colliding(checker, names, planned.positions, FINE_RESOLUTION) == 0, k
     assert fast >= 2
 
@@ -133,7 +134,7 @@ def test_fast_path_and_ompl_search_agree_on_success(table_wall):
     plugin, checker = table_wall
     names, check, bounds = search_setup(plugin, checker)
     for k, (start, goal) in enumerate(problems(plugin, checker, PROBLEMS, np.random.default_rng(SEED + 1))):
-        planned = plan(plugin, checker, start, [JointGoal(goal)], planning_time=TIME)
+        planned = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
         ompl = search_path(check, start, goal[None], bounds, DEFAULT_PLANNER, TIME)
         assert planned.success == (ompl.waypoints is not None), (k, planned.message, ompl.status)
         assert planned.success, planned.message
@@ -149,8 +150,8 @@ def test_a_path_the_spheres_approve_but_the_exact_geometry_refuses_is_never_retu
     through = [seed for seed in range(SEEDS) if exact_colliding(
         checker, names, sphere_search(coarse, LEFT, RIGHT[None], bounds, TIME, seed=seed)) > 0]
     assert through
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME, search_resolution=COARSE,
-                  attempts=through[0] + 1)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)],
+                  PlanOptions(planning_time=TIME, search_resolution=COARSE, attempts=through[0] + 1))
     assert result.success, result.message
     assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
 
@@ -164,5 +165,5 @@ def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl():
     check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
     bounds = (np.zeros(7) - 3, np.zeros(7) + 3)
     assert sphere_search(check, LEFT, RIGHT[None], bounds, TIME) is None
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], planning_time=TIME)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], PlanOptions(planning_time=TIME))
     assert result.success and exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
