@@ -32,10 +32,12 @@ from ..state_check import StateCheck
 from .blending import blend_radii, blended_path
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
+from .motion_bound import first_unproven
 from .ompl_search import DEFAULT_PLANNER, search_path
 from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
 from .path_check import PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
+from .proof_repair import nearest_segment, repaired_span
 from .sphere_search import fast_or_ompl_search
 from .time_parameterization import (
     JointLimits,
@@ -49,6 +51,9 @@ from .time_parameterization import (
 #: Part of an attempt's time the search may take: the rest is for re-checking its path at the trajectory's
 #: resolution (the optimizing planners, RRT* and BIT*, search until their time is up).
 SEARCH_SHARE = 0.8
+#: Part of the planning time a repair of the trajectory (``_proven``) may take when the search has used it all (the
+#: optimizing planners, RRT* and BIT*, search until their time is up); it may always take the rest of it.
+REPAIR_SHARE = 0.25
 #: Step of a touch motion's approach and of a retraction [m].
 LINEAR_STEP = 0.005
 #: Candidate configurations of a touch goal tried for the straight approach (the nearest to the start first).
@@ -140,11 +145,10 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
     if isinstance(found, MotionPlan):
         return found
     joint_path, candidate = found
-    waypoints = _blended(run, prefix, joint_path, candidate)
-    timed = _timed(run, waypoints)
-    if isinstance(timed, MotionPlan):
-        return timed
-    return _checked_answer(run, waypoints, *timed, candidate, diagnosis)
+    proven = _proven(run, _path_waypoints(prefix, joint_path, candidate))
+    if isinstance(proven, MotionPlan):
+        return proven
+    return _answer(run, *proven, candidate, diagnosis)
 
 
 class _Run:
@@ -322,11 +326,16 @@ def _search(run: _Run, q_free: np.ndarray, candidates: list[_Candidate],
                       tuple(diagnosis) if options.diagnose else ())
 
 
-def _blended(run: _Run, prefix: list[Waypoint], joint_path: np.ndarray, candidate: _Candidate) -> list[Waypoint]:
-    """The waypoints (the prefix, the joint path, a touch goal's approach) with their blend radii."""
+def _path_waypoints(prefix: list[Waypoint], joint_path: np.ndarray, candidate: _Candidate) -> list[Waypoint]:
+    """The waypoints: the prefix, the joint path, a touch goal's approach."""
     waypoints = prefix + [Waypoint(q, "joint") for q in joint_path[1:]]
     if candidate.approach is not None:
         waypoints += [Waypoint(q, "linear") for q in candidate.approach[1:]]
+    return waypoints
+
+
+def _blended(run: _Run, waypoints: list[Waypoint]) -> list[Waypoint]:
+    """The waypoints with their blend radii."""
     radii = blend_radii(run.check, [w.positions for w in waypoints], [w.motion for w in waypoints], run.deadline)
     return [Waypoint(w.positions, w.motion, r) for w, r in zip(waypoints, radii)]
 
@@ -344,12 +353,41 @@ def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath]
         return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path cannot be timed: {error}")
 
 
-def _checked_answer(run: _Run, waypoints: list[Waypoint], positions: np.ndarray, timing: TimedPath,
-                    candidate: _Candidate, diagnosis: list[StateDiagnosis]) -> MotionPlan:
-    """The plan, once its every point passes the final check (else the failure); a touch plan's retraction."""
-    problem = run.trajectory_problem(positions)
-    if problem:
-        return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
+def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.ndarray, TimedPath] | MotionPlan:
+    """The waypoints with their blend radii and the timed trajectory through them, once its every point passes the
+    final check and the states between its points are proven free (``motion_bound``; where the proof cannot be
+    made, as for attached objects, the points alone), a joint segment not proven searched again with grown
+    clearance (``proof_repair``) until it is (within REPAIR_SHARE of the planning time after the planning time); else
+    the failure."""
+    deadline = max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
+    while True:
+        waypoints = _blended(run, waypoints)
+        timed = _timed(run, waypoints)
+        if isinstance(timed, MotionPlan):
+            return timed
+        positions = timed[0]
+        problem = run.trajectory_problem(positions)
+        if problem:
+            return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
+        unproven = first_unproven(run.check, positions)
+        if unproven is None or unproven < 0:
+            return (waypoints, *timed)
+        points = np.array([w.positions for w in waypoints])
+        segment = nearest_segment(points, (positions[unproven] + positions[unproven + 1]) / 2)
+        repair = repaired_span(run.check, points, [w.motion for w in waypoints], segment,
+                               (run.bounds.bounds_lower, run.bounds.bounds_upper), deadline, run.should_stop)
+        if repair is None:
+            return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path",
+                              f"the path failed its final check: the states between its points {unproven} and "
+                              f"{unproven + 1} are not proven free of collisions, and no detour with more clearance "
+                              f"was found within the planning time")
+        first, last, detour = repair
+        waypoints = waypoints[:first + 1] + [Waypoint(q, "joint") for q in detour[1:-1]] + waypoints[last:]
+
+
+def _answer(run: _Run, waypoints: list[Waypoint], positions: np.ndarray, timing: TimedPath,
+            candidate: _Candidate, diagnosis: list[StateDiagnosis]) -> MotionPlan:
+    """The successful plan of a checked trajectory; a touch plan's retraction."""
     goal, approach = run.goals[candidate.goal_index], run.options.approach
     retraction = None
     if candidate.approach is not None:

@@ -96,26 +96,53 @@ def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray
     return grown
 
 
-def first_unproven(check: PathCheck, positions: np.ndarray) -> int | None:
-    """Index k of a point of ``positions`` (a path's points, each free) whose segment to point k + 1 holds states
-    not proven free, -1 when every state between the points is proven free; None when it cannot be proven here (see
-    the module docstring)."""
+def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray] | None:
+    """(links, R (links, joints), growth factors (links,)) of ``check``'s group, or None when its motions cannot
+    be proven here (see the module docstring)."""
     checker = check.checker
-    if len(positions) < 2:
-        return -1
     bound = link_reach(checker, check.joint_names)
     if bound is None or checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or \
             checker.scene.settings.link_padding:
         return None
     links, reach = bound
     factors = np.array([_growth_factor(checker, link) for link in links])
-    if not np.isfinite(factors).all():
+    return (links, reach, factors) if np.isfinite(factors).all() else None
+
+
+def provable(check: PathCheck) -> bool:
+    """Whether ``first_unproven`` can prove ``check``'s motions (see the module docstring)."""
+    return _provable(check) is not None
+
+
+def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
+    """``check`` with each link grown by G = 2**-halvings of the growth that proves any step of at most
+    ``check.resolution`` per joint, at a resolution 2**-(halvings + 1) of it; None when its motions cannot be proven
+    here. A straight motion free under it is proven after halvings + 1 halvings, whatever its points: a state
+    between two of its checked states is within G / 2 of one of them, so free with G / 2."""
+    provable_here = _provable(check)
+    if provable_here is None:
         return None
+    links, reach, factors = provable_here
+    growth = 2.0**-halvings * check.resolution * reach.sum(axis=1) / 2 * factors
+    return PathCheck(_grown(check.checker, links, growth), check.joint_names, check.base,
+                     check.resolution * 2.0 ** -(halvings + 1), check.state_validity)
+
+
+def first_unproven(check: PathCheck, positions: np.ndarray) -> int | None:
+    """Index k of a point of ``positions`` (a path's points, each free) whose segment to point k + 1 holds states
+    not proven free, -1 when every state between the points is proven free; None when it cannot be proven here (see
+    the module docstring)."""
+    if len(positions) < 2:
+        return -1
+    provable_here = _provable(check)
+    if provable_here is None:
+        return None
+    links, reach, factors = provable_here
     growth = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (segments, links): half of each link's motion
     first_growth = growth.max(axis=0) * factors
     segments = [(k, positions[k], positions[k + 1]) for k in range(len(positions) - 1)]
     for halving in range(MAX_HALVINGS + 1):
-        grown = _grown(checker, links, first_growth / 2**halving)
+        grown = _grown(check.checker, links, first_growth / 2**halving)
         ends = np.array([q for _, a, b in segments for q in (a, b)])
         free = ~grown.check_batch(ends, joint_names=check.joint_names, base_state=check.base)
         unproven = [segment for s, segment in enumerate(segments) if not (free[2 * s] and free[2 * s + 1])]
