@@ -357,9 +357,9 @@ def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.nd
     """The waypoints with their blend radii and the timed trajectory through them, once its every point passes the
     final check and the states between its points are proven free (``motion_bound``; where the proof cannot be
     made, as for attached objects, the points alone), a joint segment not proven searched again with grown
-    clearance (``proof_repair``) until it is (within REPAIR_SHARE of the planning time after the planning time); else
-    the failure."""
-    deadline = max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
+    clearance (``proof_repair``) until it is (until the planning time is up, or REPAIR_SHARE of it after the first
+    repair began); else the failure."""
+    deadline = None
     while True:
         waypoints = _blended(run, waypoints)
         timed = _timed(run, waypoints)
@@ -372,6 +372,7 @@ def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.nd
         unproven = first_unproven(run.check, positions)
         if unproven is None or unproven < 0:
             return (waypoints, *timed)
+        deadline = deadline or max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
         points = np.array([w.positions for w in waypoints])
         segment = nearest_segment(points, (positions[unproven] + positions[unproven + 1]) / 2)
         repair = repaired_span(run.check, points, [w.motion for w in waypoints], segment,

@@ -5,7 +5,8 @@ that clearance, prove the motions between them.
 The clearance is the growth that proves any step of at most the check's resolution per joint, halved while the
 detour's ends are not free with it (at most CLEARANCE_HALVINGS times), the detour's motions checked at half the
 resolution that clearance proves (``motion_bound.clearance_check``), so that the proof of the trajectory through
-it needs one halving more than the clearance's, within its MAX_HALVINGS. When
+it needs at most two halvings more than the clearance's (one, and one for the growths' rounding), within its
+MAX_HALVINGS. When
 no detour is found between the segment's ends (an end too close to an obstacle, or no path), the span grows by the
 neighbouring joint segments, whose inner waypoints the detour then replaces; linear segments (a straight line of
 the link) are never searched again, so a span stops at them.
@@ -21,7 +22,7 @@ from .motion_bound import MAX_HALVINGS, clearance_check
 from .ompl_search import DEFAULT_PLANNER, search_path
 from .path_check import PathCheck
 
-#: Halvings of the grown clearance tried for a detour's ends; fewer than the proof's (it needs one more).
+#: Halvings of the grown clearance tried for a detour's ends; fewer than the proof's (it needs up to two more).
 CLEARANCE_HALVINGS = MAX_HALVINGS - 2
 
 

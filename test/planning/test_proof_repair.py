@@ -33,6 +33,8 @@ SRDF = """<robot name="swing"><group name="arm"><chain base_link="base" tip_link
 STEP = 0.03
 #: A 2 mm grain on the ball's circle half-way between turn 0 and turn STEP.
 GRAIN = (np.cos(STEP / 2), np.sin(STEP / 2), 0.0)
+#: Planning time of a plan that succeeds [s]: it ends as soon as it has a proven path, long before.
+GENEROUS = 30.0
 #: Densification of the returned trajectory's check [rad or m]: the ball moves 0.5 mm per state.
 FINE = 0.0005
 
@@ -67,7 +69,8 @@ def test_the_straight_motion_passes_its_point_checks_but_sweeps_through_the_grai
 def test_a_plan_goes_over_the_grain_proven_free_between_its_points():
     plugin, checker = swing(with_lift=True)
     start, goal = _ends(plugin)
-    result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(resolution=STEP, search_resolution=STEP))
+    options = PlanOptions(resolution=STEP, search_resolution=STEP, planning_time=GENEROUS)
+    result = plan(plugin, checker, start, [JointGoal(goal)], options)
     assert result.success, result.message
     check = PathCheck(checker, plugin.getJointNames())
     assert check.first_invalid(densify(result.positions, FINE)) < 0
