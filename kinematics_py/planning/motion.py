@@ -8,8 +8,11 @@ dropped), the search for a path to one of the rest (the straight joint motion wh
 there is, else a compiled RRT-Connect on the robot's spheres, ``sphere_search``, for the default planner, or OMPL's
 planner, ``ompl_search``, when that finds nothing; a ``touch`` motion ends with a straight-line approach to its pose
 goal, the Cartesian planner), the blend radii, the timing (the path densified to steps of at most ``resolution``
-per joint, timed within the scaled joint limits) and the final check of the timed trajectory: a trajectory that
-fails a check is never returned.
+per joint, timed within the scaled joint limits) and the final check of the timed trajectory: every point
+checked, and every state between two points proven free (``motion_bound``), a joint segment not proven searched
+again with the links' clearance grown (``proof_repair``); a trajectory that fails a check or is not proven is never
+returned (where the proof cannot be made, attached objects or meshes checked as triangles, its points are checked
+alone).
 
 Failures say why, as Zivid's errors: the start is blocked (the colliding bodies, the joints out of their limits),
 every goal is blocked or outside the limits, or no path was found within the time.
@@ -124,11 +127,12 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
          budget: Budget = UNBOUNDED) -> MotionPlan:
     """A collision-free motion of the plugin's group from ``start`` (its joint values, ``getJointNames()`` order)
     to one of ``goals``, planned as ``options`` say, within ``options.planning_time`` [s] (the final check and
-    timing of the trajectory, a few milliseconds, come after) or until ``budget.should_stop()`` (the caller's stop
-    hook, also given to the IK searches of pose goals and linear moves). ``base_state`` gives the other joints (a
-    mapping or a full state vector; default: the checker's zeros). ``path_check`` holds at every state of the path
-    (bound here to the plugin's model and ``checker``, as each pose goal's ``check`` is). PlanningError for a
-    malformed request; a plan that fails is a MotionPlan saying why."""
+    timing of the trajectory come after; so does its repair when the search used the whole time, within
+    REPAIR_SHARE of it) or until ``budget.should_stop()`` (the caller's stop hook, also given to the IK searches
+    of pose goals and linear moves). ``base_state`` gives the other joints (a mapping or a full state vector;
+    default: the checker's zeros). ``path_check`` holds at every state of the path (bound here to the plugin's
+    model and ``checker``, as each pose goal's ``check`` is). PlanningError for a malformed request; a plan that
+    fails is a MotionPlan saying why."""
     run = _Run.validated(plugin, checker, start, goals, options, base_state, path_check, budget)
     start_report = _start_diagnosis(run)
     if isinstance(start_report, MotionPlan):

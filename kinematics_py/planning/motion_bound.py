@@ -16,11 +16,13 @@ than the padding: such a link's growth is multiplied by the hull's (largest vert
 from that centroid, which makes it a full offset. Not proven (``None``): meshes checked as triangles, attached objects,
 floating or planar joints in the group, a scene's own link paddings.
 
-``plan`` does not call it yet: the paths of the optimizing planners (RRT*, BIT*) pass the wall of
-test_motion_plan.py closer than the proof reaches, so their plans would fail; it needs a repair step first (such a
-segment searched again with its links grown). bench/motion_planning.py reports it for every planner's trajectories.
+``plan`` proves every trajectory it returns with it; a joint segment it cannot prove is searched again with every
+link grown (``clearance_check``, ``proof_repair``). bench/motion_planning.py reports it for every planner's
+trajectories.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -35,6 +37,10 @@ MAX_HALVINGS = 14
 #: Growths are rounded up to SMALLEST_GROWTH [m] times a power of sqrt(2), so that few distinct paddings (each its
 #: own collision geometry, kept with the shapes) are ever built.
 SMALLEST_GROWTH = 1e-6
+
+#: Bounds kept per robot model (see ``_provable``), at most this many per model.
+MAX_KEPT_BOUNDS = 16
+_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def link_reach(checker: CollisionChecker, joint_names) -> tuple[tuple[str, ...], np.ndarray] | None:
@@ -98,15 +104,23 @@ def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray
 
 def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray] | None:
     """(links, R (links, joints), growth factors (links,)) of ``check``'s group, or None when its motions cannot
-    be proven here (see the module docstring)."""
+    be proven here (see the module docstring); kept per robot model, group, geometry and paddings (the convex hulls
+    take 0.15 s for the Panda's meshes)."""
     checker = check.checker
-    bound = link_reach(checker, check.joint_names)
-    if bound is None or checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or \
-            checker.scene.settings.link_padding:
+    if checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or checker.scene.settings.link_padding:
         return None
-    links, reach = bound
-    factors = np.array([_growth_factor(checker, link) for link in links])
-    return (links, reach, factors) if np.isfinite(factors).all() else None
+    growths = tuple((link, checker.padding(link), checker.scale(link)) for link in checker.link_geometry)
+    key = (check.joint_names, growths)
+    geometry = tuple(checker.link_geometry.values())
+    kept = _BOUNDS.setdefault(checker.model, {})
+    if key in kept and len(kept[key][0]) == len(geometry) and all(a is b for a, b in zip(kept[key][0], geometry)):
+        return kept[key][1]
+    if len(kept) >= MAX_KEPT_BOUNDS:
+        kept.clear()
+    bound = link_reach(checker, check.joint_names)
+    factors = None if bound is None else np.array([_growth_factor(checker, link) for link in bound[0]])
+    kept[key] = (geometry, None if factors is None or not np.isfinite(factors).all() else (*bound, factors))
+    return kept[key][1]
 
 
 def provable(check: PathCheck) -> bool:

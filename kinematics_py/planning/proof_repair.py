@@ -6,10 +6,9 @@ The clearance is the growth that proves any step of at most the check's resoluti
 detour's ends are not free with it (at most CLEARANCE_HALVINGS times), the detour's motions checked at half the
 resolution that clearance proves (``motion_bound.clearance_check``), so that the proof of the trajectory through
 it needs at most two halvings more than the clearance's (one, and one for the growths' rounding), within its
-MAX_HALVINGS. When
-no detour is found between the segment's ends (an end too close to an obstacle, or no path), the span grows by the
-neighbouring joint segments, whose inner waypoints the detour then replaces; linear segments (a straight line of
-the link) are never searched again, so a span stops at them.
+MAX_HALVINGS. When no detour is found between the segment's ends within half the time left (an end too close to an
+obstacle, or no path), the span grows by the neighbouring joint segments, whose inner waypoints the detour then
+replaces; linear segments (a straight line of the link) are never searched again, so a span stops at them.
 """
 from __future__ import annotations
 
@@ -66,11 +65,13 @@ def repaired_span(check: PathCheck, points: np.ndarray, motions: Sequence[str], 
     if motions[last] != "joint":
         return None
     while time.perf_counter() < deadline and not should_stop():
-        detour = proven_detour(check, points[first], points[last], bounds, deadline, should_stop)
-        if detour is not None:
-            return first, last, detour
         wider_before = first > 0 and motions[first] == "joint"
         wider_after = last + 1 < len(points) and motions[last + 1] == "joint"
+        now = time.perf_counter()
+        until = (now + deadline) / 2 if wider_before or wider_after else deadline
+        detour = proven_detour(check, points[first], points[last], bounds, until, should_stop)
+        if detour is not None:
+            return first, last, detour
         if not (wider_before or wider_after):
             return None
         first, last = first - wider_before, last + wider_after
