@@ -157,8 +157,8 @@ def first_unproven(check: PathCheck, positions: np.ndarray) -> int | None:
     segments = [(k, positions[k], positions[k + 1]) for k in range(len(positions) - 1)]
     for halving in range(MAX_HALVINGS + 1):
         grown = _grown(check.checker, links, first_growth / 2**halving)
-        ends = np.array([q for _, a, b in segments for q in (a, b)])
-        free = ~grown.check_batch(ends, joint_names=check.joint_names, base_state=check.base)
+        ends, shared = np.unique([q for _, a, b in segments for q in (a, b)], axis=0, return_inverse=True)
+        free = ~grown.check_batch(ends, joint_names=check.joint_names, base_state=check.base)[shared.ravel()]
         unproven = [segment for s, segment in enumerate(segments) if not (free[2 * s] and free[2 * s + 1])]
         if not unproven:
             return -1
