@@ -8,8 +8,11 @@ dropped), the search for a path to one of the rest (the straight joint motion wh
 there is, else a compiled RRT-Connect on the robot's spheres, ``sphere_search``, for the default planner, or OMPL's
 planner, ``ompl_search``, when that finds nothing; a ``touch`` motion ends with a straight-line approach to its pose
 goal, the Cartesian planner), the blend radii, the timing (the path densified to steps of at most ``resolution``
-per joint, timed within the scaled joint limits) and the final check of the timed trajectory: a trajectory that
-fails a check is never returned.
+per joint, timed within the scaled joint limits) and the final check of the timed trajectory: every point
+checked, and every state between two points proven free (``motion_bound``), a joint segment not proven searched
+again with the links' clearance grown (``proof_repair``); a trajectory that fails a check or is not proven is never
+returned (where the proof cannot be made, attached objects or meshes checked as triangles, its points are checked
+alone).
 
 Failures say why, as Zivid's errors: the start is blocked (the colliding bodies, the joints out of their limits),
 every goal is blocked or outside the limits, or no path was found within the time.
@@ -32,10 +35,12 @@ from ..state_check import StateCheck
 from .blending import ToolPositions, blend_radii, blended_path
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
+from .motion_bound import first_unproven
 from .ompl_search import DEFAULT_PLANNER, search_path
 from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
 from .path_check import PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
+from .proof_repair import nearest_segment, repaired_span
 from .sphere_search import fast_or_ompl_search
 from .time_parameterization import (
     JointLimits,
@@ -49,6 +54,9 @@ from .time_parameterization import (
 #: Part of an attempt's time the search may take: the rest is for re-checking its path at the trajectory's
 #: resolution (the optimizing planners, RRT* and BIT*, search until their time is up).
 SEARCH_SHARE = 0.8
+#: Part of the planning time a repair of the trajectory (``_proven``) may take when the search has used it all (the
+#: optimizing planners, RRT* and BIT*, search until their time is up); it may always take the rest of it.
+REPAIR_SHARE = 0.25
 #: Step of a touch motion's approach and of a retraction [m].
 LINEAR_STEP = 0.005
 #: Candidate configurations of a touch goal tried for the straight approach (the nearest to the start first).
@@ -120,11 +128,12 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
          budget: Budget = UNBOUNDED) -> MotionPlan:
     """A collision-free motion of the plugin's group from ``start`` (its joint values, ``getJointNames()`` order)
     to one of ``goals``, planned as ``options`` say, within ``options.planning_time`` [s] (the final check and
-    timing of the trajectory, a few milliseconds, come after) or until ``budget.should_stop()`` (the caller's stop
-    hook, also given to the IK searches of pose goals and linear moves). ``base_state`` gives the other joints (a
-    mapping or a full state vector; default: the checker's zeros). ``path_check`` holds at every state of the path
-    (bound here to the plugin's model and ``checker``, as each pose goal's ``check`` is). PlanningError for a
-    malformed request; a plan that fails is a MotionPlan saying why."""
+    timing of the trajectory come after; so does its repair when the search used the whole time, within
+    REPAIR_SHARE of it) or until ``budget.should_stop()`` (the caller's stop hook, also given to the IK searches
+    of pose goals and linear moves). ``base_state`` gives the other joints (a mapping or a full state vector;
+    default: the checker's zeros). ``path_check`` holds at every state of the path (bound here to the plugin's
+    model and ``checker``, as each pose goal's ``check`` is). PlanningError for a malformed request; a plan that
+    fails is a MotionPlan saying why."""
     run = _Run.validated(plugin, checker, start, goals, options, base_state, path_check, budget)
     start_report = _start_diagnosis(run)
     if isinstance(start_report, MotionPlan):
@@ -141,11 +150,10 @@ def plan(plugin: KinematicsPlugin, checker: CollisionChecker, start: Sequence[fl
     if isinstance(found, MotionPlan):
         return found
     joint_path, candidate = found
-    waypoints = _blended(run, prefix, joint_path, candidate)
-    timed = _timed(run, waypoints)
-    if isinstance(timed, MotionPlan):
-        return timed
-    return _checked_answer(run, waypoints, *timed, candidate, diagnosis)
+    proven = _proven(run, _path_waypoints(prefix, joint_path, candidate))
+    if isinstance(proven, MotionPlan):
+        return proven
+    return _answer(run, *proven, candidate, diagnosis)
 
 
 class _Run:
@@ -327,11 +335,16 @@ def _search(run: _Run, q_free: np.ndarray, candidates: list[_Candidate],
                       tuple(diagnosis) if options.diagnose else ())
 
 
-def _blended(run: _Run, prefix: list[Waypoint], joint_path: np.ndarray, candidate: _Candidate) -> list[Waypoint]:
-    """The waypoints (the prefix, the joint path, a touch goal's approach) with their blend radii."""
+def _path_waypoints(prefix: list[Waypoint], joint_path: np.ndarray, candidate: _Candidate) -> list[Waypoint]:
+    """The waypoints: the prefix, the joint path, a touch goal's approach."""
     waypoints = prefix + [Waypoint(q, "joint") for q in joint_path[1:]]
     if candidate.approach is not None:
         waypoints += [Waypoint(q, "linear") for q in candidate.approach[1:]]
+    return waypoints
+
+
+def _blended(run: _Run, waypoints: list[Waypoint]) -> list[Waypoint]:
+    """The waypoints with their blend radii."""
     radii = blend_radii(run.check, [w.positions for w in waypoints], [w.motion for w in waypoints], run.deadline,
                         run.tip_positions)
     return [Waypoint(w.positions, w.motion, r) for w, r in zip(waypoints, radii)]
@@ -350,12 +363,42 @@ def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath]
         return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path cannot be timed: {error}")
 
 
-def _checked_answer(run: _Run, waypoints: list[Waypoint], positions: np.ndarray, timing: TimedPath,
-                    candidate: _Candidate, diagnosis: list[StateDiagnosis]) -> MotionPlan:
-    """The plan, once its every point passes the final check (else the failure); a touch plan's retraction."""
-    problem = run.trajectory_problem(positions)
-    if problem:
-        return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
+def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.ndarray, TimedPath] | MotionPlan:
+    """The waypoints with their blend radii and the timed trajectory through them, once its every point passes the
+    final check and the states between its points are proven free (``motion_bound``; where the proof cannot be
+    made, as for attached objects, the points alone), a joint segment not proven searched again with grown
+    clearance (``proof_repair``) until it is (until the planning time is up, or REPAIR_SHARE of it after the first
+    repair began); else the failure."""
+    deadline = None
+    while True:
+        waypoints = _blended(run, waypoints)
+        timed = _timed(run, waypoints)
+        if isinstance(timed, MotionPlan):
+            return timed
+        positions = timed[0]
+        problem = run.trajectory_problem(positions)
+        if problem:
+            return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
+        unproven = first_unproven(run.check, positions)
+        if unproven is None or unproven < 0:
+            return (waypoints, *timed)
+        deadline = deadline or max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
+        points = np.array([w.positions for w in waypoints])
+        segment = nearest_segment(points, (positions[unproven] + positions[unproven + 1]) / 2)
+        repair = repaired_span(run.check, points, [w.motion for w in waypoints], segment,
+                               (run.bounds.bounds_lower, run.bounds.bounds_upper), deadline, run.should_stop)
+        if repair is None:
+            return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path",
+                              f"the path failed its final check: the states between its points {unproven} and "
+                              f"{unproven + 1} are not proven free of collisions, and no detour with more clearance "
+                              f"was found within the planning time")
+        first, last, detour = repair
+        waypoints = waypoints[:first + 1] + [Waypoint(q, "joint") for q in detour[1:-1]] + waypoints[last:]
+
+
+def _answer(run: _Run, waypoints: list[Waypoint], positions: np.ndarray, timing: TimedPath,
+            candidate: _Candidate, diagnosis: list[StateDiagnosis]) -> MotionPlan:
+    """The successful plan of a checked trajectory; a touch plan's retraction."""
     goal, approach = run.goals[candidate.goal_index], run.options.approach
     retraction = None
     if candidate.approach is not None:

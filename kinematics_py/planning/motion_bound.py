@@ -16,11 +16,13 @@ than the padding: such a link's growth is multiplied by the hull's (largest vert
 from that centroid, which makes it a full offset. Not proven (``None``): meshes checked as triangles, attached objects,
 floating or planar joints in the group, a scene's own link paddings.
 
-``plan`` does not call it yet: the paths of the optimizing planners (RRT*, BIT*) pass the wall of
-test_motion_plan.py closer than the proof reaches, so their plans would fail; it needs a repair step first (such a
-segment searched again with its links grown). bench/motion_planning.py reports it for every planner's trajectories.
+``plan`` proves every trajectory it returns with it; a joint segment it cannot prove is searched again with every
+link grown (``clearance_check``, ``proof_repair``). bench/motion_planning.py reports it for every planner's
+trajectories.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -35,6 +37,10 @@ MAX_HALVINGS = 14
 #: Growths are rounded up to SMALLEST_GROWTH [m] times a power of sqrt(2), so that few distinct paddings (each its
 #: own collision geometry, kept with the shapes) are ever built.
 SMALLEST_GROWTH = 1e-6
+
+#: Bounds kept per robot model (see ``_provable``), at most this many per model.
+MAX_KEPT_BOUNDS = 16
+_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def link_reach(checker: CollisionChecker, joint_names) -> tuple[tuple[str, ...], np.ndarray] | None:
@@ -96,28 +102,63 @@ def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray
     return grown
 
 
+def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray] | None:
+    """(links, R (links, joints), growth factors (links,)) of ``check``'s group, or None when its motions cannot
+    be proven here (see the module docstring); kept per robot model, group, geometry and paddings (the convex hulls
+    take 0.15 s for the Panda's meshes)."""
+    checker = check.checker
+    if checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or checker.scene.settings.link_padding:
+        return None
+    growths = tuple((link, checker.padding(link), checker.scale(link)) for link in checker.link_geometry)
+    key = (check.joint_names, growths)
+    geometry = tuple(checker.link_geometry.values())
+    kept = _BOUNDS.setdefault(checker.model, {})
+    if key in kept and len(kept[key][0]) == len(geometry) and all(a is b for a, b in zip(kept[key][0], geometry)):
+        return kept[key][1]
+    if len(kept) >= MAX_KEPT_BOUNDS:
+        kept.clear()
+    bound = link_reach(checker, check.joint_names)
+    factors = None if bound is None else np.array([_growth_factor(checker, link) for link in bound[0]])
+    kept[key] = (geometry, None if factors is None or not np.isfinite(factors).all() else (*bound, factors))
+    return kept[key][1]
+
+
+def provable(check: PathCheck) -> bool:
+    """Whether ``first_unproven`` can prove ``check``'s motions (see the module docstring)."""
+    return _provable(check) is not None
+
+
+def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
+    """``check`` with each link grown by G = 2**-halvings of the growth that proves any step of at most
+    ``check.resolution`` per joint, at a resolution 2**-(halvings + 1) of it; None when its motions cannot be proven
+    here. A straight motion free under it is proven after halvings + 1 halvings, whatever its points: a state
+    between two of its checked states is within G / 2 of one of them, so free with G / 2."""
+    provable_here = _provable(check)
+    if provable_here is None:
+        return None
+    links, reach, factors = provable_here
+    growth = 2.0**-halvings * check.resolution * reach.sum(axis=1) / 2 * factors
+    return PathCheck(_grown(check.checker, links, growth), check.joint_names, check.base,
+                     check.resolution * 2.0 ** -(halvings + 1), check.state_validity)
+
+
 def first_unproven(check: PathCheck, positions: np.ndarray) -> int | None:
     """Index k of a point of ``positions`` (a path's points, each free) whose segment to point k + 1 holds states
     not proven free, -1 when every state between the points is proven free; None when it cannot be proven here (see
     the module docstring)."""
-    checker = check.checker
     if len(positions) < 2:
         return -1
-    bound = link_reach(checker, check.joint_names)
-    if bound is None or checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or \
-            checker.scene.settings.link_padding:
+    provable_here = _provable(check)
+    if provable_here is None:
         return None
-    links, reach = bound
-    factors = np.array([_growth_factor(checker, link) for link in links])
-    if not np.isfinite(factors).all():
-        return None
+    links, reach, factors = provable_here
     growth = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (segments, links): half of each link's motion
     first_growth = growth.max(axis=0) * factors
     segments = [(k, positions[k], positions[k + 1]) for k in range(len(positions) - 1)]
     for halving in range(MAX_HALVINGS + 1):
-        grown = _grown(checker, links, first_growth / 2**halving)
-        ends = np.array([q for _, a, b in segments for q in (a, b)])
-        free = ~grown.check_batch(ends, joint_names=check.joint_names, base_state=check.base)
+        grown = _grown(check.checker, links, first_growth / 2**halving)
+        ends, shared = np.unique([q for _, a, b in segments for q in (a, b)], axis=0, return_inverse=True)
+        free = ~grown.check_batch(ends, joint_names=check.joint_names, base_state=check.base)[shared.ravel()]
         unproven = [segment for s, segment in enumerate(segments) if not (free[2 * s] and free[2 * s + 1])]
         if not unproven:
             return -1
