@@ -9,15 +9,18 @@ default collision checks on). For each, ``--hammers`` client processes call comp
 on, takes the loop's outputs on command_out_topic and the
 intervals between their header stamps (the node's clock when each period published: the loop's own schedule,
 not DDS delivery). Prints the interval p50 / p99 / max against publish_period, the periods late by more than half a
-period, and compute_ik's latency p50 / p99 with servo off and on.
+period, compute_ik's latency p50 / p99 with servo off and on, and the CPU the node and its child processes (the
+servo process, with servo on) took over the measured window [% of one core] (Linux /proc).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -27,6 +30,34 @@ from service_latency import isolated_ros_env, percentiles, run_python, start_nod
 JOINTS = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
           "wrist_3_joint")
 START = (0.3, -1.0, 1.2, -0.4, 0.5, -0.6)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time [s] of process ``pid`` so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_pids(pid: int) -> list[int]:
+    children = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        children += [int(child) for child in (task / "children").read_text().split()]
+    return children
+
+
+def cpu_shares(pid: int, start_at: float, duration: float, shares: dict) -> None:
+    """Fill ``shares`` with the CPU [% of one core] ``pid`` and its children took from ``start_at`` (a
+    ``time.time()``) for ``duration`` [s]."""
+    time.sleep(max(0.0, start_at - time.time()))
+    children = child_pids(pid)
+    before = {p: cpu_seconds(p) for p in [pid, *children]}
+    time.sleep(duration)
+    used = {p: cpu_seconds(p) - before[p] for p in before}
+    shares["node"] = 100 * used[pid] / duration
+    shares["children"] = 100 * sum(used[p] for p in children) / duration
 
 
 def recorder(namespace: str, duration: float, start_at: float, servo: bool) -> dict:
@@ -73,6 +104,9 @@ def run(extra: dict, hammers: int, duration: float, env: dict, directory: Path, 
                                      "--seed", str(i), "--start-at", str(start_at)], env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                    for i in range(hammers)]
+        shares: dict = {}
+        sampler = threading.Thread(target=cpu_shares, args=(node.pid, start_at, duration, shares), daemon=True)
+        sampler.start()
         stamps = run_python(["--recorder", namespace, "--duration", str(duration), "--start-at", str(start_at)]
                             + (["--servo"] if extra else []), env, timeout=duration + 180, script=__file__)["stamps"]
         latencies = []
@@ -81,9 +115,10 @@ def run(extra: dict, hammers: int, duration: float, env: dict, directory: Path, 
             if process.returncode != 0:
                 raise SystemExit(f"worker failed:\n{errors[-3000:]}")
             latencies += json.loads(output.strip().splitlines()[-1])["latencies_s"]
+        sampler.join()
     finally:
         stop_node(node)
-    result = {"compute_ik": percentiles(latencies)}
+    result = {"compute_ik": percentiles(latencies), "cpu": shares}
     if stamps:
         intervals = np.diff(np.asarray(stamps))
         result["intervals"] = percentiles(intervals) | {"late": int(np.sum(intervals > 1.5 * period))}
@@ -119,7 +154,9 @@ def main() -> int:
           f"{i['late']} late by more than half a period")
     for label, figures in (("servo off", off), ("servo on", on)):
         ik = figures["compute_ik"]
-        print(f"compute_ik with {label}: p50 {ik['p50_ms']:.2f} ms, p99 {ik['p99_ms']:.2f} ms ({ik['calls']} calls)")
+        cpu = figures["cpu"]
+        print(f"compute_ik with {label}: p50 {ik['p50_ms']:.2f} ms, p99 {ik['p99_ms']:.2f} ms ({ik['calls']} calls); "
+              f"CPU: node {cpu['node']:.1f} %, its child processes {cpu['children']:.1f} % of a core")
     return 0
 
 

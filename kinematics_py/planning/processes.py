@@ -354,7 +354,7 @@ def serve(conn, cancelled) -> None:
             if content is not None or scene is None or scene[0] != key:
                 if content is None:
                     raise PlanningError("the planning process has no scene for this robot")
-                scene = (key, content, _checker(setup, content))
+                scene = (key, content, scene_checker(setup, content))
             reply = ("done", job_id, run_job(job, setup, scene[2], lambda job_id=job_id: cancelled.value == job_id))
         except KinematicsError as error:
             reply = ("error", job_id, type(error).__name__, str(error))
@@ -366,7 +366,8 @@ def serve(conn, cancelled) -> None:
             return
 
 
-def _checker(setup: RobotSetup, content: SceneContent) -> CollisionChecker:
+def scene_checker(setup: RobotSetup, content: SceneContent) -> CollisionChecker:
+    """``setup``'s collision checker over ``content`` (PlanningError when the robot has no collision geometry)."""
     robot_checker = setup.collision.checker if setup.collision is not None else None
     if robot_checker is None:
         raise PlanningError(f"robot {setup.model.name!r} has no collision geometry: "

@@ -34,8 +34,9 @@ Wiring only; each part lives in its own module:
   (``request_collisions``).
 - execution (``motion_execution``): ``execute_trajectory``, ``move_action`` and ``sequence_move_group`` through the
   controllers a MoveIt config's moveit_controllers.yaml names, or simulated ones (``simulate_controllers``).
-- servoing (``topics.servo``): with ``moveit_servo.move_group_name`` given, moveit_servo's topics and services and
-  its loop on a thread of its own (``servo.ServoCore``), commands out on ``moveit_servo.command_out_topic``.
+- servoing (``topics.servo``, ``topics.servo_process``): with ``moveit_servo.move_group_name`` given,
+  moveit_servo's topics and services and its loop (``servo.ServoCore``) in a process of their own, fed the robot
+  set-up and scene when they change; commands out on ``moveit_servo.command_out_topic``.
 - reachability maps (``reachability_markers``): a map file named on ``reachability_map`` is published as RViz
   markers on ``reachability_markers``.
 
@@ -66,8 +67,6 @@ from moveit_msgs.srv import (
 )
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
@@ -99,10 +98,12 @@ from .topics.description_topics import TOPIC, DescriptionTopics
 from .topics.display import DisplayPublishers
 from .topics.reachability_markers import ReachabilityMarkers
 from .topics.scene_topics import SceneTopics
-from .topics.servo import ServoLoop, servo_settings
+from .topics.servo import servo_settings
+from .topics.servo_process import ServoProcess
 from .topics.viewer_feed import ViewerFeed
 from .transport.client_presence import ClientPresence
 from .transport.executor import NodeExecutor, entities_among
+from .transport.lean_node import LeanNode
 from .transport.rcl_service_io import ServiceIO, TakenRequest, fk_link_count
 from .transport.request_transit import Arrival
 from .transport.search_scheduler import SearchScheduler
@@ -124,9 +125,14 @@ GONE_CLIENTS_CHECK_S = 0.25
 CLIENT_GONE = "its client is gone"
 
 
-class KinematicsNode(Node):
+class KinematicsNode(LeanNode):
     """Serves IK, FK, state validity, Cartesian paths and the planning scene for the groups of the robot it is
     given."""
+
+    #: The robot descriptions' QoS is easily got wrong by a publisher: their events are reported.
+    EVENT_TOPICS = DESCRIPTIONS
+    #: The page in the browser (viewer_port; None when 0).
+    viewer_feed: ViewerFeed | None = None
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
@@ -154,18 +160,14 @@ class KinematicsNode(Node):
                                    lambda: cartesian_limit_values(self))
         #: The descriptions' topics (and, while the robot's has not come, the wait for it).
         self._descriptions = DescriptionTopics(self, self._on_descriptions, self._description_missing, callbacks)
-        self.create_subscription(JointState, "joint_states",
-                                 lambda msg: self._positions.update(msg.name, msg.position), 10,
-                                 callback_group=callbacks)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, 10, callback_group=callbacks)
         self._scene_topics = SceneTopics(self, self._store, self._positions, transforms, [
             self._node_parameters.value(name) for name in ("planning_scene_topic", "monitored_planning_scene_topic")])
         ReachabilityMarkers(self)  # reachability_map (a map file) -> reachability_markers (RViz)
         servo = servo_settings({name: given.value for name, given in self._parameter_overrides.items()})
-        #: moveit_servo's topics, services and loop (None unless moveit_servo.move_group_name is given).
-        self.servo = ServoLoop(self, self._store, self._positions, transforms, servo, callbacks) if servo.enabled \
-            else None
+        #: moveit_servo's topics, services and loop in a process of their own (None: no move_group_name).
+        self.servo = ServoProcess(self, self._store, servo) if servo.enabled else None
         viewer_port = self._node_parameters.value("viewer_port")
-        #: The page in the browser (viewer_port; None when 0).
         self.viewer_feed = ViewerFeed(self._store, self._node_parameters.value("viewer_host"), viewer_port,
                                       self.get_logger()) if viewer_port else None
         services = self._service_table()
@@ -240,18 +242,10 @@ class KinematicsNode(Node):
                 arrived=arrival.taken_at, client=arrival.client))
         return callback
 
-    def create_subscription(self, msg_type, topic, callback, qos_profile, **options):
-        """rclpy's, without QoS event handlers unless asked for (or for the robot descriptions, whose QoS a
-        publisher easily gets wrong): each is a waitable every pass of the executor's wait loop builds and checks
-        in Python, and with rclpy's two defaults on every topic they made half of the node's cost per request."""
-        if "event_callbacks" not in options and topic not in DESCRIPTIONS:
-            options["event_callbacks"] = SubscriptionEventCallbacks(use_default_callbacks=False)
-        return super().create_subscription(msg_type, topic, callback, qos_profile, **options)
-
-    def create_publisher(self, msg_type, topic, qos_profile, **options):
-        """rclpy's, without QoS event handlers unless asked for (see ``create_subscription``)."""
-        options.setdefault("event_callbacks", PublisherEventCallbacks(use_default_callbacks=False))
-        return super().create_publisher(msg_type, topic, qos_profile, **options)
+    def _on_joint_states(self, message: JointState) -> None:
+        self._positions.update(message.name, message.position)
+        if self.viewer_feed is not None:
+            self.viewer_feed.joint_states(self._positions.current)
 
     def destroy_node(self) -> None:
         if self.execution is not None:

@@ -252,6 +252,23 @@ def test_the_arm_stops_short_of_a_box_in_its_way(servo):
     assert servo.state_validity(state_validity_request(stopped)).valid
 
 
+def test_the_loop_and_its_topics_run_in_a_process_of_their_own(servo):
+    """The servo's outputs, status and services belong to the servo process's node (kinematics_node_servo), not to
+    the kinematics node: the loop and its traffic never share the services' process."""
+    def publishers(topic: str) -> list[tuple[str, str]]:
+        return sorted((i.node_name, i.node_namespace) for i in servo.node.get_publishers_info_by_topic(topic))
+
+    private = f"{servo.namespace}/kinematics_node"
+    expected = [("kinematics_node_servo", servo.namespace)]
+    wait_for(lambda: servo.spin_for(0.05) or (publishers(f"{servo.namespace}/servo_out") == expected
+                                             and publishers(f"{private}/status") == expected), WAIT_S,
+             "the servo process's node publishing servo_out and status", servo.process)
+    services = dict(servo.node.get_service_names_and_types_by_node("kinematics_node_servo", servo.namespace))
+    assert {f"{private}/switch_command_type", f"{private}/pause_servo"} <= set(services), sorted(services)
+    kinematics_node = dict(servo.node.get_service_names_and_types_by_node("kinematics_node", servo.namespace))
+    assert f"{private}/pause_servo" not in kinematics_node and f"{servo.namespace}/compute_ik" in kinematics_node
+
+
 def test_a_group_the_settings_do_not_fit_gets_a_status_and_the_node_keeps_serving(module_processes, tmp_path):  # noqa: F811
     """joint_limit_margins with 3 values for a 6-joint group: every period says why on the status, none moves."""
     parameters = ur5_parameters(moveit_servo={"move_group_name": "ur_manipulator", "command_out_topic": "servo_out",

@@ -93,3 +93,28 @@ def test_a_watched_handler_returns_while_the_page_is_busy(store, feed, monkeypat
     release.set()
     _eventually(lambda: drawn and drawn[-1] == 199, "the newest answer")
     assert len(drawn) <= 2  # only the newest pending answer is drawn, not every one
+
+
+def test_the_page_follows_an_arm_moving_on_joint_states(store, feed):
+    """joint_states of a moving arm (the servo's stand-in controller, or the simulated controllers) move the drawn
+    robot, message after message; the same positions again leave an answer drawn since in place."""
+    ur5 = _setup("ur5")
+    store.change(lambda state: state.with_setup(ur5))
+    _eventually(lambda: feed.viewer is not None, "the UR5")
+    names = ur5.groups["ur_manipulator"].getJointNames()
+    start = np.array([0.3, -1.0, 1.2, -0.4, 0.5, -0.6])
+    drawn_tips = []
+    for k in range(5):
+        q = start + 0.1 * k
+        feed.joint_states({**dict(zip(names, q)), "a_joint_of_another_robot": 1.0})
+        _eventually(lambda q=q: np.allclose([feed.viewer.joint_values[n] for n in names], q), f"joint_states {k}")
+        expected = ur5.model.link_poses(dict(zip(names, q)))["tool0"][:3, 3]
+        drawn = np.array(feed.viewer.robot._frames["tool0"].position)
+        np.testing.assert_allclose(drawn, expected, atol=1e-6)
+        drawn_tips.append(drawn)
+    assert np.linalg.norm(drawn_tips[-1] - drawn_tips[0]) > 0.05  # it moved on the page
+    answer = dict(zip(names, start - 0.2))
+    feed.viewer.show_configuration(answer)  # as a compute_ik answer is drawn
+    feed.joint_states(dict(zip(names, start + 0.4)))  # the arm has not moved since
+    assert feed._worker.wait_idle(WAIT_S)
+    assert np.allclose([feed.viewer.joint_values[n] for n in names], start - 0.2)

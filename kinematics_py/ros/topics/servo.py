@@ -6,9 +6,9 @@ targets (PoseStamped) in; ``~/switch_command_type`` (moveit_msgs/srv/ServoComman
 (std_srvs/SetBool); the status (moveit_msgs/ServoStatus) and the commands on ``command_out_topic``
 (trajectory_msgs/JointTrajectory or std_msgs/Float64MultiArray; positions and velocities as
 ``publish_joint_*`` say, accelerations not computed) out, every period (zero velocities while there is no fresh
-command). The loop (``servo.ServoCore``) runs on a
-thread of its own at ``publish_period``, on an absolute schedule: the services beside it never delay it, and it
-never waits for them (it reads the serving state, one immutable value, once per period). It starts from the
+command). The loop (``servo.ServoCore``) runs in the servo process (``servo_process``), on a
+thread of its own at ``publish_period``, on an absolute schedule: the kinematics node's services never delay it,
+and it never waits for them (it reads the robot it is sent, one immutable value, once per period). It starts from the
 latest joint_states and then integrates its own commands. Frames: the group's base, the model frame, every link of
 the robot (placed at the servoed positions) and frames TF knows; others are refused with a status.
 """
@@ -49,6 +49,25 @@ from ..frames import ModelFrames
 WAITING_FOR_STATE_S = 0.1
 
 
+def declare_servo_parameters(node, settings: ServoSettings) -> None:
+    """The ``moveit_servo.*`` parameters on the kinematics node, read-only: the loop reads them once."""
+    for name, value in settings.values.items():
+        node.declare_parameter(f"{SERVO_NAMESPACE}.{name}", list(value) if isinstance(value, tuple) else value,
+                               ParameterDescriptor(read_only=True), ignore_override=True)
+
+
+def resolved_names(node, settings: ServoSettings) -> dict[str, str]:
+    """The servo's topics and services as ``node`` (the kinematics node) resolves them: the servo process serves
+    them under these absolute names (``~/`` relative to the kinematics node, as moveit_servo's to its node)."""
+    s = settings
+    topics = {"twist": s["cartesian_command_in_topic"], "jog": s["joint_command_in_topic"],
+              "pose": s["pose_command_in_topic"], "status": s["status_topic"], "out": s["command_out_topic"],
+              "joint_states": "joint_states"}
+    services = {"switch": "~/switch_command_type", "pause": "~/pause_servo"}
+    return {**{key: node.resolve_topic_name(name) for key, name in topics.items()},
+            **{key: node.resolve_service_name(name) for key, name in services.items()}}
+
+
 def servo_settings(overrides: Mapping[str, object]) -> ServoSettings:
     """The ``moveit_servo.*`` values given to the node (command line, parameter file); SetupError for a bad one."""
     prefix = SERVO_NAMESPACE + "."
@@ -60,30 +79,31 @@ def servo_settings(overrides: Mapping[str, object]) -> ServoSettings:
 
 
 class ServoLoop:
-    """The servo topics, services and loop of ``node`` for ``settings`` (enabled); ``close()`` stops the loop."""
+    """The servo topics, services and loop for ``settings`` (enabled) on ``node`` (the servo process's own);
+    ``close()`` stops the loop.
 
-    def __init__(self, node, store, positions, transforms, settings: ServoSettings, callback_group):
-        self._node, self._store, self._positions, self.settings = node, store, positions, settings
+    ``robot()`` is the served (RobotSetup, CollisionChecker or None), or (None, None) before the first; ``names``
+    the topics' and services' resolved names (``resolved_names``: those of the kinematics node);
+    ``positions`` holds the latest joint_states."""
+
+    def __init__(self, node, robot, positions, transforms, settings: ServoSettings, names: Mapping[str, str],
+                 callback_group):
+        self._node, self._robot, self._positions, self.settings = node, robot, positions, settings
         self._transforms = transforms
         self._lock = threading.Lock()
         self._core: ServoCore | None = None
         self._setup = self._checker = None
         self._stop = threading.Event()
         self._last_failure = ""
-        for name, value in settings.values.items():  # read-only: the loop reads them once
-            node.declare_parameter(f"{SERVO_NAMESPACE}.{name}", list(value) if isinstance(value, tuple) else value,
-                                   ParameterDescriptor(read_only=True), ignore_override=True)
-        s = settings
         options = {"callback_group": callback_group}
-        node.create_subscription(TwistStamped, s["cartesian_command_in_topic"], self._on_twist, 10, **options)
-        node.create_subscription(JointJog, s["joint_command_in_topic"], self._on_jog, 10, **options)
-        node.create_subscription(PoseStamped, s["pose_command_in_topic"], self._on_pose, 10, **options)
-        node.create_service(ServoCommandType, "~/switch_command_type", self._on_switch, **options)
-        node.create_service(SetBool, "~/pause_servo", self._on_pause, **options)
-        self._status = node.create_publisher(ServoStatus, s["status_topic"], 10)
-        trajectory = s["command_out_type"] == "trajectory_msgs/JointTrajectory"
-        self._out = node.create_publisher(JointTrajectory if trajectory else Float64MultiArray,
-                                          s["command_out_topic"], 10)
+        node.create_subscription(TwistStamped, names["twist"], self._on_twist, 10, **options)
+        node.create_subscription(JointJog, names["jog"], self._on_jog, 10, **options)
+        node.create_subscription(PoseStamped, names["pose"], self._on_pose, 10, **options)
+        node.create_service(ServoCommandType, names["switch"], self._on_switch, **options)
+        node.create_service(SetBool, names["pause"], self._on_pause, **options)
+        self._status = node.create_publisher(ServoStatus, names["status"], 10)
+        trajectory = settings["command_out_type"] == "trajectory_msgs/JointTrajectory"
+        self._out = node.create_publisher(JointTrajectory if trajectory else Float64MultiArray, names["out"], 10)
         self._thread = threading.Thread(target=self._run, name="servo loop", daemon=True)
         self._thread.start()
 
@@ -177,23 +197,23 @@ class ServoLoop:
 
     def _current_core(self) -> ServoCore | None:
         """The core of the served robot (a new one after a robot or scene change), reset from joint_states."""
-        state = self._store.current
-        if state.setup is None:
+        setup, checker = self._robot()
+        if setup is None:
             return None
-        if state.setup is not self._setup or state.checker is not self._checker:
-            plugin = state.setup.groups.get(self.settings["move_group_name"])
+        if setup is not self._setup or checker is not self._checker:
+            plugin = setup.groups.get(self.settings["move_group_name"])
             if plugin is None:
                 return None
             probe = None
-            if state.checker is not None:
-                probe = ProximityProbe(state.checker, plugin.getJointNames(),
+            if checker is not None:
+                probe = ProximityProbe(checker, plugin.getJointNames(),
                                        self.settings["scene_collision_proximity_threshold"],
                                        self.settings["self_collision_proximity_threshold"])
             previous = self._core
             self._core = ServoCore(plugin, self.settings, probe.distances if probe else None)
             if previous is not None and previous.joint_names == self._core.joint_names:
                 self._core.reset(previous.positions)
-            self._setup, self._checker = state.setup, state.checker
+            self._setup, self._checker = setup, checker
         if self._core.positions is None:
             current = self._positions.current
             if not all(name in current for name in self._core.joint_names):

@@ -6,8 +6,15 @@ A service handler only hands its request, response and RequestContext over (``wa
 a thread notified); one thread of its own converts them and draws, keeping only the newest answer of each
 service pending (``viewer.latest.LatestWins``). While nothing comes, it checks the node's state every
 IDLE_PERIOD_S for a new robot or scene (from the topics, or a parameter change).
+
+The robot follows joint_states as RViz's RobotModel display does (``joint_states``): each message that moves a
+joint of the shown robot is drawn (the newest pending one only), so that an arm servoed or executing on the
+simulated controllers moves on the page; joint_states that repeat the positions last drawn leave the last answer
+shown.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -18,6 +25,8 @@ from ..messages.conversions import joint_values_from_joint_state
 from ..serving_state import StateStore
 
 IDLE_PERIOD_S = 0.5
+#: The kind under which joint_states reach the page's thread (beside the services' answers).
+JOINT_STATES = "joint_states"
 
 
 class ViewerFeed:
@@ -27,6 +36,8 @@ class ViewerFeed:
         self._store, self._host, self._port, self._logger = store, host, port, logger
         self.viewer: RobotViewer | None = None
         self._setup = self._scene = None
+        #: The joint_states positions last drawn (those of the shown robot's joints).
+        self._states_shown: dict[str, float] = {}
         self._worker = LatestWins(self._draw, "viewer-feed", idle=lambda: self._follow(self._store.current),
                                   idle_period=IDLE_PERIOD_S, log=logger.error)
 
@@ -37,6 +48,11 @@ class ViewerFeed:
             self._worker.offer(service, (request, response, context))
             return result
         return answer
+
+    def joint_states(self, positions: Mapping[str, float]) -> None:
+        """The latest joint_states (every joint heard so far, an immutable mapping), drawn when they moved;
+        returns at once."""
+        self._worker.offer(JOINT_STATES, positions)
 
     @property
     def url(self) -> str:
@@ -57,6 +73,8 @@ class ViewerFeed:
         self._setup, self._scene = state.setup, state.scene
 
     def _draw(self, service: str, item) -> None:
+        if service == JOINT_STATES:
+            return self._show_joint_states(item)
         request, response, context = item
         self._follow(context.state)
         if self.viewer is None or context.state.setup is not self._setup:
@@ -65,6 +83,16 @@ class ViewerFeed:
             DRAWERS[service](self.viewer, request, response, context)
         except KinematicsError:  # a request the service refused: its answer says why, there is nothing to show
             return
+
+    def _show_joint_states(self, positions: Mapping[str, float]) -> None:
+        self._follow(self._store.current)
+        if self.viewer is None:
+            return
+        joints = self.viewer.setup.model.joints
+        values = {name: value for name, value in positions.items() if name in joints}
+        if values and values != self._states_shown:
+            self.viewer.show_configuration(values)
+            self._states_shown = values
 
     def close(self) -> None:
         self._worker.close()
