@@ -37,10 +37,6 @@ class StateCheck:
         """Whether it checks anything."""
         return bool(self.constraints) or self.collisions
 
-    def with_constraints(self, constraints: RequestConstraints | None, violation_code: ErrorCode,
-                         prefix: str = "") -> StateCheck:
-        return StateCheck(self.joint_names, self.base_values, constraints, self.collisions, violation_code, prefix)
-
     def bound(self, model: RobotModel, checker: StateCollisions | None = None) -> BoundCheck:
         """check(q) on ``model`` and (when ``collisions``) ``checker``; collisions are checked first."""
         collisions = CollisionValidity(checker, self.joint_names, self.base_values) \

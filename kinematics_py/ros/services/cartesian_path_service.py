@@ -58,9 +58,7 @@ class CartesianPathService:
 def _plan(request: GetCartesianPath.Request, response: GetCartesianPath.Response, context: RequestContext):
     group = GroupRequest.of(context, request.group_name, request.start_state)
     try:
-        query, scalings = _query(group, request)
-        checker, note = group.checker(request.avoid_collisions)
-        query = replace(query, check=replace(query.check, collisions=checker is not None))
+        query, scalings, checker, note = _query(group, request)
         with scheduled(context, context.sent + UNTIMED_SEARCH_S) as slot:
             path = plan_cartesian_query(group.plugin, replace(query, budget=slot.budget), checker)
         timed = time_cartesian_path(group.plugin, query, path)
@@ -76,8 +74,9 @@ def _plan(request: GetCartesianPath.Request, response: GetCartesianPath.Response
             f"within the joint limits scaled by {scalings[0]:g} (velocity) and {scalings[1]:g} (acceleration){note}")
 
 
-def _query(group: GroupRequest, request: GetCartesianPath.Request) -> tuple[CartesianQuery, tuple[float, float]]:
-    """The request as a CartesianQuery (collisions not yet decided), and its (velocity, acceleration) scalings."""
+def _query(group: GroupRequest, request: GetCartesianPath.Request):
+    """(the request as a CartesianQuery, its (velocity, acceleration) scalings, the request's collision checker or
+    None, the answer's note on collisions)."""
     link = request.link_name or group.plugin.getTipFrames()[0]
     T_link_tip = group.tip_target(np.eye(4), link, group.tip(link))
     T_base_frame = group.T_base_frame(request.header.frame_id)
@@ -97,12 +96,14 @@ def _query(group: GroupRequest, request: GetCartesianPath.Request) -> tuple[Cart
         if speed_link not in group.setup.model.link_names:
             raise RequestError(ErrorCode.INVALID_LINK_NAME, f"unknown cartesian_speed_limited_link {speed_link!r}")
         speed_limit = LinkSpeedLimit(speed_link, request.max_cartesian_speed)
-    check = group.state_check(request.path_constraints, violation_code=ErrorCode.GOAL_VIOLATES_PATH_CONSTRAINTS,
+    checker, note = group.checker(request.avoid_collisions)
+    check = group.state_check(request.path_constraints, collisions=checker is not None,
+                              violation_code=ErrorCode.GOAL_VIOLATES_PATH_CONSTRAINTS,
                               prefix="path constraint violated: ")
     limits = joint_limits(group.setup.model, group.joint_names,
                           group.context.tools.joint_limit_overrides()).scaled(*scalings)
     return CartesianQuery(group.q, waypoints, request.max_step, invert_transform(T_link_tip), check, limits,
-                          thresholds, speed_limit), scalings
+                          thresholds, speed_limit), scalings, checker, note
 
 
 def _threshold(value: float, what: str) -> float:
