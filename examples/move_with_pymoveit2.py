@@ -30,6 +30,8 @@ def main() -> None:
     parser.add_argument("--goal", type=float, nargs=7, required=True)
     parser.add_argument("--move-group-action", action="store_true")
     parser.add_argument("--cancel-after", type=float, default=0.0, help="[s]")
+    parser.add_argument("--max-velocity", type=float, default=0.0,
+                        help="pymoveit2's max_velocity (the request's velocity scaling; 0: the planner's default)")
     args, ros_args = parser.parse_known_args()
     rclpy.init(args=ros_args)
     node = Node("pymoveit2_mover")
@@ -40,6 +42,7 @@ def main() -> None:
     moveit2 = MoveIt2(node=node, joint_names=JOINTS, base_link_name="panda_link0", end_effector_name="panda_link8",
                       group_name="panda_arm", callback_group=group, use_move_group_action=args.move_group_action)
     moveit2.allowed_planning_time = 5.0
+    moveit2.max_velocity = args.max_velocity
     executor = MultiThreadedExecutor(2)
     executor.add_node(node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
