@@ -1,17 +1,18 @@
 """Spheres that contain a link's collision geometry, generated from the URDF's shapes (primitives and meshes).
 
-Containment is by construction, not by fitting: every shape is bounded by a convex polytope (a box's own faces,
-a cylinder or cone inside a circumscribed 16-gon prism, a sphere inside a circumscribed polyhedron, a mesh inside
-its convex hull; a flat mesh inside its bounding box), the shape's bounding box is cut into cubic cells, and every
-cell that may meet the polytope is kept (a cell is dropped only when one face plane has the whole cell
-beyond it). The kept cells cover the geometry. Spheres are then placed greedily, each centred on the deepest cell
-not yet covered (depth: the distance to the nearest dropped cell) and reaching about PROTRUSION beyond that depth;
-every cell ends inside a sphere (its farthest corner within the radius), so the spheres cover the geometry, its
-inside included (an obstacle inside a link is found, as the exact checker finds it).
+Containment is by construction, not by sampling: a sphere shape is its own sphere; every other shape is bounded by
+a convex polytope (a box itself, a cylinder inside a circumscribed FIT_SIDES-gon prism, a cone inside a
+circumscribed pyramid, a mesh inside its convex hull; a flat mesh inside its bounding box), in axes of its own (a
+mesh's or its hull's principal axes, whichever box is smaller). A grid of equal cells over the polytope's box cuts
+it into convex pieces, and each piece gets a ball containing its vertices, found exactly (``sphere_cells``): the
+balls contain the shape, its inside included (an obstacle inside a link is found, as the exact checker finds it).
+Slabs along a cylinder, cubes of a box's thickness across a plate, follow from the choice of grid: of grids of
+about cubic cells, the coarsest first, the one whose balls have the least total volume (a finer grid only when it
+saves REFINE_GAIN of it; at most MAX_SPHERES_PER_SHAPE cells).
 
-Each shape of a link is covered on its own (its spheres as thick as it, not as a union of overlapping shapes); a
-shape needing more than MAX_SPHERES_PER_SHAPE spheres is covered again with a larger protrusion. Spheres are cached
-per shape set (the ``Placed`` values of a checker's links).
+A link's spheres are its shapes' (each shape covered on its own, its spheres as thick as it), less those whose
+piece lies in another sphere of the link (overlapping shapes at a joint); ``LinkSpheres.bound_*`` is one coarser
+sphere containing the link's shapes. Spheres are cached per shape set (the ``Placed`` values of a checker's links).
 """
 from __future__ import annotations
 
@@ -23,21 +24,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Sphere, convex_hull, local_bounds
+from .sphere_cells import Polytope, enclosing_balls, grid_pieces
 
-#: Cells that cover a shape: CELLS_PER_AXIS along its longest side, but no smaller than MIN_CELL [m].
-CELLS_PER_AXIS = 24
-MIN_CELL = 0.002
-#: Most spheres per shape (beyond it, the shape is covered again with 1.5 times the protrusion).
+#: Most spheres per shape.
 MAX_SPHERES_PER_SHAPE = 16
-#: How far a sphere reaches beyond the geometry [m]: its radius less how deep its centre lies (the distance to the
-#: nearest dropped cell).
-PROTRUSION = 0.015
-#: Side planes of the prism circumscribing a cylinder or cone.
+#: A finer grid is taken when its balls' total volume is below REFINE_GAIN times the coarser one's.
+REFINE_GAIN = 0.9
+#: Sides of the prism (pyramid) circumscribing a cylinder (cone) for the fit.
+FIT_SIDES = 32
+#: A mesh is fitted in its hull's principal axes when their bounding box's volume is below this share of its own.
+PRINCIPAL_GAIN = 0.9
+#: Relative and absolute growth of every radius [m], against round-off.
+RADIUS_SLACK = 1e-9
+#: Half thickness [m] given to a flat mesh's bounding box.
+FLAT_THICKNESS = 1e-6
+#: Side planes of the prism circumscribing a cylinder or cone (``shape_polytope``).
 CYLINDER_SIDES = 16
 _DIRECTIONS = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)
                         if (x, y, z) != (0, 0, 0)], dtype=float)
 #: 26 unit directions (faces, edges and corners of a cube): a sphere lies inside the planes at its radius along them.
 SPHERE_NORMALS = _DIRECTIONS / np.linalg.norm(_DIRECTIONS, axis=1, keepdims=True)
+_CUBE = np.array([(x, y, z) for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
 
 
 class SphereModelError(GeometryError):
@@ -46,10 +53,14 @@ class SphereModelError(GeometryError):
 
 @dataclass(frozen=True, eq=False)
 class LinkSpheres:
-    """Spheres in a link's frame that contain all its collision shapes: ``centers`` (K, 3) [m], ``radii`` (K,) [m]."""
+    """Spheres in a link's frame that contain all its collision shapes: ``centers`` (K, 3) [m], ``radii`` (K,) [m];
+    and one sphere containing them all (the shapes, not always every sphere): ``bound_center`` (3,), ``bound_radius``
+    (None when not given)."""
 
     centers: np.ndarray
     radii: np.ndarray
+    bound_center: np.ndarray | None = None
+    bound_radius: float | None = None
 
     def contains(self, points: np.ndarray, tolerance: float = 1e-9) -> np.ndarray:
         """(N,) bool: which points (N, 3) in the link frame lie in at least one of the spheres."""
@@ -100,60 +111,105 @@ def _hull_planes(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
     return normals, np.einsum("ij,ij->i", normals, a)
 
 
-def covering_cells(shapes: Sequence[Placed]) -> tuple[np.ndarray, np.ndarray, float]:
-    """(kept (N, 3), dropped (M, 3), edge): centres of the cubic cells, on a grid two cells wider than the shapes'
-    bounding box on every side, that may meet one of the shapes' polytopes (their union contains every shape), and
-    of the others."""
-    polytopes = [shape_polytope(placed) for placed in shapes]
-    corners = np.vstack([corners for _, _, corners in polytopes])
-    low, high = corners.min(axis=0), corners.max(axis=0)
-    edge = max(MIN_CELL, float((high - low).max()) / CELLS_PER_AXIS)
-    axes = [low[i] + edge * (np.arange(-2, math.ceil((high[i] - low[i]) / edge - 1e-9) + 2) + 0.5) for i in range(3)]
-    centers = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
-    kept = np.zeros(len(centers), dtype=bool)
-    for normals, offsets, _ in polytopes:
-        reach = edge / 2 * np.abs(normals).sum(axis=1)  # how far a cell's corner reaches along each normal
-        kept |= (centers @ normals.T - reach <= offsets + 1e-12).all(axis=1)
-    return centers[kept], centers[~kept], edge
-
-
-def _greedy_spheres(points: np.ndarray, depth: np.ndarray, half_diagonal: float,
-                    protrusion: float) -> tuple[np.ndarray, np.ndarray]:
-    """(centres, radii): spheres centred on the deepest cell not yet covered, each reaching ``protrusion`` beyond
-    its centre's depth, until every cell lies inside one; each radius then shrinks to the farthest corner of the
-    cells it was the first to cover."""
-    owner = np.full(len(points), -1)
-    centers = []
-    while (owner < 0).any():
-        i = int(np.argmax(np.where(owner < 0, depth, -np.inf)))
-        reach = np.linalg.norm(points - points[i], axis=1) + half_diagonal
-        owner[(owner < 0) & (reach <= max(depth[i] + protrusion, 2 * half_diagonal))] = len(centers)
-        centers.append(points[i])
-    centers = np.array(centers)
-    radii = np.array([float(np.linalg.norm(points[owner == k] - centers[k], axis=1).max()) + half_diagonal
-                      for k in range(len(centers))])
-    return centers, radii
-
-
 def link_spheres(shapes: Sequence[Placed], max_spheres: int = MAX_SPHERES_PER_SHAPE) -> LinkSpheres:
-    """Spheres containing ``shapes`` (posed in one link's frame), each shape covered on its own (a sphere about as
-    thick as the shape, not as the union of overlapping shapes): see the module docstring."""
-    parts = [_shape_spheres(placed, max_spheres) for placed in shapes]
-    return LinkSpheres(np.vstack([centers for centers, _ in parts]), np.concatenate([radii for _, radii in parts]))
+    """Spheres containing ``shapes`` (posed in one link's frame), at most ``max_spheres`` per shape, and the link's
+    bounding sphere: see the module docstring."""
+    centers, radii, pieces, bounded, bounded_radii = [], [], [], [], []
+    for placed in shapes:
+        if isinstance(placed.shape, Sphere):
+            center = placed.T_frame_shape[:3, 3][None].astype(float)
+            centers.append(center), radii.append(np.array([placed.shape.radius * (1 + RADIUS_SLACK)]))
+            pieces.append((center, radii[-1][0])), bounded.append(center), bounded_radii.append(radii[-1])
+            continue
+        polytope, R, t = _fitting_polytope(placed)
+        parts = _fitted_pieces(polytope, max_spheres)
+        shape_centers, shape_radii = enclosing_balls(parts)
+        centers.append(shape_centers @ R.T + t), radii.append(shape_radii * (1 + RADIUS_SLACK) + RADIUS_SLACK)
+        pieces += [(part @ R.T + t, 0.0) for part in parts]
+        bounded.append(polytope.vertices @ R.T + t), bounded_radii.append(np.zeros(len(polytope.vertices)))
+    centers, radii = np.vstack(centers), np.concatenate(radii)
+    keep = _needed(centers, radii, pieces)
+    bound_center, bound_radius = _bound(np.vstack(bounded), np.concatenate(bounded_radii))
+    return LinkSpheres(centers[keep], radii[keep], bound_center, bound_radius)
 
 
-def _shape_spheres(placed: Placed, max_spheres: int) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.spatial import cKDTree
+def _fitting_polytope(placed: Placed) -> tuple[Polytope, np.ndarray, np.ndarray]:
+    """(polytope, R, t): a convex polytope containing the shape in the frame its spheres are fitted in (the shape's
+    own; a mesh's own or its hull's principal axes, whichever bounding box is smaller); ``R x + t`` maps that frame
+    into the link's."""
+    shape, T = placed.shape, placed.T_frame_shape
+    R, t = T[:3, :3], T[:3, 3]
+    if isinstance(shape, Box):
+        return Polytope.hull_of(np.asarray(shape.size, dtype=float) / 2 * _CUBE), R, t
+    if isinstance(shape, (Cylinder, Cone)):
+        angles = 2 * math.pi * (np.arange(FIT_SIDES) + 0.5) / FIT_SIDES
+        ring = shape.radius / math.cos(math.pi / FIT_SIDES) * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+        base = np.column_stack([ring, np.full(FIT_SIDES, -shape.length / 2)])
+        top = base + (0.0, 0.0, shape.length) if isinstance(shape, Cylinder) else np.array([[0, 0, shape.length / 2]])
+        return Polytope.hull_of(np.vstack([base, top])), R, t
+    if isinstance(shape, Mesh):
+        try:
+            vertices = np.asarray(convex_hull(shape).vertices, dtype=float)
+        except GeometryError:  # flat: its bounding box, grown a little so that it spans a volume
+            center, half = local_bounds(shape)
+            vertices = center + np.maximum(half, FLAT_THICKNESS) * _CUBE
+        _, _, principal = np.linalg.svd(vertices - vertices.mean(axis=0), full_matrices=False)
+        volume = [float(np.prod(np.ptp(vertices @ A.T, axis=0))) for A in (np.eye(3), principal)]
+        A = principal if volume[1] < PRINCIPAL_GAIN * volume[0] else np.eye(3)  # fitted coordinates: A x
+        return Polytope.hull_of(vertices @ A.T), R @ A.T, t
+    raise SphereModelError(f"no spheres for a {type(shape).__name__}: link shapes are boxes, spheres, "
+                           f"cylinders, cones and meshes")
 
-    points, outside, edge = covering_cells([placed])
-    half_diagonal = edge * math.sqrt(3) / 2
-    depth = cKDTree(outside).query(points)[0]  # distance from each cell to the nearest dropped one
-    protrusion = PROTRUSION
-    while True:
-        centers, radii = _greedy_spheres(points, depth, half_diagonal, protrusion)
-        if len(radii) <= max_spheres:
-            return centers, radii
-        protrusion *= 1.5
+
+def _grids(extents: np.ndarray, max_spheres: int) -> list[tuple[int, int, int]]:
+    """Candidate cell counts per axis, fewest cells first: cells about ``extents.max() / j`` long, j = 1, 2, ...,
+    each no more than ``max_spheres`` cells."""
+    grids: list[tuple[int, int, int]] = []
+    for j in range(1, max_spheres + 1):
+        counts = tuple(int(n) for n in np.maximum(1, np.round(extents * j / extents.max())))
+        if int(np.prod(counts)) > max_spheres:
+            break
+        if counts not in grids:
+            grids.append(counts)
+    return grids
+
+
+def _fitted_pieces(polytope: Polytope, max_spheres: int) -> list[np.ndarray]:
+    """The pieces (candidate vertices, see ``sphere_cells``) of the grid whose balls have the least volume in all,
+    a grid of more cells taken only when it saves at least ``1 - REFINE_GAIN`` of it."""
+    low, high = polytope.vertices.min(axis=0), polytope.vertices.max(axis=0)
+    best, best_volume, worse = None, math.inf, 0
+    for counts in _grids(high - low, max_spheres):
+        breaks = tuple(np.linspace(low[k], high[k], counts[k] + 1) for k in range(3))
+        pieces = grid_pieces(polytope, breaks)
+        volume = float((enclosing_balls(pieces, refine=False)[1] ** 3).sum())
+        if volume < REFINE_GAIN * best_volume:
+            best, best_volume, worse = pieces, volume, 0
+        else:
+            worse += 1
+            if worse == 2:
+                break
+    return best
+
+
+def _needed(centers: np.ndarray, radii: np.ndarray, pieces: Sequence[tuple[np.ndarray, float]]) -> np.ndarray:
+    """(K,) bool: the spheres to keep, smallest first left out when its piece (the points whose hull it must
+    contain, grown by a radius: a sphere shape's centre and radius) lies in one kept sphere."""
+    keep = np.ones(len(radii), dtype=bool)
+    for k in np.argsort(radii):
+        others = keep.copy()
+        others[k] = False
+        points, grown = pieces[k]
+        gaps = np.linalg.norm(points[:, None] - centers[None, others], axis=2) + grown - radii[None, others]
+        if (gaps <= 0).all(axis=0).any():
+            keep[k] = False
+    return keep
+
+
+def _bound(points: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, float]:
+    """(centre, radius) of a sphere containing the balls (points with radii; radius 0: a point)."""
+    center = enclosing_balls([points])[0][0]
+    return center, float((np.linalg.norm(points - center, axis=1) + radii).max() * (1 + RADIUS_SLACK) + RADIUS_SLACK)
 
 
 @functools.lru_cache(maxsize=16)
