@@ -15,6 +15,8 @@ import numpy as np
 #: Slack [m] of the tests "in the cell" and "in the polytope": candidates a little outside are kept (only larger
 #: balls), none is lost to round-off.
 SLACK = 1e-9
+#: Lattice points per axis of ``union_volume``.
+UNION_LATTICE = 14
 #: Steps of the centre refinement of ``enclosing_balls``.
 BALL_ITERATIONS = 24
 
@@ -22,13 +24,14 @@ BALL_ITERATIONS = 24
 @dataclass(frozen=True, eq=False)
 class Polytope:
     """A convex polytope in some frame: ``vertices`` (V, 3), ``edges`` (E, 2) vertex index pairs (every edge, maybe
-    some diagonals of flat faces), and the half-spaces ``normals @ x <= offsets`` (F, 3), (F,) it is the
-    intersection of."""
+    some diagonals of flat faces), the half-spaces ``normals @ x <= offsets`` (F, 3), (F,) it is the intersection
+    of, and its ``volume`` [m^3]."""
 
     vertices: np.ndarray
     edges: np.ndarray
     normals: np.ndarray
     offsets: np.ndarray
+    volume: float
 
     @classmethod
     def hull_of(cls, points: np.ndarray) -> Polytope:
@@ -40,18 +43,35 @@ class Polytope:
         index = np.full(len(points), -1)
         index[used] = np.arange(len(used))
         simplices = index[hull.simplices]
-        edges = np.unique(np.sort(np.vstack([simplices[:, [0, 1]], simplices[:, [1, 2]], simplices[:, [0, 2]]]),
-                                  axis=1), axis=0)
-        return cls(points[used], edges, hull.equations[:, :3], -hull.equations[:, 3])
+        return cls(points[used], triangle_edges(simplices), hull.equations[:, :3], -hull.equations[:, 3], hull.volume)
 
     def transformed(self, R: np.ndarray, t: np.ndarray) -> Polytope:
         """The polytope mapped by x -> R x + t (R a rotation)."""
         normals = self.normals @ R.T
-        return Polytope(self.vertices @ R.T + t, self.edges, normals, self.offsets + normals @ t)
+        return Polytope(self.vertices @ R.T + t, self.edges, normals, self.offsets + normals @ t, self.volume)
 
     def depth(self, points: np.ndarray) -> np.ndarray:
         """(N,) how far each point lies inside (negative: outside), the distance to the nearest face plane."""
         return (self.offsets[None] - points @ self.normals.T).min(axis=1)
+
+
+def union_volume(centers: np.ndarray, radii: np.ndarray) -> float:
+    """The volume [m^3] of a union of balls, counted on a regular lattice of UNION_LATTICE^3 points over its box."""
+    low, high = (centers - radii[:, None]).min(axis=0), (centers + radii[:, None]).max(axis=0)
+    steps = (np.arange(UNION_LATTICE) + 0.5) / UNION_LATTICE
+    axes = [low[k] + (high[k] - low[k]) * steps for k in range(3)]
+    gaps = [(axes[k][:, None] - centers[None, :, k]) ** 2 for k in range(3)]  # (n, C) per axis
+    squared = gaps[0][:, None, None] + gaps[1][None, :, None] + gaps[2][None, None, :]  # (n, n, n, C)
+    inside = (squared <= radii ** 2).any(axis=3)
+    return float(inside.mean() * np.prod(high - low))
+
+
+def triangle_edges(triangles: np.ndarray) -> np.ndarray:
+    """(E, 2) the distinct edges of triangles (T, 3) (vertex indices)."""
+    pairs = np.sort(np.vstack([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [0, 2]]]), axis=1)
+    count = int(pairs.max()) + 1
+    keys = np.unique(pairs[:, 0] * count + pairs[:, 1])
+    return np.column_stack([keys // count, keys % count])
 
 
 def grid_pieces(polytope: Polytope, breaks: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[np.ndarray]:
@@ -103,15 +123,18 @@ def enclosing_balls(pieces: list[np.ndarray], refine: bool = True) -> tuple[np.n
     padded = np.stack([np.vstack([p, np.repeat(p[:1], size - len(p), axis=0)]) for p in pieces])  # (C, m, 3)
     centers = (padded.min(axis=1) + padded.max(axis=1)) / 2
     rows = np.arange(len(pieces))
-    best_centers, best_radii = centers.copy(), np.linalg.norm(padded - centers[:, None], axis=2).max(axis=1)
+
+    def farthest(centers):
+        offsets = padded - centers[:, None]
+        squared = np.einsum("cmi,cmi->cm", offsets, offsets)
+        far = squared.argmax(axis=1)
+        return far, np.sqrt(squared[rows, far])
+
+    far, best_radii = farthest(centers)
+    best_centers = centers.copy()
     for step in range(BALL_ITERATIONS if refine else 0):
-        distances = np.linalg.norm(padded - centers[:, None], axis=2)
-        far = distances.argmax(axis=1)
-        radii = distances[rows, far]
+        centers = centers + (padded[rows, far] - centers) / (step + 3)
+        far, radii = farthest(centers)
         better = radii < best_radii
         best_centers[better], best_radii[better] = centers[better], radii[better]
-        centers = centers + (padded[rows, far] - centers) / (step + 3)
-    radii = np.linalg.norm(padded - centers[:, None], axis=2).max(axis=1)
-    better = radii < best_radii
-    best_centers[better], best_radii[better] = centers[better], radii[better]
     return best_centers, best_radii

@@ -24,12 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Sphere, convex_hull, local_bounds
-from .sphere_cells import Polytope, enclosing_balls, grid_pieces
+from .sphere_cells import Polytope, enclosing_balls, grid_pieces, triangle_edges, union_volume
 
 #: Most spheres per shape.
 MAX_SPHERES_PER_SHAPE = 16
-#: A finer grid is taken when its balls' total volume is below REFINE_GAIN times the coarser one's.
-REFINE_GAIN = 0.9
+#: A finer grid is taken when its balls reach beyond the shape by less than REFINE_GAIN times the coarser one's
+#: (the volume of their union outside the shape's polytope).
+REFINE_GAIN = 0.8
 #: Sides of the prism (pyramid) circumscribing a cylinder (cone) for the fit.
 FIT_SIDES = 32
 #: A mesh is fitted in its hull's principal axes when their bounding box's volume is below this share of its own.
@@ -149,23 +150,30 @@ def _fitting_polytope(placed: Placed) -> tuple[Polytope, np.ndarray, np.ndarray]
         return Polytope.hull_of(np.vstack([base, top])), R, t
     if isinstance(shape, Mesh):
         try:
-            vertices = np.asarray(convex_hull(shape).vertices, dtype=float)
+            hull = convex_hull(shape)
         except GeometryError:  # flat: its bounding box, grown a little so that it spans a volume
             center, half = local_bounds(shape)
-            vertices = center + np.maximum(half, FLAT_THICKNESS) * _CUBE
+            polytope = Polytope.hull_of(center + np.maximum(half, FLAT_THICKNESS) * _CUBE)
+        else:
+            normals, offsets = _hull_planes(shape)
+            vertices = np.asarray(hull.vertices, dtype=float)
+            a, b, c = (vertices[hull.triangles[:, k]] - vertices.mean(axis=0) for k in range(3))
+            volume = abs(float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum())) / 6
+            polytope = Polytope(vertices, triangle_edges(hull.triangles), normals, offsets, volume)
+        vertices = polytope.vertices
         _, _, principal = np.linalg.svd(vertices - vertices.mean(axis=0), full_matrices=False)
         volume = [float(np.prod(np.ptp(vertices @ A.T, axis=0))) for A in (np.eye(3), principal)]
         A = principal if volume[1] < PRINCIPAL_GAIN * volume[0] else np.eye(3)  # fitted coordinates: A x
-        return Polytope.hull_of(vertices @ A.T), R @ A.T, t
+        return polytope.transformed(A, np.zeros(3)), R @ A.T, t
     raise SphereModelError(f"no spheres for a {type(shape).__name__}: link shapes are boxes, spheres, "
                            f"cylinders, cones and meshes")
 
 
 def _grids(extents: np.ndarray, max_spheres: int) -> list[tuple[int, int, int]]:
-    """Candidate cell counts per axis, fewest cells first: cells about ``extents.max() / j`` long, j = 1, 2, ...,
-    each no more than ``max_spheres`` cells."""
+    """Candidate cell counts per axis, fewest cells first: cells about ``extents.max() / j`` long for j = 1, 1.5,
+    2, 2.5, ..., each grid no more than ``max_spheres`` cells."""
     grids: list[tuple[int, int, int]] = []
-    for j in range(1, max_spheres + 1):
+    for j in np.arange(1.0, max_spheres + 0.5, 0.5):
         counts = tuple(int(n) for n in np.maximum(1, np.round(extents * j / extents.max())))
         if int(np.prod(counts)) > max_spheres:
             break
@@ -175,16 +183,17 @@ def _grids(extents: np.ndarray, max_spheres: int) -> list[tuple[int, int, int]]:
 
 
 def _fitted_pieces(polytope: Polytope, max_spheres: int) -> list[np.ndarray]:
-    """The pieces (candidate vertices, see ``sphere_cells``) of the grid whose balls have the least volume in all,
-    a grid of more cells taken only when it saves at least ``1 - REFINE_GAIN`` of it."""
+    """The pieces (candidate vertices, see ``sphere_cells``) of the candidate grid (``_grids``) whose balls reach
+    least beyond the polytope (their union's volume less the polytope's), a grid of more cells taken only when it
+    leaves at most REFINE_GAIN of the coarser one's excess; the search stops at the second grid not taken."""
     low, high = polytope.vertices.min(axis=0), polytope.vertices.max(axis=0)
-    best, best_volume, worse = None, math.inf, 0
+    best, best_excess, worse = None, math.inf, 0
     for counts in _grids(high - low, max_spheres):
         breaks = tuple(np.linspace(low[k], high[k], counts[k] + 1) for k in range(3))
         pieces = grid_pieces(polytope, breaks)
-        volume = float((enclosing_balls(pieces, refine=False)[1] ** 3).sum())
-        if volume < REFINE_GAIN * best_volume:
-            best, best_volume, worse = pieces, volume, 0
+        excess = union_volume(*enclosing_balls(pieces, refine=False)) - polytope.volume
+        if excess < REFINE_GAIN * best_excess:
+            best, best_excess, worse = pieces, excess, 0
         else:
             worse += 1
             if worse == 2:
