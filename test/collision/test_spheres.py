@@ -1,5 +1,6 @@
 """Generated link spheres: they contain every collision shape (points sampled on the surface and inside each
-primitive and mesh lie in the union of its link's spheres), for primitive and mesh robots and posed shapes."""
+primitive and mesh lie in the union of its link's spheres, and in its bounding sphere), for primitive and mesh
+robots and posed shapes; the balls of a convex polytope's grid pieces contain it."""
 from __future__ import annotations
 
 import math
@@ -12,6 +13,7 @@ from robots import bundled_robot, example_robot_urdf
 from kinematics_py import RobotModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, Mesh, Placed, Plane, Sphere
+from kinematics_py.collision.sphere_cells import Polytope, enclosing_balls, grid_pieces
 from kinematics_py.collision.spheres import SphereModelError, link_spheres, robot_spheres
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
@@ -68,13 +70,15 @@ def assert_contained(link_geometry, spheres) -> int:
             points = shape_points(placed, rng)
             inside = spheres[link].contains(points)
             assert inside.all(), (link, type(placed.shape).__name__, points[~inside][:3])
+            beyond = np.linalg.norm(points - spheres[link].bound_center, axis=1) - spheres[link].bound_radius
+            assert (beyond <= 1e-9).all(), (link, "bounding sphere", points[beyond > 1e-9][:3])
             checked += len(points)
     return checked
 
 
 @pytest.mark.parametrize("urdf", [bundled_robot("panda.urdf"), bundled_robot("ur5.urdf"),
-                                  example_robot_urdf("panda"), example_robot_urdf("ur5")],
-                         ids=["bundled panda", "bundled ur5", "panda meshes", "ur5 meshes"])
+                                  example_robot_urdf("panda"), example_robot_urdf("ur5"), example_robot_urdf("kinova")],
+                         ids=["bundled panda", "bundled ur5", "panda meshes", "ur5 meshes", "kinova meshes"])
 def test_every_collision_shape_of_a_robot_lies_inside_its_links_spheres(urdf):
     checker = CollisionChecker(RobotModel.from_urdf_file(urdf))
     spheres = robot_spheres(checker.link_geometry)
@@ -96,3 +100,17 @@ def test_posed_primitives_of_every_kind_lie_inside_the_spheres():
 def test_a_plane_has_no_spheres():
     with pytest.raises(SphereModelError, match="Plane"):
         link_spheres([Placed(Plane((0.0, 0.0, 1.0, 0.0)))])
+
+
+def test_the_balls_of_a_polytopes_grid_pieces_contain_it():
+    rng = np.random.default_rng(SEED)
+    polytope = Polytope.hull_of(rng.normal(size=(40, 3)) * (0.3, 0.1, 0.05))
+    low, high = polytope.vertices.min(axis=0), polytope.vertices.max(axis=0)
+    breaks = tuple(np.linspace(low[k], high[k], count + 1) for k, count in enumerate((4, 2, 1)))
+    centers, radii = enclosing_balls(grid_pieces(polytope, breaks))
+    weights = rng.dirichlet(np.full(len(polytope.vertices), 0.2), size=INSIDE_POINTS)
+    a, b = polytope.vertices[polytope.edges[:, 0]], polytope.vertices[polytope.edges[:, 1]]
+    t = rng.random((len(a), 20, 1))
+    points = np.vstack([weights @ polytope.vertices, (a[:, None] + t * (b - a)[:, None]).reshape(-1, 3)])
+    gaps = np.linalg.norm(points[:, None] - centers[None], axis=2) - radii[None]
+    assert (gaps <= 1e-9).any(axis=1).all()
