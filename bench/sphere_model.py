@@ -6,7 +6,8 @@ spheres call a random state colliding that the exact checker calls free.
 
 Protocol, per robot: a fresh ``CollisionChecker`` (the URDF's collision shapes; the bundled robots' SRDF disabled
 pairs; example-robot-data's robots have no SRDF, so only adjacent links are left out), then one timed
-``robot_spheres`` call in this process (convex hulls of the meshes included, the meshes' loading not). ``--states``
+``robot_spheres`` call in this process (convex hulls of the meshes included, the meshes' loading not), wall clock
+and this process's CPU time (the load of a shared machine inflates the first). ``--states``
 states drawn uniformly within the joint limits and [-pi, pi] (seed ``--seed``). Self: the spheres' verdict
 (``sphere_kernels.colliding_pairs``, the table of ``sphere_world``, no world objects) against
 ``check_batch(world=False)``. World: the ``table_wall`` boxes of ``bench/motion_planning.py`` (a table and a wall),
@@ -66,9 +67,9 @@ def sphere_verdicts(checker: CollisionChecker, states: np.ndarray) -> tuple[np.n
 
 def measure(robot: str, count: int, seed: int) -> str:
     checker = checker_of(robot)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     spheres = robot_spheres(checker.link_geometry)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     total = sum(len(s.radii) for s in spheres.values())
     tree = checker.model.tree
     rng = np.random.default_rng(seed)
@@ -80,7 +81,7 @@ def measure(robot: str, count: int, seed: int) -> str:
     exact_world = checker.check_batch(states, self_collisions=False)
     _, sphere_world = sphere_verdicts(checker, states)
     missed = int((exact_self & ~sphere_self).sum() + (exact_world & ~sphere_world).sum())
-    return (f"| {robot} | {total} | {seconds:.3f} | {100 * sphere_self.mean():.1f} | {100 * exact_self.mean():.1f} | "
+    return (f"| {robot} | {total} | {seconds:.3f} ({cpu:.3f}) | {100 * sphere_self.mean():.1f} | {100 * exact_self.mean():.1f} | "
             f"{100 * sphere_world.mean():.1f} | {100 * exact_world.mean():.1f} | {missed} |")
 
 
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
     parser.add_argument("--states", type=int, default=2000, help="random states per robot (default 2000)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    print("| robot | spheres | generation s | self % (spheres) | self % (exact) | table_wall % (spheres) | "
+    print("| robot | spheres | generation s (CPU s) | self % (spheres) | self % (exact) | table_wall % (spheres) | "
           "table_wall % (exact) | missed |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for robot in args.robots.split(","):

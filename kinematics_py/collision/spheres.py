@@ -35,6 +35,9 @@ REFINE_GAIN = 0.8
 FIT_SIDES = 32
 #: A mesh is fitted in its hull's principal axes when their bounding box's volume is below this share of its own.
 PRINCIPAL_GAIN = 0.9
+#: Grids for a polytope of more vertices are compared on the hull of this many of them (the pieces of the grid
+#: chosen are the whole polytope's).
+PROBE_VERTICES = 150
 #: Relative and absolute growth of every radius [m], against round-off.
 RADIUS_SLACK = 1e-9
 #: Half thickness [m] given to a flat mesh's bounding box.
@@ -186,19 +189,24 @@ def _fitted_pieces(polytope: Polytope, max_spheres: int) -> list[np.ndarray]:
     """The pieces (candidate vertices, see ``sphere_cells``) of the candidate grid (``_grids``) whose balls reach
     least beyond the polytope (their union's volume less the polytope's), a grid of more cells taken only when it
     leaves at most REFINE_GAIN of the coarser one's excess; the search stops at the second grid not taken."""
-    low, high = polytope.vertices.min(axis=0), polytope.vertices.max(axis=0)
+    vertices = polytope.vertices
+    low, high = vertices.min(axis=0), vertices.max(axis=0)
+    probe = polytope
+    if len(vertices) > PROBE_VERTICES:  # grids compared on the hull of some of the vertices (the extreme ones too)
+        chosen = np.concatenate([np.linspace(0, len(vertices) - 1, PROBE_VERTICES).astype(int),
+                                 vertices.argmin(axis=0), vertices.argmax(axis=0)])
+        probe = Polytope.hull_of(vertices[np.unique(chosen)])
     best, best_excess, worse = None, math.inf, 0
     for counts in _grids(high - low, max_spheres):
         breaks = tuple(np.linspace(low[k], high[k], counts[k] + 1) for k in range(3))
-        pieces = grid_pieces(polytope, breaks)
-        excess = union_volume(*enclosing_balls(pieces, refine=False)) - polytope.volume
+        excess = union_volume(*enclosing_balls(grid_pieces(probe, breaks), refine=False)) - probe.volume
         if excess < REFINE_GAIN * best_excess:
-            best, best_excess, worse = pieces, excess, 0
+            best, best_excess, worse = breaks, excess, 0
         else:
             worse += 1
             if worse == 2:
                 break
-    return best
+    return grid_pieces(polytope, best)
 
 
 def _needed(centers: np.ndarray, radii: np.ndarray, pieces: Sequence[tuple[np.ndarray, float]]) -> np.ndarray:
