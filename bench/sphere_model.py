@@ -1,7 +1,7 @@
 """The generated sphere model (``collision/spheres.py``, issue 30): generation time, sphere count, and how often the
 spheres call a random state colliding that the exact checker calls free.
 
-    .venv/bin/python bench/sphere_model.py                          # bundled Panda and UR5, the meshes' Panda, Kinova
+    .venv/bin/python bench/sphere_model.py          # bundled Panda and UR5; example-robot-data's Panda, Kinova, ...
     .venv/bin/python bench/sphere_model.py --robots panda --states 5000
 
 Protocol, per robot: a fresh ``CollisionChecker`` (the URDF's collision shapes; the bundled robots' SRDF disabled
@@ -27,7 +27,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path[:0] = [str(ROOT / "test"), str(ROOT)]
 
-from robots import example_robot_urdf  # noqa: E402
+from robots import example_robot_data_dir, example_robot_urdf  # noqa: E402
 
 from kinematics_py import RobotModel, SemanticModel  # noqa: E402
 from kinematics_py.collision.checker import CollisionChecker  # noqa: E402
@@ -39,7 +39,9 @@ from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
 
 TABLE_WALL = [("table", (0.8, 1.6, 0.04), (0.6, 0.0, 0.0)), ("wall", (0.04, 1.2, 0.6), (0.5, 0.0, 0.32))]
-ROBOTS = ("panda", "ur5", "panda_meshes", "kinova")
+ROBOTS = ("panda", "ur5", "panda_meshes", "kinova", "xarm7", "z1")
+#: example-robot-data robots test/robots.py does not name: path inside its ``robots`` folder.
+OTHER_URDFS = {"xarm7": "xarm_description/urdf/xarm7.urdf", "z1": "z1_description/urdf/z1.urdf"}
 
 
 def checker_of(robot: str) -> CollisionChecker:
@@ -47,7 +49,9 @@ def checker_of(robot: str) -> CollisionChecker:
         model = RobotModel.from_urdf_file(bundled_robot_path(robot))
         semantic = SemanticModel.from_srdf_string(bundled_robot_path(robot, "srdf").read_text(), model)
         return CollisionChecker(model, semantic)
-    return CollisionChecker(RobotModel.from_urdf_file(example_robot_urdf(robot.removesuffix("_meshes"))))
+    path = (example_robot_data_dir() / OTHER_URDFS[robot] if robot in OTHER_URDFS else
+            example_robot_urdf(robot.removesuffix("_meshes")))
+    return CollisionChecker(RobotModel.from_urdf_file(path))
 
 
 def sphere_verdicts(checker: CollisionChecker, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -81,8 +85,9 @@ def measure(robot: str, count: int, seed: int) -> str:
     exact_world = checker.check_batch(states, self_collisions=False)
     _, sphere_world = sphere_verdicts(checker, states)
     missed = int((exact_self & ~sphere_self).sum() + (exact_world & ~sphere_world).sum())
-    return (f"| {robot} | {total} | {seconds:.3f} ({cpu:.3f}) | {100 * sphere_self.mean():.1f} | {100 * exact_self.mean():.1f} | "
-            f"{100 * sphere_world.mean():.1f} | {100 * exact_world.mean():.1f} | {missed} |")
+    shares = " | ".join(f"{100 * verdicts.mean():.1f}" for verdicts in (sphere_self, exact_self, sphere_world,
+                                                                         exact_world))
+    return f"| {robot} | {total} | {seconds:.3f} ({cpu:.3f}) | {shares} | {missed} |"
 
 
 def main(argv=None) -> int:
