@@ -114,3 +114,15 @@ def test_the_balls_of_a_polytopes_grid_pieces_contain_it():
     points = np.vstack([weights @ polytope.vertices, (a[:, None] + t * (b - a)[:, None]).reshape(-1, 3)])
     gaps = np.linalg.norm(points[:, None] - centers[None], axis=2) - radii[None]
     assert (gaps <= 1e-9).any(axis=1).all()
+
+
+def test_posed_meshes_flat_and_solid_lie_inside_the_spheres():
+    T = make_transform(rotation_about_axis(np.array((0.0, 0.6, 0.8)), 1.1), (0.02, 0.1, -0.3))
+    square = Mesh(np.array([(0, 0, 0), (0.2, 0, 0), (0.2, 0.1, 0), (0, 0.1, 0)], dtype=float),
+                  np.array([(0, 1, 2), (0, 2, 3)]))
+    sphere = trimesh.creation.icosphere(subdivisions=3, radius=0.05)
+    long_one = trimesh.creation.cylinder(radius=0.03, height=0.4, sections=40)
+    shapes = [Placed(square, T), Placed(Mesh(sphere.vertices, sphere.faces), np.linalg.inv(T)),
+              Placed(Mesh(long_one.vertices, long_one.faces), T @ T)]
+    spheres = link_spheres(shapes)
+    assert assert_contained({"link": shapes}, {"link": spheres}) > len(shapes) * SURFACE_POINTS
