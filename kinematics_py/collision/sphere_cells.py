@@ -33,6 +33,14 @@ class Polytope:
     offsets: np.ndarray
     volume: float
 
+    def __post_init__(self):
+        # A plane some vertex lies beyond (a sliver face's normal, off by round-off) would cut the polytope: such
+        # planes are left out, which only makes it larger.
+        holds = (self.vertices @ self.normals.T <= self.offsets + SLACK).all(axis=0)
+        if not holds.all():
+            object.__setattr__(self, "normals", self.normals[holds])
+            object.__setattr__(self, "offsets", self.offsets[holds])
+
     @classmethod
     def hull_of(cls, points: np.ndarray) -> Polytope:
         """The convex hull of points spanning a volume (scipy's qhull)."""
