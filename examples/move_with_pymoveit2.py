@@ -25,6 +25,19 @@ from with_pymoveit2 import WAIT_S, report, wait_until  # the example beside this
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 
 
+def at_rest(latest: dict, settle_s: float = 0.3) -> list:
+    """The joints once joint_states stop changing (two readings ``settle_s`` apart agree): the last of them may
+    still be on their way when the motion's result arrives."""
+    positions = [latest[joint] for joint in JOINTS]
+    def settled() -> bool:
+        nonlocal positions
+        time.sleep(settle_s)
+        previous, positions = positions, [latest[joint] for joint in JOINTS]
+        return positions == previous
+    wait_until(settled, "joint_states to settle")
+    return positions
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--goal", type=float, nargs=7, required=True)
@@ -60,8 +73,7 @@ def main() -> None:
         time.sleep(args.cancel_after)
         moveit2.cancel_execution()
     report("executed", moveit2.wait_until_executed(timeout_sec=WAIT_S))
-    time.sleep(0.2)  # the last joint_states on their way
-    report("final", [latest[joint] for joint in JOINTS])
+    report("final", at_rest(latest))
     time.sleep(0.5)
     report("final again", [latest[joint] for joint in JOINTS])
     executor.shutdown(timeout_sec=2.0)  # the spinning thread ends before the context does

@@ -74,6 +74,24 @@ def serving_node(processes: PythonProcesses, directory: Path, parameters: Mappin
         node.close()
 
 
+#: How long joint values must stay unchanged to count as at rest [s].
+REST_S = 0.3
+
+
+def wait_at_rest(read: Callable[[], np.ndarray], timeout: float, what: str) -> np.ndarray:
+    """The values ``read`` returns once two reads REST_S apart agree (1e-9): an arm that was stopped, with its last
+    joint_states through, however late they arrive on a busy machine; fail after ``timeout`` [s]."""
+    last = read()
+    def settled():
+        nonlocal last
+        time.sleep(REST_S)
+        now, previous = read(), last
+        last = now
+        return np.allclose(now, previous, rtol=0.0, atol=1e-9)
+    wait_for(settled, timeout, what, interval=0.0)
+    return last
+
+
 def wait_for(condition: Callable[[], object], timeout: float, what: str, process: ChildProcess | None = None,
              interval: float = 0.05):
     """Poll ``condition`` until it returns a truthy value (returned) or fail after ``timeout`` [s]."""

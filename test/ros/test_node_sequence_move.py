@@ -31,6 +31,7 @@ from node_harness import (
     module_processes,  # noqa: F401 (fixture)
     serving_node,
     ur5_parameters,
+    wait_at_rest,
     wait_for,
 )
 from rclpy.action import ActionClient
@@ -166,7 +167,7 @@ def test_a_cancel_mid_motion_preempts_and_stops_the_arm(node):
     assert (status, response.error_code.val) == (GoalStatus.STATUS_CANCELED, MoveItErrorCodes.PREEMPTED), \
         response.error_code.message
     end = _positions(response)[-1]
-    stopped = node.current()
+    stopped = wait_at_rest(node.current, 30.0, "the arm at rest")
     assert np.abs(stopped - end).max() > UNDER_WAY, "stopped short of the end"
     time.sleep(0.3)
     np.testing.assert_allclose(node.current(), stopped, atol=1e-9, err_msg="where it stays")

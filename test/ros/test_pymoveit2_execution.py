@@ -20,7 +20,7 @@ import yaml
 from moveit_msgs.action import ExecuteTrajectory, MoveGroup
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes, PlanningSceneComponents
 from moveit_msgs.srv import GetPlanningScene
-from node_harness import REPO, module_processes, serving_node, wait_for  # noqa: F401 (fixture)
+from node_harness import REPO, module_processes, serving_node, wait_at_rest, wait_for  # noqa: F401 (fixture)
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -132,8 +132,7 @@ def test_an_object_added_on_the_path_stops_the_arm_short_of_it(node):
     code = result.result().result.error_code
     assert code.val == MoveItErrorCodes.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE, code.message
     assert "in_the_way" in code.message, code.message
-    time.sleep(0.3)
-    stopped = current_positions(node)
+    stopped = wait_at_rest(lambda: current_positions(node), 30.0, "the arm at rest")
     assert 0.05 < stopped[0] - start[0] < 0.75 * 1.2, stopped - start
     checker.scene.add_object("in_the_way", [Box((BOX_SIZE,) * 3)], pose=make_transform(None, box_at))
     assert PathCheck(checker, JOINTS).first_invalid(densify(np.array([start, stopped]), 0.01)) < 0, "short of it"
