@@ -175,6 +175,7 @@ class VelocityIKSolver:
         self.weights = weights
         self.opt_pos = opt_pos
         self._work = np.zeros(vk.work_size(n, len(self._joint_info)))
+        self._work[-1] = 1.0  # no Jacobian to decompose before the first call: svd_result is zeros
         self._svd_code = 0
 
     # ------------------------------------------------------------------ settings (KDL's getters and setters)
@@ -217,9 +218,12 @@ class VelocityIKSolver:
 
     @property
     def svd_result(self) -> SVDResult:
-        """The last ``cart_to_jnt`` call's SVD (copies, sorted here: the call leaves it unsorted); zeros before
-        the first. After ``E_SVD_FAILED``, the unfinished decomposition where the sweeps stopped."""
+        """The last ``cart_to_jnt`` call's SVD (copies); zeros before the first. After ``E_SVD_FAILED``, the
+        unfinished decomposition where the sweeps stopped. A call at a well-conditioned state solves without it:
+        it is made here, on the first read, as the call would have made it."""
         n = self._n
+        if vk.decompose(self._work, n, self.maxiter) != 0:
+            self._svd_code = vk.SVD_MAX_ITERATIONS
         S, Q, B = self._work[:6], self._work[6:42].reshape(6, 6), self._work[42:42 + 6 * n].reshape(6, n)
         order = np.argsort(-S, kind="stable")
         S = S[order]

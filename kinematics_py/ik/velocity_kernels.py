@@ -53,6 +53,11 @@ NULL_SPACE_MIN_NORM = 1e-9
 ORTHOGONALITY_TOLERANCE = 1e-15
 #: A row whose norm is below this times the matrix's (Frobenius) holds a zero singular value.
 NEGLIGIBLE_ROW = 1e-15
+#: The answer is solved through the LQ decomposition (``_lq``) only where no singular value is below the cut-off
+#: (``_cutoff``), which is at least this (a cut-off of 0 still leaves ill-conditioned Jacobians to the SVD) ...
+FAST_PATH_MIN_SINGULAR = 1e-6
+#: ... and only with this many Jacobi sweeps allowed (fewer may not converge: the SVD is always made, as KDL's).
+FAST_PATH_MIN_SWEEPS = 16
 #: The 15 pairs of six rows as five rounds of three disjoint pairs (each row once per round).
 ROUNDS = ((0, 1, 2, 3, 4, 5), (0, 2, 1, 4, 3, 5), (0, 3, 1, 5, 2, 4), (0, 4, 1, 3, 2, 5), (0, 5, 1, 2, 3, 4))
 _ROUNDS = np.array(ROUNDS, dtype=np.int64)
@@ -65,7 +70,7 @@ def params_size(n: int, m: int) -> int:
 
 def work_size(n: int, m: int) -> int:
     """The length of ``work`` for n variables and m joints."""
-    return 54 + 7 * n + 6 * m
+    return 54 + 7 * n + 6 * m + 6 * n + 48 + 1
 
 
 def pack_params(segments: np.ndarray, n: int) -> np.ndarray:
@@ -212,11 +217,90 @@ def _null_space_velocity(q, table, settings, z):
                 z[i] -= gain * (q[i] - 0.5 * (table[LOWER, i] + table[UPPER, i])) / half
 
 
+@compiled_kernel(inline="always", error_model="numpy")
+def _reflect(W, k, tau, x):
+    """x <- H_k x, H_k = I - tau_k v v^T the Householder reflector whose v is row k of W from column k on."""
+    n = x.shape[0]
+    dot = 0.0
+    for c in range(k, n):
+        dot += W[k, c] * x[c]
+    dot *= tau[k]
+    for c in range(k, n):
+        x[c] -= dot * W[k, c]
+
+
+@compiled_kernel(inline="always", error_model="numpy")
+def _cutoff(settings):
+    """The singular value below which the answer is not the plain pseudo-inverse's: EPS (truncated), or
+    DAMPING_THRESHOLD with the damping on (damped); at least FAST_PATH_MIN_SINGULAR."""
+    cutoff = max(settings[EPS], FAST_PATH_MIN_SINGULAR)
+    if settings[DAMPING] > 0.0:
+        cutoff = max(cutoff, settings[DAMPING_THRESHOLD])
+    return cutoff
+
+
+@compiled_kernel(inline="always", error_model="numpy")
+def _lq(B, W, tau, Linv):
+    """The LQ decomposition of B (6, n), n >= 6, by Householder reflectors: B = [L 0] (H_0 ... H_5)^T with L
+    (6, 6) lower triangular, and L^-1. W (6, n) <- the reflectors' vectors (row k from column k on) and L's
+    entries below the diagonal; tau (12,) <- the reflectors' factors, then L's diagonal; Linv (6, 6) <- L^-1.
+    Returns ||L^-1||_F^2 (the singular values of B, those of L, are each at least 1 / ||L^-1||_F), inf when L
+    is singular."""
+    n = B.shape[1]
+    for r in range(6):
+        for c in range(n):
+            W[r, c] = B[r, c]
+    for k in range(6):
+        norm2 = 0.0
+        for c in range(k, n):
+            norm2 += W[k, c] * W[k, c]
+        if not norm2 > 0.0:
+            return np.inf
+        norm = np.sqrt(norm2)
+        x0 = W[k, k]
+        # v = x - alpha e_0 with alpha of the sign opposite to x_0: no cancellation; ||v||^2 = 2 norm (norm + |x_0|)
+        alpha = -norm if x0 >= 0.0 else norm
+        W[k, k] = x0 - alpha
+        tau[k] = 1.0 / (norm * (norm + abs(x0)))
+        tau[6 + k] = alpha
+        for r in range(k + 1, 6):
+            _reflect(W, k, tau, W[r])
+    frobenius2 = 0.0
+    for j in range(6):  # L^-1 column by column (forward substitution)
+        Linv[j, j] = 1.0 / tau[6 + j]
+        frobenius2 += Linv[j, j] * Linv[j, j]
+        for i in range(j + 1, 6):
+            total = 0.0
+            for k in range(j, i):
+                total += W[i, k] * Linv[k, j]
+            Linv[i, j] = -total / tau[6 + i]
+            frobenius2 += Linv[i, j] * Linv[i, j]
+    return frobenius2 if np.isfinite(frobenius2) else np.inf
+
+
+@compiled_kernel(inline="always", error_model="numpy")
+def _lq_solve(W, tau, Linv, twist, settings, z, qdot):
+    """qdot <- pinv(B) (task-weighted twist) + (I - P) z from ``_lq`` of B (P the projection on B's row space):
+    pinv(B) = H_0 ... H_5 [L^-1; 0] and (I - P) z = H_0 ... H_5 [0; (H_5 ... H_0 z)[6:]]. z is used up."""
+    for k in range(6):
+        _reflect(W, k, tau, z)
+    for i in range(6):
+        total = 0.0
+        for j in range(i + 1):
+            total += Linv[i, j] * settings[TASK_WEIGHTS + j] * twist[j]
+        z[i] = total
+    for k in range(5, -1, -1):
+        _reflect(W, k, tau, z)
+    for i in range(z.shape[0]):
+        qdot[i] = z[i]
+
+
 @compiled_kernel(error_model="numpy")
 def velocity_ik(q, twist, joint_info, params, qdot, work):
-    """qdot (n,) <- the joint velocities for ``twist`` (6,) at ``q`` (n,); work <- the task-weighted Jacobian's
-    SVD (module docstring). ``joint_info``'s variable column indexes q. Returns E_NOERROR, E_DEGRADED (more
-    singular values below EPS than 6 - RANK), E_SVD_FAILED (qdot zero) or NON_FINITE_INPUT."""
+    """qdot (n,) <- the joint velocities for ``twist`` (6,) at ``q`` (n,); work <- the task-weighted Jacobian and,
+    unless it is proven well conditioned (then ``decompose`` makes the SVD on demand), its SVD (module
+    docstring). ``joint_info``'s variable column indexes q. Returns E_NOERROR,
+    E_DEGRADED (more singular values below EPS than 6 - RANK), E_SVD_FAILED (qdot zero) or NON_FINITE_INPUT."""
     n = q.shape[0]
     m = joint_info.shape[0]
     for i in range(n):
@@ -235,15 +319,33 @@ def velocity_ik(q, twist, joint_info, params, qdot, work):
     start += 6 * m
     R = work[start:start + 9].reshape((3, 3))
     p = work[start + 9:start + 12]
+    start += 12
+    W = work[start:start + 6 * n].reshape((6, n))
+    start += 6 * n
+    tau = work[start:start + 12]
+    Linv = work[start + 12:start + 48].reshape((6, 6))
     chain_pose(q, segments, joint_info, R, p, axes_world, origins_world)
     chain_jacobian_from_pose(p, joint_info, segments[:m, 15], axes_world, origins_world, B)
     for r in range(6):
         weight = settings[TASK_WEIGHTS + r]
         for c in range(n):
             B[r, c] *= weight
+    _null_space_velocity(q, table, settings, z)
+    # Where no singular value is below the cut-off, the answer is the plain pseudo-inverse's, solved through the
+    # LQ decomposition; when the bound of ``_lq`` proves it, without the SVD (made on demand by ``decompose``).
+    plain = n >= 6 and settings[RANK] >= 6 and settings[MAX_SWEEPS] >= FAST_PATH_MIN_SWEEPS
+    cutoff = _cutoff(settings)
+    frobenius2 = _lq(B, W, tau, Linv) if plain else np.inf
+    if frobenius2 * (4.0 * cutoff * cutoff) <= 1.0:
+        _lq_solve(W, tau, Linv, twist, settings, z, qdot)
+        work[work.shape[0] - 1] = 0.0  # B is the Jacobian, not yet decomposed
+        return E_NOERROR
+    work[work.shape[0] - 1] = 1.0
     if jacobi_rows(B, Q, S, int(settings[MAX_SWEEPS])) != 0:
         return E_SVD_FAILED
-    _null_space_velocity(q, table, settings, z)
+    if frobenius2 < np.inf and S.min() >= cutoff:
+        _lq_solve(W, tau, Linv, twist, settings, z, qdot)
+        return E_NOERROR
     cut = 0
     for k in range(6):
         s = S[k]
@@ -269,10 +371,21 @@ def velocity_ik(q, twist, joint_info, params, qdot, work):
     return E_DEGRADED if cut > 6 - settings[RANK] else E_NOERROR
 
 
+@compiled_kernel(error_model="numpy")
+def decompose(work, n, max_sweeps):
+    """The SVD of the Jacobian a well-conditioned ``velocity_ik`` call left in ``work`` (the one the call would
+    have made), unless it is already there; 0 or SVD_MAX_ITERATIONS."""
+    if work[work.shape[0] - 1] != 0.0:
+        return 0
+    S, Q, B = svd_parts(work, n)
+    work[work.shape[0] - 1] = 1.0
+    return jacobi_rows(B, Q, S, max_sweeps)
+
+
 @compiled_kernel(parallel=True, error_model="numpy")
 def velocity_ik_batch(Q, twists, joint_info, params, qdot, codes):
     """qdot[b], codes[b] <- ``velocity_ik`` of Q[b] (B, n) and twists[b] (B, 6), over the cores."""
-    size = 54 + 7 * Q.shape[1] + 6 * joint_info.shape[0]
+    size = 103 + 13 * Q.shape[1] + 6 * joint_info.shape[0]
     for b in prange(Q.shape[0]):
         work = np.empty(size)
         codes[b] = velocity_ik(Q[b], twists[b], joint_info, params, qdot[b], work)
