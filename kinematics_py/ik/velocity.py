@@ -13,6 +13,11 @@ not useful (measured with PyKDL 1.5.1):
   naming what is valid, instead of a negative code.
 - ``maxiter`` bounds the sweeps of the SVD (one-sided Jacobi; KDL's counts QR iterations): a decomposition that
   does not converge within it answers ``E_SVD_FAILED`` with zero velocities, as KDL's does.
+- Where no singular value is below the cut-off (``eps``, or the damping threshold with the damping on), the
+  answer is the plain pseudo-inverse's, solved through the LQ decomposition of the Jacobian (Householder);
+  where ``1 / ||L^-1||_F`` proves it (nearly every state away from a singularity) the SVD is not made at all,
+  and ``svd_result`` makes it when read (``velocity_kernels``). Same numbers, a third of KDL's time per call
+  (docs/benchmarks.md).
 
 Beyond KDL (``VelocityIKOptions``, all off by default): damped least squares near singularities, a pull away
 from the joint limits in the null space, task-space weights, and ``cart_to_jnt_batch`` over many states in one

@@ -10,7 +10,15 @@ below a threshold t with the damping on, and ``z`` the null-space velocity: KDL'
 / A`` (g = 1/2 sum w_i (q_i - opt_pos_i)^2, A = sum w_i^2 (q_i - opt_pos_i)^2, none when A <= 1e-9) plus the
 optional pull of each bounded joint toward the middle of its range. The SVD is one-sided Jacobi (Hestenes) on
 the six rows of J: exact to round-off in a few sweeps, no LAPACK call, and no structurally zero singular value
-on redundant arms (the thin SVD: six singular values, V of shape (n, 6)). Each sweep takes the 15 pairs of rows
+on redundant arms (the thin SVD: six singular values, V of shape (n, 6)).
+
+Where no singular value is below the cut-off (``_cutoff``), inv(S) is 1/S and the answer is the plain
+pseudo-inverse's: it is solved through the LQ decomposition B = [L 0] H^T (``_lq``, ``_lq_solve``: six Householder
+reflectors, a 6x6 triangular inverse), a fraction of the SVD's work. The singular values are those of L, each at
+least 1 / ||L^-1||_F: when that bound proves them all at least twice the cut-off, the SVD is not made (``work``
+keeps the Jacobian, ``decompose`` makes the SVD when it is asked for); otherwise the SVD is made, and where it
+finds them all at or above the cut-off the answer is still solved through L (one answer per state, whichever
+way it was proven). Each sweep takes the 15 pairs of rows
 in five rounds of three disjoint pairs (a round-robin order): the three rotations of a round are independent, so
 the processor overlaps their square roots and divisions instead of waiting on each in turn.
 
@@ -25,7 +33,7 @@ joint table (4, n): opt_pos, weights, lower and upper limits (``joint_table(para
 
 ``work`` (``work_size(n, m)``, float64): the decomposition the call leaves, unsorted (``svd_parts``): S (6,) the
 singular values, Q (6, 6) whose row k is the left singular vector of S[k], B (6, n) whose row k is S[k] times the
-right one; then scratch.
+right one; then scratch; its last element 1 when B is decomposed, 0 when B is still the (task-weighted) Jacobian.
 """
 from __future__ import annotations
 
