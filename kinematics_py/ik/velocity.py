@@ -181,6 +181,7 @@ class VelocityIKSolver:
         self.opt_pos = opt_pos
         self._work = np.zeros(vk.work_size(n, len(self._joint_info)))
         self._work[-1] = 1.0  # no Jacobian to decompose before the first call: svd_result is zeros
+        self._condition_work: np.ndarray | None = None
         self._svd_code = 0
 
     # ------------------------------------------------------------------ settings (KDL's getters and setters)
@@ -259,6 +260,18 @@ class VelocityIKSolver:
         else:
             self._svd_code = 0
         return _new_tuple(VelocityIKResult, (qdot, _CODES[code]))
+
+    def condition_number(self, q) -> float:
+        """The largest over the smallest singular value of the (task-weighted) Jacobian at ``q`` (n,): inf at a
+        singularity (a zero singular value; on an arm of fewer than six joints, everywhere). One compiled call;
+        ``svd_result`` is left as it was."""
+        q = self.checked_joints(q, "q")
+        if self._condition_work is None:
+            self._condition_work = np.zeros(len(self._work))
+        value = vk.condition_number(q, self._joint_info, self._params, self._condition_work)
+        if math.isnan(value):
+            raise VelocityIKError(f"the SVD did not converge within maxiter={self.maxiter} sweeps at q={q.tolist()}")
+        return value
 
     def cart_to_jnt_batch(self, Q, twists) -> VelocityIKBatch:
         """``cart_to_jnt`` of every row of Q (B, n) and twists (B, 6) in one compiled call, on every core

@@ -380,6 +380,36 @@ def velocity_ik(q, twist, joint_info, params, qdot, work):
 
 
 @compiled_kernel(error_model="numpy")
+def condition_number(q, joint_info, params, work):
+    """The largest over the smallest singular value of the (task-weighted) Jacobian at ``q`` (n,), inf when the
+    smallest is 0, NaN when q is not finite or the SVD does not converge. ``work`` as ``velocity_ik``'s (its
+    decomposition is overwritten: not the solver's own)."""
+    n = q.shape[0]
+    m = joint_info.shape[0]
+    if not np.isfinite(q.sum()):
+        return np.nan
+    settings = params[:SETTINGS_SIZE]
+    segments = _segments(params, n, m)
+    S, Q, B = svd_parts(work, n)
+    start = 42 + 7 * n
+    axes_world = work[start:start + 3 * m].reshape((m, 3))
+    origins_world = work[start + 3 * m:start + 6 * m].reshape((m, 3))
+    start += 6 * m
+    R = work[start:start + 9].reshape((3, 3))
+    p = work[start + 9:start + 12]
+    chain_pose(q, segments, joint_info, R, p, axes_world, origins_world)
+    chain_jacobian_from_pose(p, joint_info, segments[:m, 15], axes_world, origins_world, B)
+    for r in range(6):
+        weight = settings[TASK_WEIGHTS + r]
+        for c in range(n):
+            B[r, c] *= weight
+    if jacobi_rows(B, Q, S, int(settings[MAX_SWEEPS])) != 0:
+        return np.nan
+    smallest = S.min()
+    return S.max() / smallest if smallest > 0.0 else np.inf
+
+
+@compiled_kernel(error_model="numpy")
 def decompose(work, n, max_sweeps):
     """The SVD of the Jacobian a well-conditioned ``velocity_ik`` call left in ``work`` (the one the call would
     have made), unless it is already there; 0 or SVD_MAX_ITERATIONS."""
