@@ -16,7 +16,7 @@ not useful (measured with PyKDL 1.5.1):
 - Where no singular value is below the cut-off (``eps``, or the damping threshold with the damping on), the
   answer is the plain pseudo-inverse's, solved through the LQ decomposition of the Jacobian (Householder);
   where ``1 / ||L^-1||_F`` proves it (nearly every state away from a singularity) the SVD is not made at all,
-  and ``svd_result`` makes it when read (``velocity_kernels``). Same numbers, a third of KDL's time per call
+  and ``svd_result`` makes it when read (``velocity_kernels``). Same numbers, 0.4-0.8x KDL's time per call
   (docs/benchmarks.md).
 
 Beyond KDL (``VelocityIKOptions``, all off by default): damped least squares near singularities, a pull away
