@@ -169,9 +169,9 @@ class ServoCore:
 
     def _condition_number(self, q: np.ndarray) -> float:
         """The Jacobian's condition number at q: the velocity solver's one compiled call (the same Jacobian and
-        its Jacobi SVD); numpy's SVD of the chain's Jacobian on arms of fewer than six joints (their five
-        singular values, where the solver's thin SVD has a sixth, zero)."""
-        if len(q) >= 6:
+        its Jacobi SVD); numpy's SVD of the chain's Jacobian on chains of fewer than six joints (their five
+        singular values, where the solver's thin SVD has a sixth, zero) or not of the whole group."""
+        if len(q) == self.chain.dof >= 6:
             return self.solver.condition_number(q)
         return safety.condition_number(self.chain.jacobian(q))
 
