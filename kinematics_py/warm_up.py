@@ -73,6 +73,8 @@ def warm_up_robot(robot: str) -> list[str]:
                               np.array([lower * 0.9 + upper * 0.1]), (lower, upper), TIMEOUT_S)
             velocity = VelocityIKSolver(plugin)
             velocity.cart_to_jnt(middle, np.full(6, 0.01))
+            velocity.svd_result  # noqa: B018 (compiles the on-demand SVD)
+            velocity.condition_number(middle)  # servo's singularity check
             velocity.cart_to_jnt_batch([middle] * 2, np.full((2, 6), 0.01))
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")

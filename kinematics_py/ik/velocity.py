@@ -13,6 +13,11 @@ not useful (measured with PyKDL 1.5.1):
   naming what is valid, instead of a negative code.
 - ``maxiter`` bounds the sweeps of the SVD (one-sided Jacobi; KDL's counts QR iterations): a decomposition that
   does not converge within it answers ``E_SVD_FAILED`` with zero velocities, as KDL's does.
+- Where no singular value is below the cut-off (``eps``, or the damping threshold with the damping on), the
+  answer is the plain pseudo-inverse's, solved through the LQ decomposition of the Jacobian (Householder);
+  where ``1 / ||L^-1||_F`` proves it (nearly every state away from a singularity) the SVD is not made at all,
+  and ``svd_result`` makes it when read (``velocity_kernels``). Same numbers, 0.4-0.8x KDL's time per call
+  (docs/benchmarks.md).
 
 Beyond KDL (``VelocityIKOptions``, all off by default): damped least squares near singularities, a pull away
 from the joint limits in the null space, task-space weights, and ``cart_to_jnt_batch`` over many states in one
@@ -94,6 +99,11 @@ class VelocityIKResult(NamedTuple):
 
 
 _CODES = {int(code): code for code in VelocityIKCode}
+# The hot path's names, bound once (cart_to_jnt is called per servo period and in users' loops).
+_as_floats, _empty, _FLOAT, _TWIST_SHAPE = np.ascontiguousarray, np.empty, np.float64, (6,)
+_velocity_ik = vk.velocity_ik
+#: Builds a VelocityIKResult without the Python-level ``__new__`` of a NamedTuple (the same object).
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,7 @@ class VelocityIKSolver:
         self.tip = tip
         self.base = problem.base_link
         chain = problem.chains[tips.index(tip)]
-        self._segments, joint_info = chain.compiled
+        segments, joint_info = chain.compiled
         index = {name: i for i, name in enumerate(self.joint_names)}
         self._joint_info = joint_info.copy()
         self._joint_info[:, 1] = [index[chain.joint_names[v]] for v in joint_info[:, 1]]
@@ -155,18 +165,23 @@ class VelocityIKSolver:
         self.eps = float(eps)
         self.maxiter = int(maxiter)
         n = len(self.joint_names)
+        self._n = n
         task = np.ones(6) if self.options.task_weights is None else np.asarray(self.options.task_weights)
-        self._settings = np.zeros(vk.SETTINGS_SIZE)
+        # One array holds the settings, the joint table and the chain: the compiled call takes six arrays.
+        self._params = vk.pack_params(segments, n)
+        self._settings = self._params[:vk.SETTINGS_SIZE]
         self._settings[[vk.EPS, vk.DAMPING, vk.DAMPING_THRESHOLD, vk.LIMIT_GAIN, vk.RANK, vk.MAX_SWEEPS]] = (
             self.eps, self.options.damping, self.options.damping_threshold, self.options.joint_limit_gain,
             min(n, int(np.count_nonzero(task))), self.maxiter)
         self._settings[vk.TASK_WEIGHTS:] = np.sqrt(task)
-        self._joint_table = np.zeros((4, n))
+        self._joint_table = self._params[vk.SETTINGS_SIZE:vk.SETTINGS_SIZE + 4 * n].reshape(4, n)
         self._joint_table[vk.LOWER], self._joint_table[vk.UPPER] = problem.lower, problem.upper
         self.alpha = alpha
         self.weights = weights
         self.opt_pos = opt_pos
-        self._svd = np.zeros((6, 7 + n))
+        self._work = np.zeros(vk.work_size(n, len(self._joint_info)))
+        self._work[-1] = 1.0  # no Jacobian to decompose before the first call: svd_result is zeros
+        self._condition_work: np.ndarray | None = None
         self._svd_code = 0
 
     # ------------------------------------------------------------------ settings (KDL's getters and setters)
@@ -209,29 +224,54 @@ class VelocityIKSolver:
 
     @property
     def svd_result(self) -> SVDResult:
-        """The last ``cart_to_jnt`` call's SVD (copies); zeros before the first."""
-        svd = self._svd
-        return SVDResult(self._svd_code, svd[:, 0].copy(), svd[:, 1:7].copy(), svd[:, 7:].T.copy())
+        """The last ``cart_to_jnt`` call's SVD (copies); zeros before the first. After ``E_SVD_FAILED``, the
+        unfinished decomposition where the sweeps stopped. A call at a well-conditioned state solves without it:
+        it is made here, on the first read, as the call would have made it."""
+        n = self._n
+        if vk.decompose(self._work, n, self.maxiter) != 0:
+            self._svd_code = vk.SVD_MAX_ITERATIONS
+        S, Q, B = self._work[:6], self._work[6:42].reshape(6, 6), self._work[42:42 + 6 * n].reshape(6, n)
+        order = np.argsort(-S, kind="stable")
+        S = S[order]
+        positive = S > 0.0
+        V = np.zeros((n, 6))
+        V[:, positive] = (B[order][positive] / S[positive, None]).T
+        return SVDResult(self._svd_code, S, Q[order].T.copy(), V)
 
     # ------------------------------------------------------------------ solving
     def cart_to_jnt(self, q, twist) -> VelocityIKResult:
         """Joint velocities (n,) making the tip move with ``twist`` (6,) at joint values ``q`` (n,)."""
         try:
-            q = np.ascontiguousarray(q, dtype=np.float64)
-            twist = np.ascontiguousarray(twist, dtype=np.float64)
+            q = _as_floats(q, dtype=_FLOAT)
+            twist = _as_floats(twist, dtype=_FLOAT)
         except (TypeError, ValueError):
             q, twist = self.checked_joints(q, "q"), _vector(twist, 6, f"twist {TWIST_AXES}")
-        qdot = np.empty(len(self.joint_names))
-        if q.shape != qdot.shape or twist.shape != (6,):
+        n = self._n
+        if q.shape != (n,) or twist.shape != _TWIST_SHAPE:
             self.checked_joints(q, "q")
             _vector(twist, 6, f"twist {TWIST_AXES}")
-        code = vk.velocity_ik(q, twist, self._segments, self._joint_info, self._joint_table, self._settings,
-                              qdot, self._svd)
-        if code == vk.NON_FINITE_INPUT:
-            self.checked_joints(q, "q")
-            _vector(twist, 6, f"twist {TWIST_AXES}")
-        self._svd_code = vk.SVD_MAX_ITERATIONS if code == vk.E_SVD_FAILED else 0
-        return VelocityIKResult(qdot, _CODES[code])
+        qdot = _empty(n)
+        code = _velocity_ik(q, twist, self._joint_info, self._params, qdot, self._work)
+        if code < 0:
+            if code == vk.NON_FINITE_INPUT:
+                self.checked_joints(q, "q")
+                _vector(twist, 6, f"twist {TWIST_AXES}")
+            self._svd_code = vk.SVD_MAX_ITERATIONS
+        else:
+            self._svd_code = 0
+        return _new_tuple(VelocityIKResult, (qdot, _CODES[code]))
+
+    def condition_number(self, q) -> float:
+        """The largest over the smallest singular value of the (task-weighted) Jacobian at ``q`` (n,): inf at a
+        singularity (a zero singular value; on an arm of fewer than six joints, everywhere). One compiled call;
+        ``svd_result`` is left as it was."""
+        q = self.checked_joints(q, "q")
+        if self._condition_work is None:
+            self._condition_work = np.zeros(len(self._work))
+        value = vk.condition_number(q, self._joint_info, self._params, self._condition_work)
+        if math.isnan(value):
+            raise VelocityIKError(f"the SVD did not converge within maxiter={self.maxiter} sweeps at q={q.tolist()}")
+        return value
 
     def cart_to_jnt_batch(self, Q, twists) -> VelocityIKBatch:
         """``cart_to_jnt`` of every row of Q (B, n) and twists (B, 6) in one compiled call, on every core
@@ -248,8 +288,7 @@ class VelocityIKSolver:
         qdot = np.empty_like(Q)
         codes = np.empty(len(Q), dtype=np.int64)
         with PARALLEL_KERNEL_LOCK:
-            vk.velocity_ik_batch(Q, twists, self._segments, self._joint_info, self._joint_table, self._settings,
-                                 qdot, codes)
+            vk.velocity_ik_batch(Q, twists, self._joint_info, self._params, qdot, codes)
         return VelocityIKBatch(qdot, codes)
 
     def checked_joints(self, values, what: str) -> np.ndarray:

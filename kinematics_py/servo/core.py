@@ -158,14 +158,22 @@ class ServoCore:
         """Nearing or leaving: the condition number after a small step along qdot, against the current one. The
         scale is that of the condition number one whole period ahead, so the arm halts before the hard threshold
         instead of creeping toward it."""
-        condition = safety.condition_number(self.chain.jacobian(q))
+        condition = self._condition_number(q)
         step = q + self.settings["singularity_step_scale"] * qdot / np.linalg.norm(qdot)
-        approaching = safety.condition_number(self.chain.jacobian(step)) > condition
-        ahead = safety.condition_number(self.chain.jacobian(q + qdot * self.period))
+        approaching = self._condition_number(step) > condition
+        ahead = self._condition_number(q + qdot * self.period)
         s = self.settings
         return safety.singularity_scale(max(condition, ahead) if approaching else condition, approaching,
                                         s["lower_singularity_threshold"], s["hard_stop_singularity_threshold"],
                                         s["leaving_singularity_threshold_multiplier"])
+
+    def _condition_number(self, q: np.ndarray) -> float:
+        """The Jacobian's condition number at q: the velocity solver's one compiled call (the same Jacobian and
+        its Jacobi SVD); numpy's SVD of the chain's Jacobian on chains of fewer than six joints (their five
+        singular values, where the solver's thin SVD has a sixth, zero) or not of the whole group."""
+        if len(q) == self.chain.dof >= 6:
+            return self.solver.condition_number(q)
+        return safety.condition_number(self.chain.jacobian(q))
 
     def _collision(self, q: np.ndarray, now: float) -> tuple[float, StatusCode]:
         if self.proximity is None:

@@ -168,6 +168,41 @@ def test_the_twist_is_met_and_the_null_space_term_leaves_it_unchanged(robot):
         assert np.all(np.diff(svd.singular_values) <= 0)
 
 
+def test_the_lq_solve_and_the_svd_give_the_same_answers_and_the_svd_is_the_one_the_call_made(robot):
+    """Away from singularities the answer is solved through the LQ decomposition, without the SVD; a solver
+    allowed fewer sweeps than that path needs always makes the SVD: the two agree to round-off, and the SVD
+    svd_result makes on demand is the one the SVD-only call made."""
+    _, plugin = robot
+    chain = plugin.group_setup.problem.chains[0]
+    rng = np.random.default_rng(SEED)
+    opt_pos, weights = chain.lower / 2, rng.uniform(0.5, 2.0, chain.dof)
+    lq = VelocityIKSolver(plugin, opt_pos=opt_pos, weights=weights)
+    svd = VelocityIKSolver(plugin, opt_pos=opt_pos, weights=weights, maxiter=15)
+    for _ in range(50):
+        q = rng.uniform(np.maximum(chain.lower, -3), np.minimum(chain.upper, 3))
+        v = rng.normal(size=6)
+        ours, reference = lq.cart_to_jnt(q, v), svd.cart_to_jnt(q, v)
+        assert ours.error == reference.error
+        assert relative_difference(ours.joint_velocities, reference.joint_velocities) <= 1e-12
+        made, on_demand = svd.svd_result, lq.svd_result
+        assert on_demand.code == made.code == 0
+        for field in ("singular_values", "U", "V"):
+            assert np.array_equal(getattr(on_demand, field), getattr(made, field))
+
+
+def test_the_condition_number_is_numpys(robot):
+    _, plugin = robot
+    chain = plugin.group_setup.problem.chains[0]
+    solver = VelocityIKSolver(plugin)
+    rng = np.random.default_rng(SEED)
+    for _ in range(50):
+        q = rng.uniform(np.maximum(chain.lower, -3), np.minimum(chain.upper, 3))
+        values = np.linalg.svd(chain.jacobian(q), compute_uv=False)
+        assert solver.condition_number(q) == pytest.approx(values[0] / values[-1], rel=1e-9)
+    with pytest.raises(JointValueError, match="shoulder|panda_joint1"):
+        solver.condition_number(np.zeros(chain.dof + 1))
+
+
 def test_a_batch_is_the_single_calls(robot):
     _, plugin = robot
     chain = plugin.group_setup.problem.chains[0]
