@@ -303,6 +303,25 @@ def _lq_solve(W, tau, Linv, twist, settings, z, qdot):
         qdot[i] = z[i]
 
 
+@compiled_kernel(inline="always", error_model="numpy")
+def _weighted_jacobian(q, segments, joint_info, settings, work, start, B):
+    """B <- the task-weighted Jacobian at ``q``, the chain's pose laid out in ``work`` from ``start``; returns where
+    that layout ends."""
+    m = joint_info.shape[0]
+    axes_world = work[start:start + 3 * m].reshape((m, 3))
+    origins_world = work[start + 3 * m:start + 6 * m].reshape((m, 3))
+    start += 6 * m
+    R = work[start:start + 9].reshape((3, 3))
+    p = work[start + 9:start + 12]
+    chain_pose(q, segments, joint_info, R, p, axes_world, origins_world)
+    chain_jacobian_from_pose(p, joint_info, segments[:m, 15], axes_world, origins_world, B)
+    for r in range(6):
+        weight = settings[TASK_WEIGHTS + r]
+        for c in range(B.shape[1]):
+            B[r, c] *= weight
+    return start + 12
+
+
 @compiled_kernel(error_model="numpy")
 def velocity_ik(q, twist, joint_info, params, qdot, work):
     """qdot (n,) <- the joint velocities for ``twist`` (6,) at ``q`` (n,); work <- the task-weighted Jacobian and,
@@ -321,23 +340,11 @@ def velocity_ik(q, twist, joint_info, params, qdot, work):
     S, Q, B = svd_parts(work, n)
     start = 42 + 6 * n
     z = work[start:start + n]
-    start += n
-    axes_world = work[start:start + 3 * m].reshape((m, 3))
-    origins_world = work[start + 3 * m:start + 6 * m].reshape((m, 3))
-    start += 6 * m
-    R = work[start:start + 9].reshape((3, 3))
-    p = work[start + 9:start + 12]
-    start += 12
+    start = _weighted_jacobian(q, segments, joint_info, settings, work, start + n, B)
     W = work[start:start + 6 * n].reshape((6, n))
     start += 6 * n
     tau = work[start:start + 12]
     Linv = work[start + 12:start + 48].reshape((6, 6))
-    chain_pose(q, segments, joint_info, R, p, axes_world, origins_world)
-    chain_jacobian_from_pose(p, joint_info, segments[:m, 15], axes_world, origins_world, B)
-    for r in range(6):
-        weight = settings[TASK_WEIGHTS + r]
-        for c in range(n):
-            B[r, c] *= weight
     _null_space_velocity(q, table, settings, z)
     # Where no singular value is below the cut-off, the answer is the plain pseudo-inverse's, solved through the
     # LQ decomposition; when the bound of ``_lq`` proves it, without the SVD (made on demand by ``decompose``).
@@ -391,18 +398,7 @@ def condition_number(q, joint_info, params, work):
     settings = params[:SETTINGS_SIZE]
     segments = _segments(params, n, m)
     S, Q, B = svd_parts(work, n)
-    start = 42 + 7 * n
-    axes_world = work[start:start + 3 * m].reshape((m, 3))
-    origins_world = work[start + 3 * m:start + 6 * m].reshape((m, 3))
-    start += 6 * m
-    R = work[start:start + 9].reshape((3, 3))
-    p = work[start + 9:start + 12]
-    chain_pose(q, segments, joint_info, R, p, axes_world, origins_world)
-    chain_jacobian_from_pose(p, joint_info, segments[:m, 15], axes_world, origins_world, B)
-    for r in range(6):
-        weight = settings[TASK_WEIGHTS + r]
-        for c in range(n):
-            B[r, c] *= weight
+    _weighted_jacobian(q, segments, joint_info, settings, work, 42 + 7 * n, B)
     if jacobi_rows(B, Q, S, int(settings[MAX_SWEEPS])) != 0:
         return np.nan
     smallest = S.min()
