@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from service_latency import isolated_ros_env, run_python, start_node, stop_node
-from servo_jitter import JOINTS, START, child_pids, cpu_seconds
+from servo_jitter import JOINTS, START, child_pids, cpu_seconds, servo_parameters
 
 
 def client(namespace: str, node_pid: int, duration: float, period: float) -> dict:
@@ -92,8 +92,7 @@ def main() -> int:
         return 0
     directory = Path(tempfile.mkdtemp(prefix="servo_cpu_"))
     env = isolated_ros_env(directory)
-    servo = {"moveit_servo": {"move_group_name": "ur_manipulator", "publish_period": args.period,
-                              "command_out_topic": "servo_out", "command_in_type": "speed_units"}}
+    servo = servo_parameters(args.period)
     node = start_node(directory, "/bench_servo_cpu", env, extra=servo)
     try:
         figures = run_python(["--client", "/bench_servo_cpu", "--node-pid", str(node.pid), "--duration",

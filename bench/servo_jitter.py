@@ -125,6 +125,12 @@ def run(extra: dict, hammers: int, duration: float, env: dict, directory: Path, 
     return result
 
 
+def servo_parameters(period: float) -> dict:
+    """The node's servo parameters in the benches: the UR5's group, commands in speed units, ``period`` [s]."""
+    return {"moveit_servo": {"move_group_name": "ur_manipulator", "publish_period": period,
+                             "command_out_topic": "servo_out", "command_in_type": "speed_units"}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=10.0)
@@ -144,8 +150,7 @@ def main() -> int:
         return 0
     directory = Path(tempfile.mkdtemp(prefix="servo_jitter_"))
     env = isolated_ros_env(directory)
-    servo = {"moveit_servo": {"move_group_name": "ur_manipulator", "publish_period": args.period,
-                              "command_out_topic": "servo_out", "command_in_type": "speed_units"}}
+    servo = servo_parameters(args.period)
     off = run({}, args.hammers, args.duration, env, directory, args.period)
     on = run(servo, args.hammers, args.duration, env, directory, args.period)
     i = on["intervals"]
