@@ -121,8 +121,11 @@ def test_plan_around_the_box_reaches_the_goal_collision_free_and_is_displayed(no
     positions = _positions(answer)
     np.testing.assert_allclose(positions[0], list(START.values()), atol=1e-9)
     np.testing.assert_allclose(positions[-1], list(GOAL.values()), atol=1e-9)
-    assert np.abs(np.diff(positions, axis=0)).max() <= 0.01 + 1e-9
-    assert check.first_invalid(positions) < 0
+    # the points a controller needs (issue 30), far fewer than the checked ones: every state between two of them
+    # is on the checked straight segments, free at the checking resolution
+    path = densify(positions, 0.01)
+    assert len(positions) < len(path) // 4
+    assert check.first_invalid(path) < 0
     assert np.all(np.diff(_times(answer)) > 0)
     assert answer.planning_time > 0 and answer.group_name == GROUP
     assert list(answer.trajectory_start.joint_state.name)
