@@ -1,10 +1,11 @@
 """The node's own cost per plan answer (issue 30): plan_kinematic_path round trip against the library's plan()
 on the same problems, in one run.
 
-    .venv/bin/python bench/plan_answer.py [--repeats 15] [--straight 3] [--domain N]
+    .venv/bin/python bench/plan_answer.py [--repeats 15] [--straight 3] [--warm-up 120] [--domain N]
 
 Starts kinematics_node on the bundled UR5 (as bench/service_latency.py does: its own process, DDS on this
-machine only, its own ROS_DOMAIN_ID and log folder; default parameters, so plans run in a planning process),
+machine only, its own ROS_DOMAIN_ID and log folder; default parameters, so plans run in a planning process once
+it has built the robot: ``--warm-up`` seconds of plans come first),
 publishes the ``make run`` demo's obstacle, and, from one client process that holds the same robot and obstacle
 in kinematics_py itself, alternates on every problem a library call (``kinematics_py.planning.motion.plan`` with
 the node's options: RRTConnect, one attempt, the URDF's limits) and a plan_kinematic_path round trip. Problems: the
@@ -33,6 +34,10 @@ import numpy as np
 from service_latency import _client, isolated_ros_env, run_python, start_node, stop_node
 
 GROUP = "ur_manipulator"
+#: Time [s] the node may take to serve (building the robot on a busy machine took two minutes).
+NODE_START_S = 600.0
+#: Time between two warm-up plans [s].
+WARM_UP_PERIOD_S = 0.2
 #: Repetitions of each timed step of the breakdown.
 BREAKDOWN_REPEATS = 50
 
@@ -98,7 +103,7 @@ def breakdown(request, result, names) -> dict:
     from rclpy.serialization import deserialize_message, serialize_message
 
     from kinematics_py.ros.messages.conversions import robot_state_msg
-    from kinematics_py.ros.messages.trajectories import trajectory_msg
+    from kinematics_py.ros.messages.trajectories import plan_trajectory_msg
 
     request_bytes = serialize_message(request)
     response = GetMotionPlan.Response()
@@ -107,7 +112,7 @@ def breakdown(request, result, names) -> dict:
     def build():
         answer = response.motion_plan_response
         answer.trajectory_start = robot_state_msg(names, values)
-        answer.trajectory = trajectory_msg("base_link", names, result.positions, result.timing, Time())
+        answer.trajectory = plan_trajectory_msg("base_link", names, result.positions, result.timing, Time())
 
     build()
     answer = response.motion_plan_response
@@ -120,7 +125,20 @@ def breakdown(request, result, names) -> dict:
     return {"ms": {k: v * 1e3 for k, v in steps.items()}, "points": len(answer.trajectory.joint_trajectory.points)}
 
 
-def client(namespace: str, repeats: int, straight: int) -> dict:
+def _warm_up(node, plans, problems, duration: float) -> None:
+    """Straight plans, one every WARM_UP_PERIOD_S, for ``duration`` [s]: the node plans on its own threads until its
+    planning process has built the robot (about a minute on a busy machine), then there, as it will from then on."""
+    from kinematics_py.ros.demo.client import joint_goal, motion_plan_request
+
+    _kind, start, goal = problems[-1]
+    request = motion_plan_request(GROUP, [joint_goal(goal)], start, 5.0)
+    until = time.monotonic() + duration
+    while time.monotonic() < until:
+        node.call(plans, request, 60.0)
+        time.sleep(WARM_UP_PERIOD_S)
+
+
+def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dict:
     """Alternate library calls and round trips on every problem; the breakdown of one answer of each kind."""
     from moveit_msgs.srv import GetMotionPlan
 
@@ -132,6 +150,7 @@ def client(namespace: str, repeats: int, straight: int) -> dict:
     plans = node.client(GetMotionPlan, f"{namespace}/plan_kinematic_path")
     series: dict = {}
     try:
+        _warm_up(node, plans, problems, warm_up_s)
         for warm_up in (True, False):
             for _ in range(3 if warm_up else repeats):
                 for kind, start, goal in problems:
@@ -210,6 +229,8 @@ def report(series: dict, load: tuple[float, float]) -> None:
     print("| problems | points answered | request | transfer | build | serialise answer | serialise display | sum |")
     print("|---|---|---|---|---|---|---|---|")
     for kind, entry in series.items():
+        if "breakdown" not in entry:
+            continue
         steps = entry["breakdown"]["ms"]
         print(f"| {kind} | {entry['breakdown']['points']} | " + " | ".join(f"{v:.2f}" for v in steps.values())
               + f" | {sum(steps.values()):.2f} |")
@@ -245,11 +266,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=15, help="round trips (and library calls) per problem")
     parser.add_argument("--straight", type=int, default=3, help="straight problems besides the demo's motion")
+    parser.add_argument("--warm-up", type=float, default=120.0,
+                        help="[s] of straight plans before the measurement (the planning process builds the robot)")
     parser.add_argument("--domain", type=int, help="ROS_DOMAIN_ID of the run (default: one no test run holds)")
     parser.add_argument("--client", metavar="NAMESPACE", help=argparse.SUPPRESS)
+    parser.add_argument("--wait", metavar="NAMESPACE", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.wait:
+        from kinematics_py.ros.demo.client import KinematicsClient
+
+        waiting = KinematicsClient(options.wait, node_name="bench_wait")
+        ready = waiting.wait_for_services(NODE_START_S)
+        waiting.close()
+        print(json.dumps({"ready": ready}))
+        return 0 if ready else 1
     if options.client:
-        series = client(options.client, options.repeats, options.straight)
+        series = client(options.client, options.repeats, options.straight, options.warm_up)
         print(json.dumps(series))
         return 0
     directory = Path(tempfile.mkdtemp(prefix="kinematics_py-bench-"))
@@ -259,9 +291,10 @@ def main() -> int:
     load_start = os.getloadavg()[0]
     node = start_node(directory, namespace, env)
     try:
+        run_python(["--wait", namespace], env, NODE_START_S + 60, __file__)  # its start takes minutes when busy
         run_python(["--scene", namespace], env, 300, str(Path(__file__).parent / "planning_latency.py"))
         series = run_python(["--client", namespace, "--repeats", str(options.repeats), "--straight",
-                             str(options.straight)], env, 3600, __file__)
+                             str(options.straight), "--warm-up", str(options.warm_up)], env, 3600, __file__)
     finally:
         stop_node(node)
     report(series, (load_start, os.getloadavg()[0]))
