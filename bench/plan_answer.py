@@ -1,12 +1,13 @@
 """The node's own cost per plan answer (issue 30): plan_kinematic_path round trip against the library's plan()
 on the same problems, in one run.
 
-    .venv/bin/python bench/plan_answer.py [--repeats 15] [--straight 3] [--warm-up 120] [--domain N]
+    .venv/bin/python bench/plan_answer.py [--repeats 15] [--straight 3] [--warm-up 120]
+                                              [--planning-processes 1] [--domain N]
 
 Starts kinematics_node on the bundled UR5 (as bench/service_latency.py does: its own process, DDS on this
-machine only, its own ROS_DOMAIN_ID and log folder; default parameters, so plans run in a planning process once
-it has built the robot: ``--warm-up`` seconds of plans come first),
-publishes the ``make run`` demo's obstacle, and, from one client process that holds the same robot and obstacle
+machine only, its own ROS_DOMAIN_ID and log folder; default parameters but ``--planning-processes``: with 1, the
+default, plans run in a planning process once it has built the robot, so ``--warm-up`` seconds of plans come
+first), publishes the ``make run`` demo's obstacle, and, from one client process that holds the same robot and obstacle
 in kinematics_py itself, alternates on every problem a library call (``kinematics_py.planning.motion.plan`` with
 the node's options: RRTConnect, one attempt, the URDF's limits) and a plan_kinematic_path round trip. Problems: the
 demo's motion around the obstacle (a search: its time varies from plan to plan) and ``--straight`` joint goals
@@ -17,7 +18,7 @@ the points of the library's trajectory and of the answer, and the breakdown of t
 each kind, timed in the client process with the node's own functions (median of 50): the request's conversion to
 a Python message, the plan's transfer from the planning process (pickle both ways), the message building (the
 RobotTrajectory and the start state), the serialisation of the answer and of the display_planned_path message
-(published with every answer).
+(built and published when that topic has subscribers, as RViz; none here).
 """
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ BREAKDOWN_REPEATS = 50
 
 def _library_problems(straight: int):
     """(plugin, checker, [(kind, start, goal)]) on the bundled UR5 with the demo's obstacle, as the node has it."""
+    from planning_latency import _obstacle_and_motion
+
     from kinematics_py.collision.geometry import Box
     from kinematics_py.collision.scene import PlanningScene
     from kinematics_py.geometry.transforms import make_transform
@@ -51,7 +54,6 @@ def _library_problems(straight: int):
     from kinematics_py.robot_setup import SetupInputs, build_robot_setup
     from kinematics_py.robots import bundled_robot_path
     from kinematics_py.ros.demo.walkthrough import OBSTACLE_SIZE
-    from planning_latency import _obstacle_and_motion
 
     setup = build_robot_setup(SetupInputs(bundled_robot_path("ur5").read_text(),
                                           bundled_robot_path("ur5", "srdf").read_text()))
@@ -116,7 +118,8 @@ def breakdown(request, result, names) -> dict:
 
     build()
     answer = response.motion_plan_response
-    display = DisplayTrajectory(model_id="ur5", trajectory=[answer.trajectory], trajectory_start=answer.trajectory_start)
+    display = DisplayTrajectory(model_id="ur5", trajectory=[answer.trajectory],
+                                trajectory_start=answer.trajectory_start)
     steps = {"request": _median_s(lambda: deserialize_message(request_bytes, GetMotionPlan.Request)),
              "transfer": _median_s(lambda: pickle.loads(pickle.dumps(result))),
              "build": _median_s(build),
@@ -164,7 +167,8 @@ def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dic
                     answer = node.call(plans, request, 60.0).motion_plan_response
                     node_s = time.perf_counter() - began
                     if not result.success or answer.error_code.val != 1:
-                        entry["failures"].append(f"library {result.message[:100]} | node {answer.error_code.message[:100]}")
+                        entry["failures"].append(
+                            f"library {result.message[:100]} | node {answer.error_code.message[:100]}")
                         continue
                     if warm_up:
                         continue
@@ -214,17 +218,17 @@ def report(series: dict, load: tuple[float, float]) -> None:
             continue
         library, node = entry["library"], entry["node"]
         print(f"| {kind} | {len(node)} | {_p(library, 50):.1f} / {_p(library, 90):.1f} | {_p(node, 50):.1f} / "
-              f"{_p(node, 90):.1f} | {_p(node, 50) - _p(library, 50):+.1f} | {np.median(entry['library_points']):.0f} / "
-              f"{np.median(entry['answer_points']):.0f} |")
-    print(f"\ncompute_fk round trip on the same node (the DDS and executor floor of any answer): p50 {_p(floor, 50):.2f} "
-          f"p90 {_p(floor, 90):.2f} ms. Of the round trip, the answer's planning_time (from the handler's start to the "
-          f"plan's return, planning process included) and the rest (DDS, queues, request conversion, answer building "
-          f"and sending), p50 [ms]:")
+              f"{_p(node, 90):.1f} | {_p(node, 50) - _p(library, 50):+.1f} | "
+              f"{np.median(entry['library_points']):.0f} / {np.median(entry['answer_points']):.0f} |")
+    print(f"\ncompute_fk round trip on the same node (the DDS and executor floor of any answer): p50 "
+          f"{_p(floor, 50):.2f} p90 {_p(floor, 90):.2f} ms. Of the round trip, the answer's planning_time (from the "
+          f"handler's start to the plan's return, planning process included) and the rest (DDS, queues, request "
+          f"conversion, answer building and sending), p50 [ms]:")
     for kind, entry in series.items():
         if entry["node"]:
             rest = np.asarray(entry["node"]) - np.asarray(entry["handler"])
-            print(f"  {kind}: planning_time {_p(entry['handler'], 50):.1f} (plan() p50 {_p(entry['library'], 50):.1f}), "
-                  f"rest {_p(rest, 50):.1f}")
+            print(f"  {kind}: planning_time {_p(entry['handler'], 50):.1f} (plan() p50 "
+                  f"{_p(entry['library'], 50):.1f}), rest {_p(rest, 50):.1f}")
     print("\nThe node's work on one answer [ms, median of 50], in the client process with the node's functions:")
     print("| problems | points answered | request | transfer | build | serialise answer | serialise display | sum |")
     print("|---|---|---|---|---|---|---|---|")
@@ -268,6 +272,8 @@ def main() -> int:
     parser.add_argument("--straight", type=int, default=3, help="straight problems besides the demo's motion")
     parser.add_argument("--warm-up", type=float, default=120.0,
                         help="[s] of straight plans before the measurement (the planning process builds the robot)")
+    parser.add_argument("--planning-processes", type=int, default=1,
+                        help="the node's planning_processes parameter (0: plans on the node's own threads)")
     parser.add_argument("--domain", type=int, help="ROS_DOMAIN_ID of the run (default: one no test run holds)")
     parser.add_argument("--client", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--wait", metavar="NAMESPACE", help=argparse.SUPPRESS)
@@ -289,7 +295,7 @@ def main() -> int:
     env = isolated_ros_env(directory)
     namespace = "/bench_plan_answer"
     load_start = os.getloadavg()[0]
-    node = start_node(directory, namespace, env)
+    node = start_node(directory, namespace, env, extra={"planning_processes": options.planning_processes})
     try:
         run_python(["--wait", namespace], env, NODE_START_S + 60, __file__)  # its start takes minutes when busy
         run_python(["--scene", namespace], env, 300, str(Path(__file__).parent / "planning_latency.py"))
@@ -297,6 +303,7 @@ def main() -> int:
                              str(options.straight), "--warm-up", str(options.warm_up)], env, 3600, __file__)
     finally:
         stop_node(node)
+    print(f"planning_processes {options.planning_processes}")
     report(series, (load_start, os.getloadavg()[0]))
     return 0
 
