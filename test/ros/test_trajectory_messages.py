@@ -65,6 +65,32 @@ def test_every_dropped_point_lies_on_the_straight_segment_between_the_kept_point
             np.testing.assert_allclose(positions[k], positions[i] + along * segment, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_random_joint_paths_keep_at_most_six_points_a_move_and_move_as_through_every_point(seed):
+    """Moves that turn back on their line with the same acceleration (their turning point kept), ramps shorter than
+    a step (the first step kept), moves of 1 to 7 joints at 0.01 to 3 rad."""
+    rng = np.random.default_rng(seed)
+    count, dof = rng.integers(2, 7), rng.integers(1, 8)
+    corners = rng.uniform(-3, 3, (count, dof)) * rng.choice([0.01, 0.1, 1.0])
+    if seed % 4 == 0:
+        corners[2::2] = corners[0]  # back and forth on one line
+    limits = JointLimits(rng.uniform(0.2, 3, dof), rng.uniform(0.5, 10, dof))
+    positions, timed = timed_trajectory([Waypoint(q, "joint") for q in corners], limits, 0.01)
+    kept = needed_points(positions, timed)
+    assert len(kept) <= 1 + 6 * (count - 1)
+    times, names = timed.time_from_start, ("j",) * dof
+    dense = JointTrajectory(names, times, positions, timed.velocities)
+    sparse = JointTrajectory(names, times[kept], positions[kept], timed.velocities[kept])
+    for t in np.linspace(0.0, times[-1], 301):
+        np.testing.assert_allclose(sample(sparse, t), sample(dense, t), atol=1e-9)
+    for i, j in zip(kept[:-1], kept[1:]):
+        segment = positions[j] - positions[i]
+        for k in range(i + 1, j):
+            along = (positions[k] - positions[i]) @ segment / (segment @ segment)
+            assert -1e-9 <= along <= 1 + 1e-9
+            np.testing.assert_allclose(positions[k], positions[i] + along * segment, atol=1e-9)
+
+
 def test_points_timed_by_toppra_on_a_curved_path_are_all_kept():
     s = np.linspace(0.0, 1.0, 60)
     positions = np.column_stack([np.sin(2 * s), np.cos(3 * s) - 1, s * s])

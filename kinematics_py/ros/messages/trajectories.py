@@ -7,11 +7,13 @@ proven free (``planning.motion_bound``). Along a straight joint move timed as on
 positions and velocities are one quadratic in time: a controller interpolating between the phase's ends (cubic
 from positions and velocities, quintic with the accelerations too) moves exactly as through every point, on the
 same straight segment. ``needed_points`` keeps the points a controller needs to follow the trajectory so: both ends,
-every point whose acceleration differs from one of its neighbours', and any point that is not where the quadratic
-of the last kept point and the straight segment between its kept neighbours put it (within SAME_VALUE); every
-dropped point lies on the straight segment between the kept points around it, so every state between the answer's
-points is a state between the checked ones, proven free. Points timed by toppra (linear moves, blended paths) all
-differ in acceleration and are all kept.
+every point whose acceleration differs from one of its neighbours', and, where the quadratic of the last kept point
+or the straight segment between the kept points around them misses the dropped points (within SAME_VALUE), more:
+the first step of a move whose ramp is shorter than a step (the path's first point is at rest with no
+acceleration), the turning point of a move back along the same line with the same acceleration. Every dropped point
+lies on the straight segment between the kept points around it, so every state between the answer's points is a
+state between the checked ones, proven free: at most six points per straight move. Points timed by toppra (linear
+moves, blended paths) all differ in acceleration and are all kept.
 """
 from __future__ import annotations
 
@@ -91,9 +93,11 @@ def needed_points(positions: np.ndarray, timed: TimedPath) -> np.ndarray:
 
 
 def _not_reproduced(positions: np.ndarray, timed: TimedPath, keep: np.ndarray) -> np.ndarray:
-    """Mask of the dropped points to keep after all: each dropped point k, and the last one before a kept point
-    j, must be where the quadratic from the last kept point i before them puts it (positions and velocities), and
-    each dropped point on the straight segment from i to the next kept point."""
+    """Mask of the dropped points to keep after all, at most one per run of dropped points between two kept ones i
+    and j. Each dropped point k, and j, must be where the quadratic from i puts it (positions and velocities): else
+    the last point before the first that is not is kept (the first itself when it follows i: the step between them
+    is the timed path's own). Each dropped point must lie on the straight segment from i to j: else the one farthest
+    off is kept (a move that turns back on its line with the same acceleration: its turning point)."""
     index = np.arange(len(positions))
     previous = np.maximum.accumulate(np.where(keep, index, 0))
     previous = np.concatenate([[0], previous[:-1]])  # the last kept point before each point
@@ -104,15 +108,19 @@ def _not_reproduced(positions: np.ndarray, timed: TimedPath, keep: np.ndarray) -
     velocities, accelerations = timed.velocities, timed.accelerations
     q = positions[i] + velocities[i] * dt + accelerations[i] * dt * dt / 2
     v = velocities[i] + accelerations[i] * dt
-    off = (np.abs(q - positions[k]) > SAME_VALUE * (1 + np.abs(positions[k]))).any(axis=1)
-    off |= (np.abs(v - velocities[k]) > SAME_VALUE * (1 + np.abs(velocities[k]))).any(axis=1)
-    j = following[k]
-    segment, offset = positions[j] - positions[i], positions[k] - positions[i]
+    late = ((np.abs(q - positions[k]) > SAME_VALUE * (1 + np.abs(positions[k])))
+            | (np.abs(v - velocities[k]) > SAME_VALUE * (1 + np.abs(velocities[k])))).any(axis=1)
+    missed = np.zeros(len(positions), dtype=bool)
+    runs, first = np.unique(i[late], return_index=True)  # k increases: the first point of each run that is off
+    first_off = k[late][first]
+    missed[np.where(first_off - 1 > runs, first_off - 1, first_off)] = True
+    segment, offset = positions[following[k]] - positions[i], positions[k] - positions[i]
     length2 = np.einsum("ij,ij->i", segment, segment)
     along = np.where(length2 > 0, np.einsum("ij,ij->i", offset, segment) / np.where(length2 > 0, length2, 1), 0.0)
     aside = np.abs(offset - along[:, None] * segment).max(axis=1)
-    off |= ~keep[k] & ((aside > SAME_VALUE) | (along < -SAME_VALUE) | (along > 1 + SAME_VALUE))
-    missed = np.zeros(len(positions), dtype=bool)
-    missed[k[off & ~keep[k]]] = True
-    missed[k[off & keep[k]] - 1] = True  # a kept point not reached from i: keep the dropped point before it
+    off = np.where(keep[k] | np.isin(i, runs), 0.0, np.maximum.reduce([aside, along - 1, -along]))
+    order = np.lexsort((-off, i))
+    _, farthest = np.unique(i[order], return_index=True)
+    chosen = order[farthest]
+    missed[k[chosen[off[chosen] > SAME_VALUE]]] = True
     return missed & ~keep
