@@ -121,8 +121,13 @@ def test_plan_around_the_box_reaches_the_goal_collision_free_and_is_displayed(no
     positions = _positions(answer)
     np.testing.assert_allclose(positions[0], list(START.values()), atol=1e-9)
     np.testing.assert_allclose(positions[-1], list(GOAL.values()), atol=1e-9)
-    assert np.abs(np.diff(positions, axis=0)).max() <= 0.01 + 1e-9
-    assert check.first_invalid(positions) < 0
+    # the points a controller needs (issue 30): per straight joint move from rest to rest, at most the first and
+    # last points of its three phases; every state between two of them is on the checked straight segments, free
+    # at the checking resolution
+    moves = int(re.search(r"(\d+) waypoints", answer.error_code.message).group(1)) - 1
+    assert 2 <= len(positions) <= 1 + 6 * moves
+    path = densify(positions, 0.01)
+    assert check.first_invalid(path) < 0
     assert np.all(np.diff(_times(answer)) > 0)
     assert answer.planning_time > 0 and answer.group_name == GROUP
     assert list(answer.trajectory_start.joint_state.name)

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ...execution.trajectory import JointTrajectory, trajectory_from_points
 from .conversions import seconds_from_duration
+from .trajectories import duration_parts
 
 
 def joint_trajectory_from_msg(msg: JointTrajectoryMsg) -> JointTrajectory:
@@ -25,15 +27,16 @@ def duration_msg(seconds: float) -> Duration:
 
 
 def joint_trajectory_msg(trajectory: JointTrajectory, header=None) -> JointTrajectoryMsg:
-    """``trajectory`` as a message (``header`` copied when given)."""
+    """``trajectory`` as a message (``header`` copied when given; the rows converted to lists at once)."""
     msg = JointTrajectoryMsg(joint_names=list(trajectory.joint_names))
     if header is not None:
         msg.header = header
-    for index, t in enumerate(trajectory.times):
-        point = JointTrajectoryPoint(positions=trajectory.positions[index].tolist(), time_from_start=duration_msg(t))
-        if trajectory.velocities is not None:
-            point.velocities = trajectory.velocities[index].tolist()
-        if trajectory.accelerations is not None:
-            point.accelerations = trajectory.accelerations[index].tolist()
-        msg.points.append(point)
+    count = len(trajectory.times)
+    seconds, nanoseconds = duration_parts(trajectory.times)
+    velocities, accelerations = ([] if values is None else np.asarray(values, dtype=float).tolist()
+                                 for values in (trajectory.velocities, trajectory.accelerations))
+    msg.points = [JointTrajectoryPoint(positions=q, velocities=velocities[k] if velocities else [],
+                                       accelerations=accelerations[k] if accelerations else [],
+                                       time_from_start=Duration(sec=seconds[k], nanosec=nanoseconds[k]))
+                  for k, q in zip(range(count), np.asarray(trajectory.positions, dtype=float).tolist())]
     return msg

@@ -34,7 +34,7 @@ from ...planning.options import Approach, PlanningError, PlanOptions
 from ...planning.processes import PlanJob, PlanningProcessError, run_job
 from ...planning.time_parameterization import joint_limits
 from ..messages.conversions import robot_state_msg
-from ..messages.trajectories import scaling_factor, trajectory_msg
+from ..messages.trajectories import plan_trajectory_msg, scaling_factor
 from ..topics.display import DisplayPublishers
 from ..transport.search_scheduler import SHUTTING_DOWN
 from . import industrial_request
@@ -116,13 +116,14 @@ def _plan_industrial(request, response, context: RequestContext):
 
 
 def _answered(response, group: GroupRequest, result: MotionPlan, began: float, note: str):
-    """``response`` holding the plan's start, time and trajectory; the plan's code and message."""
+    """``response`` holding the plan's start, time and trajectory (the points a controller needs:
+    ``plan_trajectory_msg``); the plan's code and message."""
     response.trajectory_start = robot_state_msg(group.setup.joint_names, group.values)
     response.planning_time = time.monotonic() - began
     if not result.success:
         return result.error_code, result.message + note
-    response.trajectory = trajectory_msg(group.setup.model_frame, group.joint_names, result.positions, result.timing,
-                                         group.context.stamp())
+    response.trajectory = plan_trajectory_msg(group.setup.model_frame, group.joint_names, result.positions,
+                                              result.timing, group.context.stamp())
     return result.message + note
 
 

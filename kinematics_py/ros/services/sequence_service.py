@@ -21,7 +21,7 @@ from ...errors import ErrorCode, RequestError
 from ...planning.goals import PoseGoal
 from ...planning.sequence import SequenceItem, plan_sequence
 from ..messages.conversions import robot_state_msg
-from ..messages.trajectories import trajectory_msg
+from ..messages.trajectories import plan_trajectory_msg
 from ..topics.display import DisplayPublishers
 from .group_request import GroupRequest
 from .industrial_request import IndustrialRequest, industrial_request, planned
@@ -76,8 +76,8 @@ def _plan_sequence(sequence, response, context: RequestContext):
     response.planning_time = time.monotonic() - began
     if not result.success:
         return result.error_code, result.message + note
-    response.planned_trajectories = [trajectory_msg(group.setup.model_frame, group.joint_names, result.positions,
-                                                    result.timing, context.stamp())]
+    response.planned_trajectories = [plan_trajectory_msg(group.setup.model_frame, group.joint_names,
+                                                         result.positions, result.timing, context.stamp())]
     return result.message + note
 
 

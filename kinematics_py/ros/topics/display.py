@@ -28,6 +28,10 @@ class DisplayPublishers:
         self._ik_answers: dict[str, object] = {}
 
     def planned_path(self, model_id: str, trajectory, trajectory_start) -> None:
+        """The plan on display_planned_path, when the topic has subscribers (volatile: none would get it later; the
+        message is not built and serialised for nobody)."""
+        if self._planned_path.get_subscription_count() == 0:
+            return
         self._planned_path.publish(DisplayTrajectory(model_id=model_id, trajectory=[trajectory],
                                                      trajectory_start=trajectory_start))
 
