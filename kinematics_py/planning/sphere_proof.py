@@ -1,0 +1,135 @@
+"""A path's points and the states between them proven free by the robot's spheres, the exact checker asked only
+where the spheres prove nothing.
+
+The spheres contain the exact geometry (padding included), so spheres grown by g contain the geometry grown by g.
+``motion_bound``'s argument then holds for them: over a straight joint step every point of link l stays within
+``delta_l / 2`` of where it was at one of the step's ends (``delta_l = sum_j |dq_j| R[l, j]``), so when each body's
+spheres, grown by half its motion over the steps on either side of a point, are free at every point of a step, the
+step is free throughout, its ends included, for every pair the spheres test (a superset of the exact checker's:
+``sphere_world``). Pairs that no joint of the group moves (a base link and the floor, two links before the first
+joint) keep their distance on the whole path: they are left out of the spheres' test and decided once by the exact
+check of the path's first point. Spheres that touch never fail a path: the points and steps they do not prove get
+the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``). Not used (None) where the
+spheres cannot stand for the exact geometry: no sphere table (``sphere_world``: attached objects, meshes or octrees
+in the world, scaled links), a path's own validity check, motions ``link_reach`` does not bound.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..collision.sphere_kernels import SphereTable, collides, workspace
+from ..collision.sphere_world import sphere_table
+from ..compiled import compiled_kernel
+from .motion_bound import first_unproven, link_reach
+from .path_check import PathCheck, segment_states
+
+#: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
+#: it, the growth halved each time) before the exact proof takes it.
+SPHERE_HALVINGS = 4
+_MOVING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@compiled_kernel
+def grown_free(positions, growth, indices, tree, table, work, free):
+    """free[k] <- the group state ``positions[k]`` is free for the spheres, each body's grown by ``growth[k, b]``."""
+    for k in range(positions.shape[0]):
+        for b in range(growth.shape[1]):
+            work.growth[b] = growth[k, b]
+        free[k] = not collides(positions[k], indices, tree, table, work)
+
+
+def moving_table(check: PathCheck) -> tuple[SphereTable, np.ndarray, bool] | None:
+    """(the sphere table without the pairs the group never moves, R (bodies, joints) of ``link_reach``, whether
+    pairs were left out), or None where the spheres cannot be used (see the module docstring); kept per checker,
+    group and table."""
+    table = sphere_table(check.checker)
+    if isinstance(table, str) or check.state_validity is not None:
+        return None
+    kept = _MOVING.setdefault(check.checker, {})
+    if check.joint_names in kept and kept[check.joint_names][0] is table:
+        return kept[check.joint_names][1]
+    bound = link_reach(check.checker, check.joint_names)
+    found = None
+    if bound is not None and len(bound[0]) == len(table.body_link):
+        reach = bound[1]
+        moving = reach.any(axis=1)
+        pairs = table.self_pairs
+        keep = moving[pairs[:, 0]] | moving[pairs[:, 1]]
+        world = table.world_tested & moving[:, None]
+        dropped = not keep.all() or bool((world != table.world_tested).any())
+        found = table._replace(self_pairs=pairs[keep], world_tested=world), reach, dropped
+    kept[check.joint_names] = (table, found)
+    return found
+
+
+def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
+    """(n,) bool: which of the group ``states`` (n, joints) are free for ``table``'s spheres grown by ``growth``
+    (n, bodies)."""
+    free = np.zeros(len(states), dtype=bool)
+    work = workspace(check.base, len(check.checker.model.link_names), table)
+    grown_free(np.ascontiguousarray(states, dtype=float), np.ascontiguousarray(growth), check.indices,
+               check.checker.model.tree.table_arrays, tuple(table), work, free)
+    return free
+
+
+def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(points (k,) bool: the path's points (k, joints) the spheres prove free for the exact checker, steps (k - 1,)
+    bool: the steps they prove free throughout), or None where the spheres cannot be used. A step not proven with
+    its points is halved up to SPHERE_HALVINGS times, the growth halved with it (see the module docstring)."""
+    found = moving_table(check)
+    if found is None:
+        return None
+    table, reach, dropped = found
+    if dropped and check.first_invalid(positions[:1]) >= 0:
+        return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
+    half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies)
+    growth = np.zeros((len(positions), len(reach)))
+    growth[:-1] = half
+    growth[1:] = np.maximum(growth[1:], half)
+    points = _free(check, table, positions, growth)
+    steps = points[:-1] & points[1:]
+    for halving in range(1, SPHERE_HALVINGS + 1):
+        todo = np.flatnonzero(~steps)
+        if not len(todo):
+            break
+        fractions = np.arange(2**halving + 1) / 2**halving
+        states = positions[todo, None] + fractions[None, :, None] * (positions[todo + 1] - positions[todo])[:, None]
+        grown = np.repeat(half[todo] / 2**halving, len(fractions), axis=0)
+        free = _free(check, table, states.reshape(-1, positions.shape[1]), grown).reshape(len(todo), -1)
+        steps[todo] = free.all(axis=1)
+        points[todo] |= free[:, 0]
+        points[todo + 1] |= free[:, -1]
+    return points, steps
+
+
+def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | None]:
+    """(invalid, unproven) of a path's points, as ``check.first_invalid`` (-1: every point valid) and, when they
+    are, ``first_unproven`` (a point whose step to the next is not proven free, -1: all are, None: cannot be proven
+    here) answer them, the exact checks made only where the spheres prove nothing."""
+    proof = sphere_proof(check, positions)
+    if proof is None:
+        invalid = check.first_invalid(positions)
+        return invalid, (first_unproven(check, positions) if invalid < 0 else -1)
+    points, steps = proof
+    doubt = np.flatnonzero(~points)
+    invalid = check.first_invalid(positions[doubt]) if len(doubt) else -1
+    if invalid >= 0:
+        return int(doubt[invalid]), -1
+    return -1, (first_unproven(check, positions, ~steps) if not steps.all() else -1)
+
+
+def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:
+    """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
+    valid; a state free for the spheres is, the others are checked exactly."""
+    found = moving_table(check)
+    if found is None:
+        return check.segment_free(q_from, q_to)
+    table, reach, dropped = found
+    if dropped and check.first_invalid(q_from[None]) >= 0:
+        return check.segment_free(q_from, q_to)
+    states = segment_states(q_from, q_to, check.resolution)
+    doubt = np.flatnonzero(~_free(check, table, states, np.zeros((len(states), len(reach)))))
+    check.states_checked += len(states) - len(doubt)
+    return not len(doubt) or check.first_invalid(states[doubt]) < 0
