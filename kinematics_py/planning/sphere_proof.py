@@ -16,14 +16,17 @@ in the world, scaled links), a path's own validity check, motions ``link_reach``
 from __future__ import annotations
 
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
+from ..collision.checker import CollisionChecker
 from ..collision.sphere_kernels import SphereTable, collides, workspace
 from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .motion_bound import first_unproven, link_reach
 from .path_check import PathCheck, segment_states
+from .sphere_pairs import body_names, coarse_pairs, pairs_check
 
 #: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
 #: it, the growth halved each time) before the exact proof takes it.
@@ -40,10 +43,18 @@ def grown_free(positions, growth, indices, tree, table, work, free):
         free[k] = not collides(positions[k], indices, tree, table, work)
 
 
-def moving_table(check: PathCheck) -> tuple[SphereTable, np.ndarray, bool] | None:
-    """(the sphere table without the pairs the group never moves, R (bodies, joints) of ``link_reach``, whether
-    pairs were left out), or None where the spheres cannot be used (see the module docstring); kept per checker,
-    group and table."""
+class ProofTable(NamedTuple):
+    """The spheres a group's paths are proven with (``moving_table``)."""
+
+    table: SphereTable  # without the pairs no joint of the group moves, nor those too coarse (``sphere_pairs``)
+    reach: np.ndarray  # (bodies, joints) ``link_reach``'s R
+    dropped: bool  # whether pairs no joint moves were left out (the exact check of a path's first point decides them)
+    coarse: CollisionChecker | None  # an exact checker of the coarse pairs alone (None: there are none)
+
+
+def moving_table(check: PathCheck) -> ProofTable | None:
+    """The spheres ``check``'s paths are proven with, or None where the spheres cannot be used (see the module
+    docstring); kept per checker, group and sphere table."""
     table = sphere_table(check.checker)
     if isinstance(table, str) or check.state_validity is not None:
         return None
@@ -53,15 +64,23 @@ def moving_table(check: PathCheck) -> tuple[SphereTable, np.ndarray, bool] | Non
     bound = link_reach(check.checker, check.joint_names)
     found = None
     if bound is not None and len(bound[0]) == len(table.body_link):
-        reach = bound[1]
-        moving = reach.any(axis=1)
+        moving = bound[1].any(axis=1)
         pairs = table.self_pairs
         keep = moving[pairs[:, 0]] | moving[pairs[:, 1]]
         world = table.world_tested & moving[:, None]
         dropped = not keep.all() or bool((world != table.world_tested).any())
-        found = table._replace(self_pairs=pairs[keep], world_tested=world), reach, dropped
+        table_moving = table._replace(self_pairs=pairs[keep], world_tested=world)
+        coarse = coarse_pairs(check, table_moving)
+        exact = pairs_check(check, [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]])
+        found = ProofTable(table_moving._replace(self_pairs=table_moving.self_pairs[~coarse]), bound[1], dropped,
+                           exact.checker if coarse.any() else None)
     kept[check.joint_names] = (table, found)
     return found
+
+
+def _coarse_check(check: PathCheck, proof: ProofTable) -> PathCheck | None:
+    """``check`` with ``proof``'s exact checker of the coarse pairs alone, None when there are none."""
+    return None if proof.coarse is None else PathCheck(proof.coarse, check.joint_names, check.base, check.resolution)
 
 
 def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
@@ -81,7 +100,7 @@ def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, n
     found = moving_table(check)
     if found is None:
         return None
-    table, reach, dropped = found
+    table, reach, dropped, _ = found
     if dropped and check.first_invalid(positions[:1]) >= 0:
         return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
     half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies)
@@ -107,29 +126,33 @@ def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, n
 def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | None]:
     """(invalid, unproven) of a path's points, as ``check.first_invalid`` (-1: every point valid) and, when they
     are, ``first_unproven`` (a point whose step to the next is not proven free, -1: all are, None: cannot be proven
-    here) answer them, the exact checks made only where the spheres prove nothing."""
+    here) answer them, the exact checks made only where the spheres prove nothing (and for the coarse pairs)."""
     proof = sphere_proof(check, positions)
     if proof is None:
         invalid = check.first_invalid(positions)
         return invalid, (first_unproven(check, positions) if invalid < 0 else -1)
     points, steps = proof
-    doubt = np.flatnonzero(~points)
-    invalid = check.first_invalid(positions[doubt]) if len(doubt) else -1
-    if invalid >= 0:
-        return int(doubt[invalid]), -1
-    return -1, (first_unproven(check, positions, ~steps) if not steps.all() else -1)
+    coarse = _coarse_check(check, moving_table(check))
+    for checked, chosen in ((check, ~points), (coarse, points)):
+        rows = np.flatnonzero(chosen) if checked is not None else []
+        invalid = checked.first_invalid(positions[rows]) if len(rows) else -1
+        if invalid >= 0:
+            return int(rows[invalid]), -1
+    unproven = [first_unproven(checked, positions, chosen) if chosen.any() else -1
+                for checked, chosen in ((check, ~steps), (coarse, steps)) if checked is not None]
+    return -1, (None if None in unproven else min((k for k in unproven if k >= 0), default=-1))
 
 
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:
     """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
-    valid; a state free for the spheres is, the others are checked exactly."""
+    valid; a state free for the spheres is (the coarse pairs checked exactly), the others are checked exactly."""
     found = moving_table(check)
-    if found is None:
-        return check.segment_free(q_from, q_to)
-    table, reach, dropped = found
-    if dropped and check.first_invalid(q_from[None]) >= 0:
+    if found is None or (found.dropped and check.first_invalid(q_from[None]) >= 0):
         return check.segment_free(q_from, q_to)
     states = segment_states(q_from, q_to, check.resolution)
-    doubt = np.flatnonzero(~_free(check, table, states, np.zeros((len(states), len(reach)))))
-    check.states_checked += len(states) - len(doubt)
-    return not len(doubt) or check.first_invalid(states[doubt]) < 0
+    free = _free(check, found.table, states, np.zeros((len(states), len(found.reach))))
+    check.states_checked += int(free.sum())
+    coarse = _coarse_check(check, found)
+    if coarse is not None and free.any() and coarse.first_invalid(states[free]) >= 0:
+        return False
+    return free.all() or check.first_invalid(states[~free]) < 0
