@@ -71,3 +71,42 @@ def pairs_check(check: PathCheck, pairs: list[tuple[str, str]]) -> PathCheck:
             if frozenset((a, b)) not in kept and frozenset((a, b)) not in checker.disabled_pairs:
                 checker.allow_collision(a, b, "proven by the spheres")
     return PathCheck(checker, check.joint_names, check.base, check.resolution)
+
+
+def relative_reach(check: PathCheck, pairs: list[tuple[str, str]], reach: np.ndarray) -> np.ndarray | None:
+    """R (links, joints) for an exact checker of ``pairs`` alone (``pairs_check``): when in every pair one link is
+    an ancestor of the other (and no link is an ancestor in one pair and a descendant in another), their distance
+    changes only with the joints between them, so the ancestor is held still (row 0) and the descendant moves by
+    ``reach``'s entries of those joints alone (``motion_bound``'s bound in the ancestor's frame); None otherwise."""
+    links = list(check.checker.link_geometry)
+    relative = np.zeros_like(reach)
+    ancestors, descendants = set(), set()
+    for a, b in pairs:
+        between = _joints_between(check, b, a)
+        if between is None:
+            a, b = b, a
+            between = _joints_between(check, b, a)
+        if between is None:
+            return None
+        ancestors.add(a)
+        descendants.add(b)
+        row = links.index(b)
+        relative[row, between] = reach[row, between]
+    return None if ancestors & descendants else relative
+
+
+def _joints_between(check: PathCheck, link: str, ancestor: str) -> list[int] | None:
+    """Columns of the group's joints on the way from ``link`` up to ``ancestor``; None when it is not one."""
+    model = check.checker.model
+    tree = model.tree.table
+    column = {model.tree.variable_index[name]: j for j, name in enumerate(check.joint_names)}
+    row_of_child = {int(child): k for k, child in enumerate(tree.child_link)}
+    index, target, found = model.link_names.index(link), model.link_names.index(ancestor), []
+    while index != target:
+        if index not in row_of_child:
+            return None
+        k = row_of_child[index]
+        if int(tree.first_variable[k]) in column:
+            found.append(column[int(tree.first_variable[k])])
+        index = int(tree.parent_link[k])
+    return found

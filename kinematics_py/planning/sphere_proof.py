@@ -26,7 +26,7 @@ from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .motion_bound import first_unproven, link_reach
 from .path_check import PathCheck, segment_states
-from .sphere_pairs import body_names, coarse_pairs, pairs_check
+from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach
 
 #: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
 #: it, the growth halved each time) before the exact proof takes it.
@@ -50,6 +50,7 @@ class ProofTable(NamedTuple):
     reach: np.ndarray  # (bodies, joints) ``link_reach``'s R
     dropped: bool  # whether pairs no joint moves were left out (the exact check of a path's first point decides them)
     coarse: CollisionChecker | None  # an exact checker of the coarse pairs alone (None: there are none)
+    coarse_reach: np.ndarray | None  # its R (``sphere_pairs.relative_reach``; None: ``link_reach``'s)
 
 
 def moving_table(check: PathCheck) -> ProofTable | None:
@@ -71,9 +72,10 @@ def moving_table(check: PathCheck) -> ProofTable | None:
         dropped = not keep.all() or bool((world != table.world_tested).any())
         table_moving = table._replace(self_pairs=pairs[keep], world_tested=world)
         coarse = coarse_pairs(check, table_moving)
-        exact = pairs_check(check, [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]])
+        pairs = [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]]
         found = ProofTable(table_moving._replace(self_pairs=table_moving.self_pairs[~coarse]), bound[1], dropped,
-                           exact.checker if coarse.any() else None)
+                           pairs_check(check, pairs).checker if pairs else None,
+                           relative_reach(check, pairs, bound[1]) if pairs else None)
     kept[check.joint_names] = (table, found)
     return found
 
@@ -100,7 +102,7 @@ def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, n
     found = moving_table(check)
     if found is None:
         return None
-    table, reach, dropped, _ = found
+    table, reach, dropped = found.table, found.reach, found.dropped
     if dropped and check.first_invalid(positions[:1]) >= 0:
         return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
     half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies)
@@ -132,14 +134,16 @@ def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | No
         invalid = check.first_invalid(positions)
         return invalid, (first_unproven(check, positions) if invalid < 0 else -1)
     points, steps = proof
-    coarse = _coarse_check(check, moving_table(check))
+    found = moving_table(check)
+    coarse = _coarse_check(check, found)
     for checked, chosen in ((check, ~points), (coarse, points)):
         rows = np.flatnonzero(chosen) if checked is not None else []
         invalid = checked.first_invalid(positions[rows]) if len(rows) else -1
         if invalid >= 0:
             return int(rows[invalid]), -1
-    unproven = [first_unproven(checked, positions, chosen) if chosen.any() else -1
-                for checked, chosen in ((check, ~steps), (coarse, steps)) if checked is not None]
+    unproven = [first_unproven(checked, positions, chosen, reach) if chosen.any() else -1
+                for checked, chosen, reach in ((check, ~steps, None), (coarse, steps, found.coarse_reach))
+                if checked is not None]
     return -1, (None if None in unproven else min((k for k in unproven if k >= 0), default=-1))
 
 
