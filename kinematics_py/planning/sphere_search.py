@@ -13,7 +13,8 @@ never does).
 Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are left
 out of the search, so that a start or goal near an obstacle still gets the fast path; the path found is then checked
 at the search's resolution (``sphere_proof.segment_free``: states the full spheres call free, the others
-with the exact checker), and OMPL's search takes over when it fails.
+with the exact checker), a segment it refuses searched again between its ends by OMPL's search (OMPL's search takes
+the whole problem over when a waypoint collides or no detour is found).
 The path is never returned unchecked: ``motion.plan`` checks it at the fine resolution with the exact checker as it
 checks OMPL's paths, and searches again any segment that fails. Where the spheres cannot help (a scene they cannot
 represent, path constraints, no path within the time), ``sphere_search`` answers None and the plan takes OMPL's
@@ -216,10 +217,28 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
         return None
     count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, check.indices, model_tree, arrays, work)
     waypoints = path[:count].copy()
-    left_out = relaxed is not table or moving.coarse is not None
-    if left_out and not all(segment_free(check, a, b) for a, b in zip(waypoints[:-1], waypoints[1:])):
-        return None  # the pairs left out collide on the way (the exact checker says so at this resolution)
+    if relaxed is not table or moving.coarse is not None:
+        return _exact_segments(check, waypoints, bounds, time.perf_counter() + time_limit, should_stop)
     return waypoints
+
+
+def _exact_segments(check: PathCheck, waypoints: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], deadline: float,
+                    should_stop: Callable[[], bool] | None) -> np.ndarray | None:
+    """``waypoints`` (found with pairs left out) with every segment the exact checker refuses at ``check``'s
+    resolution searched again between its ends by OMPL's search; None when a waypoint collides or a detour is not
+    found before ``deadline``."""
+    kept = [waypoints[0]]
+    for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
+        if not segment_free(check, q_from, q_to):
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0 or not check.state_free(q_to):
+                return None
+            detour = search_path(check, q_from, q_to[None, :], bounds, DEFAULT_PLANNER, remaining, should_stop)
+            if detour.waypoints is None:
+                return None
+            kept += list(detour.waypoints[1:-1])
+        kept.append(q_to)
+    return np.array(kept)
 
 
 def fast_or_ompl_search(check: PathCheck, start: np.ndarray, goals: np.ndarray,
