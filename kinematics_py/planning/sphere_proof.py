@@ -98,7 +98,8 @@ def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.n
 def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(points (k,) bool: the path's points (k, joints) the spheres prove free for the exact checker, steps (k - 1,)
     bool: the steps they prove free throughout), or None where the spheres cannot be used. A step not proven with
-    its points is halved up to SPHERE_HALVINGS times, the growth halved with it (see the module docstring)."""
+    its points is halved up to SPHERE_HALVINGS times, the growth halved with it (see the module docstring), unless
+    the bare spheres touch at one of its ends."""
     found = moving_table(check)
     if found is None:
         return None
@@ -109,10 +110,13 @@ def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, n
     growth = np.zeros((len(positions), len(reach)))
     growth[:-1] = half
     growth[1:] = np.maximum(growth[1:], half)
-    points = _free(check, table, positions, growth)
-    steps = points[:-1] & points[1:]
+    grown_free_points = _free(check, table, positions, growth)
+    steps = grown_free_points[:-1] & grown_free_points[1:]
+    points, doubt = grown_free_points.copy(), np.flatnonzero(~grown_free_points)
+    points[doubt] = _free(check, table, positions[doubt], np.zeros((len(doubt), len(reach))))
+    hopeless = ~(points[:-1] & points[1:])  # an end the bare spheres touch: no halving proves the step
     for halving in range(1, SPHERE_HALVINGS + 1):
-        todo = np.flatnonzero(~steps)
+        todo = np.flatnonzero(~steps & ~hopeless)
         if not len(todo):
             break
         fractions = np.arange(2**halving + 1) / 2**halving
