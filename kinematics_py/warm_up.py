@@ -26,6 +26,7 @@ from .geometry.poses import Pose, transform_from_any_pose
 from .ik.velocity import VelocityIKSolver
 from .planning.cartesian_path import compute_cartesian_path
 from .planning.path_check import PathCheck
+from .planning.sphere_proof import checked_path
 from .planning.sphere_search import sphere_search
 from .robot_setup import SetupInputs, build_robot_setup
 from .robots import BUNDLED_ROBOTS, bundled_robot_path
@@ -66,11 +67,12 @@ def warm_up_robot(robot: str) -> list[str]:
             target[2, 3] += 0.02
             for validity in [None] + [each.validity(joints, state) for each in checkers]:
                 compute_cartesian_path(plugin, middle, [target], 0.01, validity=validity)
-            if checker is not None:  # the sphere search's kernels (spheres, RRT-Connect, shortcutting)
+            if checker is not None:  # the sphere search's kernels (spheres, RRT-Connect, shortcutting, the proof)
                 lower = np.array([model.joints[j].lower for j in joints])
                 upper = np.array([model.joints[j].upper for j in joints])
                 sphere_search(PathCheck(checker, joints, state), np.array(middle),
                               np.array([lower * 0.9 + upper * 0.1]), (lower, upper), TIMEOUT_S)
+                checked_path(PathCheck(checker, joints, state), np.array([middle, lower * 0.9 + upper * 0.1]))
             velocity = VelocityIKSolver(plugin)
             velocity.cart_to_jnt(middle, np.full(6, 0.01))
             velocity.svd_result  # noqa: B018 (compiles the on-demand SVD)

@@ -35,12 +35,12 @@ from ..state_check import StateCheck
 from .blending import ToolPositions, blend_radii, blended_path
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
-from .motion_bound import first_unproven
 from .ompl_search import DEFAULT_PLANNER, search_path
 from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
 from .path_check import PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
 from .proof_repair import nearest_segment, repaired_span
+from .sphere_proof import checked_path, segment_free
 from .sphere_search import fast_or_ompl_search
 from .time_parameterization import (
     JointLimits,
@@ -208,14 +208,15 @@ class _Run:
         """The tip's position [m] (k, 3), in the plugin's base frame, at each row of ``positions`` (k, dof)."""
         return np.array([_tip_transform(self.plugin, q)[:3, 3] for q in positions])
 
-    def trajectory_problem(self, positions: np.ndarray) -> str:
-        """Why a densified path cannot be returned ("" when it can): a state in collision, off the path
-        constraints or outside the limits."""
+    def trajectory_verdict(self, positions: np.ndarray) -> tuple[str, int | None]:
+        """(why a densified path cannot be returned, "" when it can: a state in collision, off the path constraints
+        or outside the limits; when it can, ``first_unproven``'s answer), the spheres' proof first
+        (``sphere_proof``)."""
         outside = self.bounds.first_outside(positions)
         if outside >= 0:
-            return "joint limits: " + ", ".join(self.bounds.violations(positions[outside]))
-        invalid = self.check.first_invalid(positions)
-        return f"point {invalid}: {self.check.state_problem(positions[invalid])}" if invalid >= 0 else ""
+            return "joint limits: " + ", ".join(self.bounds.violations(positions[outside])), -1
+        invalid, unproven = checked_path(self.check, positions)
+        return (f"point {invalid}: {self.check.state_problem(positions[invalid])}" if invalid >= 0 else ""), unproven
 
 
 def _start_diagnosis(run: _Run) -> StateDiagnosis | MotionPlan:
@@ -376,10 +377,9 @@ def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.nd
         if isinstance(timed, MotionPlan):
             return timed
         positions = timed[0]
-        problem = run.trajectory_problem(positions)
+        problem, unproven = run.trajectory_verdict(positions)
         if problem:
             return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
-        unproven = first_unproven(run.check, positions)
         if unproven is None or unproven < 0:
             return (waypoints, *timed)
         deadline = deadline or max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
@@ -496,7 +496,7 @@ def _refined(check: PathCheck, waypoints: np.ndarray, bounds: GroupLimits, deadl
     the deadline."""
     refined = [waypoints[0]]
     for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
-        if not check.segment_free(q_from, q_to):
+        if not segment_free(check, q_from, q_to):
             detour = search_path(check, q_from, q_to[None, :], (bounds.bounds_lower, bounds.bounds_upper),
                                  DEFAULT_PLANNER, deadline - time.perf_counter(), should_stop)
             if detour.waypoints is None:

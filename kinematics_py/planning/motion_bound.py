@@ -142,19 +142,25 @@ def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
                      check.resolution * 2.0 ** -(halvings + 1), check.state_validity)
 
 
-def first_unproven(check: PathCheck, positions: np.ndarray) -> int | None:
+def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | None = None,
+                   reach: np.ndarray | None = None) -> int | None:
     """Index k of a point of ``positions`` (a path's points, each free) whose segment to point k + 1 holds states
     not proven free, -1 when every state between the points is proven free; None when it cannot be proven here (see
-    the module docstring)."""
+    the module docstring). ``only`` (segments,) bool: the segments to prove (default: all); ``reach``: R to use
+    instead of ``link_reach``'s (a checker of some pairs alone: ``sphere_pairs.relative_reach``)."""
     if len(positions) < 2:
         return -1
     provable_here = _provable(check)
     if provable_here is None:
         return None
-    links, reach, factors = provable_here
-    growth = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (segments, links): half of each link's motion
+    links, own_reach, factors = provable_here
+    reach = own_reach if reach is None else reach
+    chosen = np.arange(len(positions) - 1) if only is None else np.flatnonzero(only)
+    if not len(chosen):
+        return -1
+    growth = np.abs(positions[chosen + 1] - positions[chosen]) @ reach.T / 2  # (segments, links): half a motion
     first_growth = growth.max(axis=0) * factors
-    segments = [(k, positions[k], positions[k + 1]) for k in range(len(positions) - 1)]
+    segments = [(k, positions[k], positions[k + 1]) for k in chosen]
     for halving in range(MAX_HALVINGS + 1):
         grown = _grown(check.checker, links, first_growth / 2**halving)
         ends, shared = np.unique([q for _, a, b in segments for q in (a, b)], axis=0, return_inverse=True)

@@ -7,9 +7,14 @@ each waypoint joined straight to the farthest later one it reaches, then partial
 two segments.
 
 The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too.
+Pairs no joint of the group moves are left out (``sphere_proof.moving_table``: the start is free, so they are), so
+are self pairs whose spheres are too coarse (``sphere_pairs``: touching in many states where the exact geometry
+never does).
 Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are left
 out of the search, so that a start or goal near an obstacle still gets the fast path; the path found is then checked
-with the exact checker at the search's resolution, and OMPL's search takes over when it fails.
+at the search's resolution (``sphere_proof.segment_free``: states the full spheres call free, the others
+with the exact checker), a segment it refuses searched again between its ends by OMPL's search (OMPL's search takes
+the whole problem over when a waypoint collides or no detour is found).
 The path is never returned unchecked: ``motion.plan`` checks it at the fine resolution with the exact checker as it
 checks OMPL's paths, and searches again any segment that fails. Where the spheres cannot help (a scene they cannot
 represent, path constraints, no path within the time), ``sphere_search`` answers None and the plan takes OMPL's
@@ -23,10 +28,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ..collision.sphere_kernels import SphereTable, colliding_pairs, motion_collides, workspace
-from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
+from .sphere_proof import moving_table, segment_free
 
 #: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
 RANGE_SHARE = 0.2
@@ -187,9 +192,10 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     """Waypoints (start to one of the ``goals``' rows) of a path free at ``check``'s resolution (for the spheres;
     for the exact checker too when the spheres left pairs out), found within ``time_limit`` [s]; None when none was
     found, or the spheres cannot be used (see the module docstring). The start and goals are free states."""
-    table = sphere_table(check.checker)
-    if isinstance(table, str) or check.state_validity is not None or len(goals) > TREE_CAPACITY // 2:
+    moving = moving_table(check)
+    if moving is None or len(goals) > TREE_CAPACITY // 2:
         return None
+    table = moving.table
     model_tree = check.checker.model.tree.table_arrays
     work = workspace(check.base, len(check.checker.model.link_names), table)
     relaxed = _relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work)
@@ -211,9 +217,28 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
         return None
     count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, check.indices, model_tree, arrays, work)
     waypoints = path[:count].copy()
-    if relaxed is not table and not all(check.segment_free(a, b) for a, b in zip(waypoints[:-1], waypoints[1:])):
-        return None  # the pairs left out collide on the way (the exact checker says so at this resolution)
+    if relaxed is not table or moving.coarse is not None:
+        return _exact_segments(check, waypoints, bounds, time.perf_counter() + time_limit, should_stop)
     return waypoints
+
+
+def _exact_segments(check: PathCheck, waypoints: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], deadline: float,
+                    should_stop: Callable[[], bool] | None) -> np.ndarray | None:
+    """``waypoints`` (found with pairs left out) with every segment the exact checker refuses at ``check``'s
+    resolution searched again between its ends by OMPL's search; None when a waypoint collides or a detour is not
+    found before ``deadline``."""
+    kept = [waypoints[0]]
+    for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
+        if not segment_free(check, q_from, q_to):
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0 or not check.state_free(q_to):
+                return None
+            detour = search_path(check, q_from, q_to[None, :], bounds, DEFAULT_PLANNER, remaining, should_stop)
+            if detour.waypoints is None:
+                return None
+            kept += list(detour.waypoints[1:-1])
+        kept.append(q_to)
+    return np.array(kept)
 
 
 def fast_or_ompl_search(check: PathCheck, start: np.ndarray, goals: np.ndarray,

@@ -1,0 +1,112 @@
+"""Self pairs whose spheres are too coarse for the search: their spheres touch in many states where their exact
+geometry never does (a UR5's forearm and wrist_2 in every state), so a search on them finds no path where OMPL's
+does.
+
+Decided once per sphere table and group, on SAMPLES states drawn within the joint limits: a self pair the spheres
+find touching in at least COARSE_SHARE of them, the exact checker in at most EXACT_SHARE of those, is left out of
+the sphere search
+and out of the spheres' proof (``sphere_proof``), which leave it to an exact checker of those pairs alone
+(``pairs_check``). Either way is safe (the exact checker decides what the spheres leave); the rule is for speed.
+"""
+from __future__ import annotations
+
+import weakref
+from collections import Counter
+
+import numpy as np
+
+from ..collision.sphere_kernels import SphereTable, colliding_pairs, workspace
+from .path_check import PathCheck
+
+#: States drawn to decide the pairs; the share of them a pair's spheres touch in, and at most the share of those its
+#: exact geometry touches in, for it to be left to the exact checker.
+SAMPLES = 200
+COARSE_SHARE = 0.2
+EXACT_SHARE = 0.25
+SEED = 30
+_COARSE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def coarse_pairs(check: PathCheck, table: SphereTable) -> np.ndarray:
+    """(P,) bool over ``table.self_pairs``: the pairs too coarse for the spheres (see the module docstring), decided
+    on states within the group's joint limits (at most 2 pi either way); kept per checker, group and table."""
+    kept = _COARSE.setdefault(check.checker, {})
+    if check.joint_names in kept and kept[check.joint_names][0] is table:
+        return kept[check.joint_names][1]
+    joints = check.checker.model.joints
+    lower = np.array([max(joints[n].lower, -2 * np.pi) for n in check.joint_names])
+    upper = np.array([min(joints[n].upper, 2 * np.pi) for n in check.joint_names])
+    states = lower + np.random.default_rng(SEED).random((SAMPLES, len(lower))) * (upper - lower)
+    touching = np.zeros(len(table.self_pairs))
+    work = workspace(check.base, len(check.checker.model.link_names), table)
+    tree = check.checker.model.tree.table_arrays
+    for q in states:
+        hit = np.zeros(len(table.self_pairs), dtype=bool)
+        colliding_pairs(q, check.indices, tree, tuple(table), work, hit, np.zeros(table.world_tested.shape, bool))
+        touching += hit
+    frequent = touching >= COARSE_SHARE * SAMPLES
+    if frequent.any():
+        exact = Counter(frozenset(pair) for q in states for pair in check.checker.check(check.full_state(q)).pairs)
+        for p in np.flatnonzero(frequent):
+            exact_touching = exact[frozenset(body_names(check, table, table.self_pairs[p]))]
+            frequent[p] = exact_touching <= EXACT_SHARE * touching[p]
+    kept[check.joint_names] = (table, frequent)
+    return frequent
+
+
+def body_names(check: PathCheck, table: SphereTable, bodies) -> tuple[str, ...]:
+    """The link names of ``table``'s bodies ``bodies``."""
+    names = check.checker.model.link_names
+    return tuple(names[table.body_link[b]] for b in bodies)
+
+
+def pairs_check(check: PathCheck, pairs: list[tuple[str, str]]) -> PathCheck:
+    """``check`` with an exact checker of these link pairs alone (every other pair allowed): what the spheres
+    leave to the exact geometry."""
+    checker = check.checker.for_scene(check.checker.scene)
+    bodies = [*checker.link_geometry, *checker.scene.world_objects]
+    kept = {frozenset(pair) for pair in pairs}
+    for i, a in enumerate(bodies):
+        for b in bodies[i + 1:]:
+            if frozenset((a, b)) not in kept and frozenset((a, b)) not in checker.disabled_pairs:
+                checker.allow_collision(a, b, "proven by the spheres")
+    return PathCheck(checker, check.joint_names, check.base, check.resolution)
+
+
+def relative_reach(check: PathCheck, pairs: list[tuple[str, str]], reach: np.ndarray) -> np.ndarray | None:
+    """R (links, joints) for an exact checker of ``pairs`` alone (``pairs_check``): when in every pair one link is
+    an ancestor of the other (and no link is an ancestor in one pair and a descendant in another), their distance
+    changes only with the joints between them, so the ancestor is held still (row 0) and the descendant moves by
+    ``reach``'s entries of those joints alone (``motion_bound``'s bound in the ancestor's frame); None otherwise."""
+    links = list(check.checker.link_geometry)
+    relative = np.zeros_like(reach)
+    ancestors, descendants = set(), set()
+    for a, b in pairs:
+        between = _joints_between(check, b, a)
+        if between is None:
+            a, b = b, a
+            between = _joints_between(check, b, a)
+        if between is None:
+            return None
+        ancestors.add(a)
+        descendants.add(b)
+        row = links.index(b)
+        relative[row, between] = reach[row, between]
+    return None if ancestors & descendants else relative
+
+
+def _joints_between(check: PathCheck, link: str, ancestor: str) -> list[int] | None:
+    """Columns of the group's joints on the way from ``link`` up to ``ancestor``; None when it is not one."""
+    model = check.checker.model
+    tree = model.tree.table
+    column = {model.tree.variable_index[name]: j for j, name in enumerate(check.joint_names)}
+    row_of_child = {int(child): k for k, child in enumerate(tree.child_link)}
+    index, target, found = model.link_names.index(link), model.link_names.index(ancestor), []
+    while index != target:
+        if index not in row_of_child:
+            return None
+        k = row_of_child[index]
+        if int(tree.first_variable[k]) in column:
+            found.append(column[int(tree.first_variable[k])])
+        index = int(tree.parent_link[k])
+    return found

@@ -1,0 +1,166 @@
+"""A path's points and the states between them proven free by the robot's spheres, the exact checker asked only
+where the spheres prove nothing.
+
+The spheres contain the exact geometry (padding included), so spheres grown by g contain the geometry grown by g.
+``motion_bound``'s argument then holds for them: over a straight joint step every point of link l stays within
+``delta_l / 2`` of where it was at one of the step's ends (``delta_l = sum_j |dq_j| R[l, j]``), so when each body's
+spheres, grown by half its motion over the steps on either side of a point, are free at every point of a step, the
+step is free throughout, its ends included, for every pair the spheres test (a superset of the exact checker's:
+``sphere_world``). Pairs that no joint of the group moves (a base link and the floor, two links before the first
+joint) keep their distance on the whole path: they are left out of the spheres' test and decided once by the exact
+check of the path's first point. Spheres that touch never fail a path: the points and steps they do not prove get
+the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``). Not used (None) where the
+spheres cannot stand for the exact geometry: no sphere table (``sphere_world``: attached objects, meshes or octrees
+in the world, scaled links), a path's own validity check, motions ``link_reach`` does not bound.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from ..collision.checker import CollisionChecker
+from ..collision.sphere_kernels import SphereTable, collides, workspace
+from ..collision.sphere_world import sphere_table
+from ..compiled import compiled_kernel
+from .motion_bound import first_unproven, link_reach
+from .path_check import PathCheck, segment_states
+from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach
+
+#: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
+#: it, the growth halved each time) before the exact proof takes it.
+SPHERE_HALVINGS = 4
+_MOVING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@compiled_kernel
+def grown_free(positions, growth, indices, tree, table, work, free):
+    """free[k] <- the group state ``positions[k]`` is free for the spheres, each body's grown by ``growth[k, b]``."""
+    for k in range(positions.shape[0]):
+        for b in range(growth.shape[1]):
+            work.growth[b] = growth[k, b]
+        free[k] = not collides(positions[k], indices, tree, table, work)
+
+
+class ProofTable(NamedTuple):
+    """The spheres a group's paths are proven with (``moving_table``)."""
+
+    table: SphereTable  # without the pairs no joint of the group moves, nor those too coarse (``sphere_pairs``)
+    reach: np.ndarray  # (bodies, joints) ``link_reach``'s R
+    dropped: bool  # whether pairs no joint moves were left out (the exact check of a path's first point decides them)
+    coarse: CollisionChecker | None  # an exact checker of the coarse pairs alone (None: there are none)
+    coarse_reach: np.ndarray | None  # its R (``sphere_pairs.relative_reach``; None: ``link_reach``'s)
+
+
+def moving_table(check: PathCheck) -> ProofTable | None:
+    """The spheres ``check``'s paths are proven with, or None where the spheres cannot be used (see the module
+    docstring); kept per checker, group and sphere table."""
+    table = sphere_table(check.checker)
+    if isinstance(table, str) or check.state_validity is not None:
+        return None
+    kept = _MOVING.setdefault(check.checker, {})
+    if check.joint_names in kept and kept[check.joint_names][0] is table:
+        return kept[check.joint_names][1]
+    bound = link_reach(check.checker, check.joint_names)
+    found = None
+    if bound is not None and len(bound[0]) == len(table.body_link):
+        moving = bound[1].any(axis=1)
+        pairs = table.self_pairs
+        keep = moving[pairs[:, 0]] | moving[pairs[:, 1]]
+        world = table.world_tested & moving[:, None]
+        dropped = not keep.all() or bool((world != table.world_tested).any())
+        table_moving = table._replace(self_pairs=pairs[keep], world_tested=world)
+        coarse = coarse_pairs(check, table_moving)
+        pairs = [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]]
+        found = ProofTable(table_moving._replace(self_pairs=table_moving.self_pairs[~coarse]), bound[1], dropped,
+                           pairs_check(check, pairs).checker if pairs else None,
+                           relative_reach(check, pairs, bound[1]) if pairs else None)
+    kept[check.joint_names] = (table, found)
+    return found
+
+
+def _coarse_check(check: PathCheck, proof: ProofTable) -> PathCheck | None:
+    """``check`` with ``proof``'s exact checker of the coarse pairs alone, None when there are none."""
+    return None if proof.coarse is None else PathCheck(proof.coarse, check.joint_names, check.base, check.resolution)
+
+
+def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
+    """(n,) bool: which of the group ``states`` (n, joints) are free for ``table``'s spheres grown by ``growth``
+    (n, bodies)."""
+    free = np.zeros(len(states), dtype=bool)
+    work = workspace(check.base, len(check.checker.model.link_names), table)
+    grown_free(np.ascontiguousarray(states, dtype=float), np.ascontiguousarray(growth), check.indices,
+               check.checker.model.tree.table_arrays, tuple(table), work, free)
+    return free
+
+
+def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(points (k,) bool: the path's points (k, joints) the spheres prove free for the exact checker, steps (k - 1,)
+    bool: the steps they prove free throughout), or None where the spheres cannot be used. A step not proven with
+    its points is halved up to SPHERE_HALVINGS times, the growth halved with it (see the module docstring), unless
+    the bare spheres touch at one of its ends."""
+    found = moving_table(check)
+    if found is None:
+        return None
+    table, reach, dropped = found.table, found.reach, found.dropped
+    if dropped and check.first_invalid(positions[:1]) >= 0:
+        return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
+    half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies)
+    growth = np.zeros((len(positions), len(reach)))
+    growth[:-1] = half
+    growth[1:] = np.maximum(growth[1:], half)
+    grown_free_points = _free(check, table, positions, growth)
+    steps = grown_free_points[:-1] & grown_free_points[1:]
+    points, doubt = grown_free_points.copy(), np.flatnonzero(~grown_free_points)
+    points[doubt] = _free(check, table, positions[doubt], np.zeros((len(doubt), len(reach))))
+    hopeless = ~(points[:-1] & points[1:])  # an end the bare spheres touch: no halving proves the step
+    for halving in range(1, SPHERE_HALVINGS + 1):
+        todo = np.flatnonzero(~steps & ~hopeless)
+        if not len(todo):
+            break
+        fractions = np.arange(2**halving + 1) / 2**halving
+        states = positions[todo, None] + fractions[None, :, None] * (positions[todo + 1] - positions[todo])[:, None]
+        grown = np.repeat(half[todo] / 2**halving, len(fractions), axis=0)
+        free = _free(check, table, states.reshape(-1, positions.shape[1]), grown).reshape(len(todo), -1)
+        steps[todo] = free.all(axis=1)
+        points[todo] |= free[:, 0]
+        points[todo + 1] |= free[:, -1]
+    return points, steps
+
+
+def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | None]:
+    """(invalid, unproven) of a path's points, as ``check.first_invalid`` (-1: every point valid) and, when they
+    are, ``first_unproven`` (a point whose step to the next is not proven free, -1: all are, None: cannot be proven
+    here) answer them, the exact checks made only where the spheres prove nothing (and for the coarse pairs)."""
+    proof = sphere_proof(check, positions)
+    if proof is None:
+        invalid = check.first_invalid(positions)
+        return invalid, (first_unproven(check, positions) if invalid < 0 else -1)
+    points, steps = proof
+    found = moving_table(check)
+    coarse = _coarse_check(check, found)
+    for checked, chosen in ((check, ~points), (coarse, points)):
+        rows = np.flatnonzero(chosen) if checked is not None else []
+        invalid = checked.first_invalid(positions[rows]) if len(rows) else -1
+        if invalid >= 0:
+            return int(rows[invalid]), -1
+    unproven = [first_unproven(checked, positions, chosen, reach) if chosen.any() else -1
+                for checked, chosen, reach in ((check, ~steps, None), (coarse, steps, found.coarse_reach))
+                if checked is not None]
+    return -1, (None if None in unproven else min((k for k in unproven if k >= 0), default=-1))
+
+
+def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:
+    """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
+    valid; a state free for the spheres is (the coarse pairs checked exactly), the others are checked exactly."""
+    found = moving_table(check)
+    if found is None or (found.dropped and check.first_invalid(q_from[None]) >= 0):
+        return check.segment_free(q_from, q_to)
+    states = segment_states(q_from, q_to, check.resolution)
+    free = _free(check, found.table, states, np.zeros((len(states), len(found.reach))))
+    check.states_checked += int(free.sum())
+    coarse = _coarse_check(check, found)
+    if coarse is not None and free.any() and coarse.first_invalid(states[free]) >= 0:
+        return False
+    return free.all() or check.first_invalid(states[~free]) < 0

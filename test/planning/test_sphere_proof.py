@@ -1,0 +1,114 @@
+"""The spheres' proof of a path (``planning.sphere_proof``): what it proves is free for the exact checker at 0.005 rad
+per joint, points and steps between them; where the spheres touch (or leave pairs to the exact checker: a UR5's
+coarse wrist pairs) the answer is the exact checker's, so spheres saying blocked never fail a path the exact
+geometry passes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from robots import bundled_robot
+from test_sphere_search import BOXES, TIME, panda, problems
+
+from kinematics_py import RobotModel, SemanticModel
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.geometry import Box
+from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.planning.goals import JointGoal
+from kinematics_py.planning.motion import plan
+from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
+from kinematics_py.planning.options import PlanOptions
+from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck, densify
+from kinematics_py.planning.sphere_proof import checked_path, moving_table, segment_free, sphere_proof
+
+SEED = 30
+CHECK_STEP = 0.005
+PATHS = 12
+
+
+def exact_colliding(checker, names, states) -> np.ndarray:
+    return checker.check_batch(np.atleast_2d(states), joint_names=names)
+
+
+def random_paths(checker, names, count, rng, free_ends=True):
+    """Paths of 3 waypoints within the limits, densified to FINE_RESOLUTION; with ``free_ends`` the waypoints are
+    free for the exact checker."""
+    joints = checker.model.joints
+    lower = np.array([max(joints[n].lower, -np.pi) for n in names])
+    upper = np.array([min(joints[n].upper, np.pi) for n in names])
+    paths = []
+    while len(paths) < count:
+        waypoints = lower + rng.random((3, len(names))) * (upper - lower)
+        if free_ends and exact_colliding(checker, names, waypoints).any():
+            continue
+        paths.append(densify(waypoints, FINE_RESOLUTION))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def table_wall():
+    return panda(BOXES)
+
+
+def ur5_table_wall() -> tuple[CollisionChecker, tuple[str, ...]]:
+    urdf, srdf = bundled_robot("ur5.urdf").read_text(), bundled_robot("ur5.srdf").read_text()
+    model = RobotModel.from_urdf_string(urdf)
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    for name, (centre, size) in BOXES.items():
+        checker.scene.add_object(name, [Box(size)], pose=make_transform(None, centre))
+    names = tuple(n for n in model.variable_names if n in (
+        "shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"))
+    return checker, names
+
+
+def test_what_the_spheres_prove_is_free_for_the_exact_checker_between_the_points(table_wall):
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names)
+    proven_steps = 0
+    for path in random_paths(checker, names, PATHS, np.random.default_rng(SEED), free_ends=False):
+        points, steps = sphere_proof(check, path)
+        assert not exact_colliding(checker, names, path[points]).any()
+        for k in np.flatnonzero(steps):
+            assert not exact_colliding(checker, names, densify(path[k:k + 2], CHECK_STEP)).any(), k
+        proven_steps += int(steps.sum())
+    assert proven_steps > 0
+
+
+def test_the_checked_path_finds_every_colliding_point_the_exact_checker_finds(table_wall):
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names)
+    for path in random_paths(checker, names, PATHS, np.random.default_rng(SEED + 1), free_ends=False):
+        invalid, unproven = checked_path(check, path)
+        exact = exact_colliding(checker, names, path)
+        assert (invalid >= 0) == exact.any()
+        if invalid >= 0:
+            assert exact[invalid]
+
+
+def test_plans_are_proven_and_exact_free_where_the_spheres_block_the_start(table_wall):
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    for k, (start, goal) in enumerate(problems(plugin, checker, 4, np.random.default_rng(SEED), False)):
+        exact = search_path(PathCheck(checker, names), start, goal[None], (
+            np.array([checker.model.joints[n].lower for n in names]),
+            np.array([checker.model.joints[n].upper for n in names])), DEFAULT_PLANNER, TIME)
+        result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
+        assert result.success or exact.waypoints is None, (k, result.message)
+        if result.success:
+            assert not exact_colliding(checker, names, densify(result.positions, CHECK_STEP)).any(), k
+
+
+def test_coarse_pairs_are_left_to_the_exact_checker_and_segments_agree_with_it():
+    checker, names = ur5_table_wall()
+    check = PathCheck(checker, names)
+    assert moving_table(check).coarse is not None  # the UR5's forearm and wrist_2 spheres touch in every state
+    rng = np.random.default_rng(SEED)
+    for path in random_paths(checker, names, PATHS, rng, free_ends=False):
+        q_from, q_to = path[0], path[len(path) // 3]
+        if exact_colliding(checker, names, q_from).any():
+            continue
+        assert segment_free(check, q_from, q_to) == check.segment_free(q_from, q_to)
+        points, steps = sphere_proof(check, path)
+        invalid, _ = checked_path(check, path)
+        assert (invalid >= 0) == exact_colliding(checker, names, path).any()
