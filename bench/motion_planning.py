@@ -3,6 +3,7 @@ plainmp's ``OMPLSolver.solve``.
 
     .venv/bin/python bench/motion_planning.py                       # Panda, 3 scenes x 10 problems, ~1-2 min
     .venv/bin/python bench/motion_planning.py --problems 40 --scenes shelf,cage --robot ur5 --seed 3
+    .venv/bin/python bench/motion_planning.py --robot kinova   # example-robot-data's, meshes, no SRDF: ours alone
 
 Protocol: per scene of boxes (``table_wall``: a table with a wall across it; ``shelf``: a shelf with 2 cm boards;
 ``cage``: a cage of 4 cm bars around the robot on a floor), ``--problems`` start/goal pairs drawn uniformly within
@@ -76,6 +77,8 @@ from kinematics_py.planning.options import PlanOptions  # noqa: E402
 from kinematics_py.planning.path_check import PathCheck  # noqa: E402
 from kinematics_py.planning.time_parameterization import joint_limits  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
+from peers.robots import ROBOTS as PEER_ROBOTS  # noqa: E402
+from peers.robots import urdf_path as peer_urdf_path  # noqa: E402
 
 WORKER = BENCH_DIR / "mplib_worker.py"
 PLAINMP_WORKER = BENCH_DIR / "plainmp_worker.py"
@@ -87,6 +90,8 @@ PLAINMP_RESOLUTION = 0.03  # [rad] plainmp's motion checks, as our search's (pat
 PEERS_INSTALL = ("python3.11 -m venv .venv-bench-peers && "
                  ".venv-bench-peers/bin/pip install -r requirements/bench-peers.txt")
 GROUPS = {"panda": "panda_arm", "ur5": "ur_manipulator"}
+#: Robots no peer ships a planning model of, from example-robot-data (``--robot``), planned with no hand work.
+UNBUNDLED = ("kinova",)
 CHECK_STEP = 0.005  # [rad] densification of the independent check
 LIMIT_SLACK = 1e-6
 END_TOLERANCE = 1e-3
@@ -155,13 +160,20 @@ class Problem:
     """The robot, its scene in the project's checker, and the independent trajectory check."""
 
     def __init__(self, robot: str, scene: str, full_range: bool = False):
-        self.urdf_path, self.srdf_path = bundled_robot_path(robot), bundled_robot_path(robot, "srdf")
-        urdf, srdf = self.urdf_path.read_text(), self.srdf_path.read_text()
         self.plugin = KinematicsPlugin()
-        if not self.plugin.initialize(urdf, GROUPS[robot], robot_description_semantic=srdf):
-            raise RuntimeError(f"KinematicsPlugin.initialize failed for {robot}")
+        if robot in GROUPS:
+            self.urdf_path, self.srdf_path = bundled_robot_path(robot), bundled_robot_path(robot, "srdf")
+            urdf, srdf = self.urdf_path.read_text(), self.srdf_path.read_text()
+            initialized = self.plugin.initialize(urdf, GROUPS[robot], robot_description_semantic=srdf)
+        else:  # example-robot-data's URDF as it ships, meshes included; no SRDF: adjacent links alone left out
+            spec = PEER_ROBOTS[robot]
+            self.urdf_path, self.srdf_path, srdf = peer_urdf_path(spec), None, None
+            initialized = self.plugin.initialize(self.urdf_path.read_text(), "arm", spec.base_link, [spec.tip_link])
+        if not initialized:
+            raise RuntimeError(f"KinematicsPlugin.initialize failed for {robot}: {self.plugin.last_error}")
         model = self.plugin.robot_model
-        self.checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+        self.checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model) if srdf else None,
+                                        base_dir=self.urdf_path.parent)
         self.boxes = SCENES[scene]
         for name, size, centre in self.boxes:
             self.checker.scene.add_object(name, [Box(size)], pose=make_transform(None, centre))
@@ -296,7 +308,7 @@ def parse_args(argv):
     parser.add_argument("--problems", type=int, default=10, help="start/goal pairs per scene (default 10)")
     parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, from: {', '.join(SCENES)}")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--robot", default="panda", choices=sorted(GROUPS))
+    parser.add_argument("--robot", default="panda", choices=sorted(GROUPS) + list(UNBUNDLED))
     parser.add_argument("--full-range", action="store_true",
                         help="draw the problems within the whole joint limits (default: within [-pi, pi] too)")
     parser.add_argument("--planning-time", type=float, default=1.0, help="budget of one plan [s] (default 1)")
@@ -378,6 +390,8 @@ def main(argv=None) -> int:
     ompl_util.RNG.setSeed(args.seed + 7)
     mplib, plainmp, notes = None, None, {}
     try:
+        if args.robot in UNBUNDLED:
+            raise PeerUnavailable("no SRDF ships with this robot (mplib plans with one)")
         mplib = MplibPeer(args.peers_python)
     except PeerUnavailable as error:
         notes[MPLIB] = f"{NOT_AVAILABLE}: {error}"
