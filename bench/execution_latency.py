@@ -1,7 +1,8 @@
 """Latency of kinematics_node's execute_trajectory: from the client sending a goal to the controller receiving its
 part (control_msgs/action/FollowJointTrajectory), over DDS on loopback.
 
-    .venv/bin/python bench/execution_latency.py [--goals 200] [--ends 10] [--output bench/results/execution.json]
+    .venv/bin/python bench/execution_latency.py [--goals 200] [--ends 10]
+        [--output bench/results/execution_latency.json]
 
 Starts kinematics_node on the bundled Panda with moveit_resources' moveit_controllers.yaml (test/data) in its own
 process; this process is the controller (a FollowJointTrajectory server succeeding at once, joint_states at
