@@ -18,8 +18,8 @@ test/ros/processes/standin_controller.py (run as a process, as the tests run it)
 ``overrun`` (a 1 s goal at a hanging controller: sent -> TIMED_OUT result, less the 1.0 x 1.2 + 0.5 s allowed;
 from the client's send, so the acceptance's and the forwarding's hops are in it), ``killed SIGTERM`` and
 ``killed SIGKILL`` (a 60 s goal's controller killed mid-execution, 1 s after it received the goal, a stand-in of
-its own each time: the process reaped -> the goal's CONTROL_FAILED "gone" result). Printed as a table (p50/p90/max against the target) with the
-load average before and after.
+its own each time: the process reaped -> the goal's CONTROL_FAILED "gone" result). Printed as a table
+(p50/p90/max against the target) with the load average before and after.
 """
 from __future__ import annotations
 
