@@ -403,8 +403,8 @@ def test_a_controller_that_dies_mid_execution_ends_the_goal_long_before_its_traj
     wait_for(lambda: controller.received() or handle.status >= GoalStatus.STATUS_SUCCEEDED
              or node.client.spin_once(0.05), 10.0, "the goal at the controller")
     assert controller.received(), node.result(handle)[1].message
-    # mid-execution: the controller's acceptance at the node too (one hop; a controller that dies before the node
-    # has it is a goal unanswered, CONTROL_FAILED after 5 s, not this test's case)
+    # mid-execution: the controller's acceptance at the node too (a controller that dies before its answer reaches
+    # the node: the next test)
     time.sleep(SETTLE_S)
     controller.process.popen.send_signal(how)
     controller.process.popen.wait(10.0)
@@ -414,3 +414,21 @@ def test_a_controller_that_dies_mid_execution_ends_the_goal_long_before_its_traj
     assert took < LONG_BEFORE_FRACTION * LONG_TRAJECTORY_S, f"ended {took:.1f} s after the kill: {code.message}"
     assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED)
     assert "gone" in code.message, code.message
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_a_controller_that_dies_before_answering_its_goal_ends_the_goal_gone(node, stand_ins, how):
+    """Last in the module too: a stand-in that has the goal but never answers it is killed; the goal ends
+    CONTROL_FAILED "gone" (its action server left, or its joints left joint_states), not "did not answer"."""
+    start = READY[:6] + (READY[6] + 2e-4 * how,)
+    controller = stand_ins(start)
+    controller.set_mode("mute")
+    handle = node.send(trajectory(times=(0.0, LONG_TRAJECTORY_S / 2, LONG_TRAJECTORY_S), start=start))
+    wait_for(lambda: controller.received() or handle.status >= GoalStatus.STATUS_SUCCEEDED
+             or node.client.spin_once(0.05), 10.0, "the goal at the controller")
+    assert controller.received(), node.result(handle)[1].message
+    controller.process.popen.send_signal(how)
+    controller.process.popen.wait(10.0)
+    status, code = node.result(handle)
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED), code.message
+    assert "gone" in code.message and "before answering the goal" in code.message, code.message

@@ -4,7 +4,8 @@
 Every goal it receives is written, as one JSON line, to --record (joint names, each point's time and positions);
 so is every cancel request ("cancel"). --mode: ``follow`` (succeed once the trajectory's duration has passed,
 joint_states then at its last point), ``reject`` (refuse every goal), ``abort`` (abort with
-PATH_TOLERANCE_VIOLATED after half the duration), ``hang`` (never finish until cancelled); the mode is read from
+PATH_TOLERANCE_VIOLATED after half the duration), ``hang`` (never finish until cancelled), ``mute`` (never answer
+the goal request); the mode is read from
 the file --mode-file at each goal (its text, else ``follow``).
 """
 import argparse
@@ -53,6 +54,8 @@ def main() -> None:
         mode = current_mode()
         if mode == "reject":
             return GoalResponse.REJECT
+        if mode == "mute":
+            threading.Event().wait()  # the goal never answered (a controller stuck, or killed, before it answers)
         modes[id(goal_request)] = mode
         return GoalResponse.ACCEPT
 
