@@ -64,6 +64,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path[:0] = [str(BENCH_DIR), str(ROOT)]  # bench/ for peers.worker; the checkout's own kinematics_py
 
+from peers.robots import ROBOTS as PEER_ROBOTS  # noqa: E402
+from peers.robots import urdf_path as peer_urdf_path  # noqa: E402
 from peers.worker import JsonLinesWorker  # noqa: E402
 
 from kinematics_py import KinematicsPlugin, SemanticModel  # noqa: E402
@@ -77,8 +79,6 @@ from kinematics_py.planning.options import PlanOptions  # noqa: E402
 from kinematics_py.planning.path_check import PathCheck  # noqa: E402
 from kinematics_py.planning.time_parameterization import joint_limits  # noqa: E402
 from kinematics_py.robots import bundled_robot_path  # noqa: E402
-from peers.robots import ROBOTS as PEER_ROBOTS  # noqa: E402
-from peers.robots import urdf_path as peer_urdf_path  # noqa: E402
 
 WORKER = BENCH_DIR / "mplib_worker.py"
 PLAINMP_WORKER = BENCH_DIR / "plainmp_worker.py"

@@ -13,9 +13,9 @@ from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.transforms import make_transform
+from kinematics_py.planning import sphere_pairs
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
-from kinematics_py.planning import sphere_pairs
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck, densify
