@@ -97,6 +97,12 @@ class CollisionChecker:
         """Names of the values of a state vector (``RobotModel.variable_names``)."""
         return self.model.variable_names
 
+    @property
+    def config_version(self) -> int:
+        """Changes whenever the allowed pairs or the paddings change (with ``scene.version``: what a cache of this
+        checker's answers is keyed on)."""
+        return self._config_version
+
     def allow_collision(self, body_1: str, body_2: str, reason: str = "allowed") -> None:
         """Never check this pair of links / object ids (MoveIt's allowed collision matrix)."""
         with self._lock:

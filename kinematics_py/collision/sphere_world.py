@@ -24,7 +24,7 @@ _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
     """The checker's robot and scene as a ``SphereTable``, or why they cannot be one (kept per scene version)."""
-    key = (checker.scene.version, checker._config_version)
+    key = (checker.scene.version, checker.config_version)
     cached = _tables.get(checker)
     if cached is not None and cached[0] == key:
         return cached[1]
