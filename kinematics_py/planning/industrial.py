@@ -158,8 +158,8 @@ class IndustrialRun:
                                 f"has tips {plugin.getTipFrames()}")
         self.plugin, self.options, self.budget, self.path_check = plugin, options, budget, path_check
         self.names = tuple(plugin.getJointNames())
-        problem = None if path_check is None else path_check.problem(plugin.robot_model, checker)
-        self.check = PathCheck(checker, self.names, base_state, options.resolution, problem)
+        self.check = PathCheck.of(checker, self.names, base_state, options.resolution, path_check,
+                                  plugin.robot_model)
         limits = options.limits or joint_limits(plugin.robot_model, self.names)
         self.limits = limits.scaled(options.velocity_scaling, options.acceleration_scaling)
         self.cartesian = options.cartesian.scaled(options.velocity_scaling, options.acceleration_scaling)

@@ -184,8 +184,7 @@ class _Run:
         q_start = np.asarray(start, dtype=float)
         if q_start.shape != (len(names),) or not np.isfinite(q_start).all():
             raise PlanningError(f"start needs one finite value per joint {list(names)}; got {list(start)!r}")
-        problem = None if path_check is None else path_check.problem(plugin.robot_model, checker)
-        check = PathCheck(checker, names, base_state, options.resolution, problem)
+        check = PathCheck.of(checker, names, base_state, options.resolution, path_check, plugin.robot_model)
         return cls(plugin, q_start, goals, options, check, budget, began)
 
     def failed(self, code: ErrorCode, failure: str, message: str,

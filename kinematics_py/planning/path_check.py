@@ -75,6 +75,14 @@ class PathCheck:
         self.state_validity = state_validity
         self.states_checked = 0
 
+    @classmethod
+    def of(cls, checker: CollisionChecker, joint_names: Sequence[str], base_state, resolution: float,
+           path_check=None, model=None) -> PathCheck:
+        """The checks of a motion whose every state must also pass ``path_check`` (a ``state_check.StateCheck``, or
+        None), bound to ``model`` (the group's RobotModel; ``checker``'s when None) and ``checker``."""
+        problem = None if path_check is None else path_check.problem(model or checker.model, checker)
+        return cls(checker, joint_names, base_state, resolution, problem)
+
     def with_resolution(self, resolution: float) -> PathCheck:
         """The same checks at another resolution (its states are counted separately)."""
         return PathCheck(self.checker, self.joint_names, self.base, resolution, self.state_validity)
