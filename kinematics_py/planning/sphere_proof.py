@@ -35,7 +35,7 @@ from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach
 SPHERE_HALVINGS = 4
 #: Steps a path's spheres leave unproven before the self pairs touching at its points (at most TOUCHING_SAMPLES of
 #: them tested) are left to an exact checker of those pairs alone for the path (``checked_path``).
-NARROW_STEPS = 16
+NARROW_STEPS = 0
 TOUCHING_SAMPLES = 64
 _MOVING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _NARROWED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -148,18 +148,23 @@ def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | No
         invalid = check.first_invalid(positions)
         return invalid, (first_unproven(check, positions) if invalid < 0 else -1)
     points, steps = proof
+    pair_points, pair_steps = points, steps  # what the exact checker of the pairs left out must prove
     narrowed = _narrowed(check, found, positions, points, steps)
     if narrowed is not None:
+        wide_points, wide_steps = points, steps
+        points, steps = sphere_proof(check, positions, narrowed)
+        pair_points, pair_steps = points, steps
+        if found.coarse is None:  # the narrowed pairs alone: what the full spheres proved holds for them too
+            pair_points, pair_steps = points & ~wide_points, steps & ~wide_steps
         found = narrowed
-        points, steps = sphere_proof(check, positions, found)
     coarse = _coarse_check(check, found)
-    for checked, chosen in ((check, ~points), (coarse, points)):
+    for checked, chosen in ((check, ~points), (coarse, pair_points)):
         rows = np.flatnonzero(chosen) if checked is not None else []
         invalid = checked.first_invalid(positions[rows]) if len(rows) else -1
         if invalid >= 0:
             return int(rows[invalid]), -1
     unproven = [first_unproven(checked, positions, chosen, reach) if chosen.any() else -1
-                for checked, chosen, reach in ((check, ~steps, None), (coarse, steps, found.coarse_reach))
+                for checked, chosen, reach in ((check, ~steps, None), (coarse, pair_steps, found.coarse_reach))
                 if checked is not None]
     return -1, (None if None in unproven else min((k for k in unproven if k >= 0), default=-1))
 
