@@ -10,7 +10,7 @@ step is free throughout, its ends included, for every pair the spheres test (a s
 joint) keep their distance on the whole path: they are left out of the spheres' test and decided once by the exact
 check of the path's first point. Spheres that touch never fail a path: the points and steps they do not prove get
 the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``); self pairs whose bare
-spheres touch at many of a path's points (a UR5's forearm and wrist near each other along a detour) are left to an
+spheres touch at a path's points they do not prove (a UR5's forearm and wrist on a detour) are left to an
 exact checker of those pairs alone for that path, as the coarse ones are (``checked_path``). Not used (None) where the
 spheres cannot stand for the exact geometry: no sphere table (``sphere_world``: attached objects, meshes or octrees
 in the world, scaled links), a path's own validity check, motions ``link_reach`` does not bound.
