@@ -9,7 +9,9 @@ step is free throughout, its ends included, for every pair the spheres test (a s
 ``sphere_world``). Pairs that no joint of the group moves (a base link and the floor, two links before the first
 joint) keep their distance on the whole path: they are left out of the spheres' test and decided once by the exact
 check of the path's first point. Spheres that touch never fail a path: the points and steps they do not prove get
-the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``). Not used (None) where the
+the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``); self pairs whose bare
+spheres touch at a path's points they do not prove (a UR5's forearm and wrist on a detour) are left to an
+exact checker of those pairs alone for that path, as the coarse ones are (``checked_path``). Not used (None) where the
 spheres cannot stand for the exact geometry: no sphere table (``sphere_world``: attached objects, meshes or octrees
 in the world, scaled links), a path's own validity check, motions ``link_reach`` does not bound.
 """
@@ -21,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..collision.checker import CollisionChecker
-from ..collision.sphere_kernels import SphereTable, collides, workspace
+from ..collision.sphere_kernels import SphereTable, collides, colliding_pairs, workspace
 from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .motion_bound import first_unproven, link_reach
@@ -31,7 +33,12 @@ from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach
 #: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
 #: it, the growth halved each time) before the exact proof takes it.
 SPHERE_HALVINGS = 4
+#: Steps a path's spheres leave unproven before the self pairs touching at its points (at most TOUCHING_SAMPLES of
+#: them tested) are left to an exact checker of those pairs alone for the path (``checked_path``).
+NARROW_STEPS = 0
+TOUCHING_SAMPLES = 64
 _MOVING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_NARROWED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @compiled_kernel
@@ -51,6 +58,7 @@ class ProofTable(NamedTuple):
     dropped: bool  # whether pairs no joint moves were left out (the exact check of a path's first point decides them)
     coarse: CollisionChecker | None  # an exact checker of the coarse pairs alone (None: there are none)
     coarse_reach: np.ndarray | None  # its R (``sphere_pairs.relative_reach``; None: ``link_reach``'s)
+    coarse_pairs: tuple = ()  # the link names of those pairs
 
 
 def moving_table(check: PathCheck) -> ProofTable | None:
@@ -75,7 +83,7 @@ def moving_table(check: PathCheck) -> ProofTable | None:
         pairs = [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]]
         found = ProofTable(table_moving._replace(self_pairs=table_moving.self_pairs[~coarse]), bound[1], dropped,
                            pairs_check(check, pairs).checker if pairs else None,
-                           relative_reach(check, pairs, bound[1]) if pairs else None)
+                           relative_reach(check, pairs, bound[1]) if pairs else None, tuple(pairs))
     kept[check.joint_names] = (table, found)
     return found
 
@@ -95,12 +103,13 @@ def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.n
     return free
 
 
-def sphere_proof(check: PathCheck, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def sphere_proof(check: PathCheck, positions: np.ndarray,
+                 found: ProofTable | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """(points (k,) bool: the path's points (k, joints) the spheres prove free for the exact checker, steps (k - 1,)
     bool: the steps they prove free throughout), or None where the spheres cannot be used. A step not proven with
     its points is halved up to SPHERE_HALVINGS times, the growth halved with it (see the module docstring), unless
-    the bare spheres touch at one of its ends."""
-    found = moving_table(check)
+    the bare spheres touch at one of its ends. ``found``: the spheres to use (default: ``moving_table``'s)."""
+    found = found or moving_table(check)
     if found is None:
         return None
     table, reach, dropped = found.table, found.reach, found.dropped
@@ -133,22 +142,58 @@ def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | No
     """(invalid, unproven) of a path's points, as ``check.first_invalid`` (-1: every point valid) and, when they
     are, ``first_unproven`` (a point whose step to the next is not proven free, -1: all are, None: cannot be proven
     here) answer them, the exact checks made only where the spheres prove nothing (and for the coarse pairs)."""
-    proof = sphere_proof(check, positions)
+    found = moving_table(check)
+    proof = sphere_proof(check, positions, found)
     if proof is None:
         invalid = check.first_invalid(positions)
         return invalid, (first_unproven(check, positions) if invalid < 0 else -1)
     points, steps = proof
-    found = moving_table(check)
+    pair_points, pair_steps = points, steps  # what the exact checker of the pairs left out must prove
+    narrowed = _narrowed(check, found, positions, points, steps)
+    if narrowed is not None:
+        wide_points, wide_steps = points, steps
+        points, steps = sphere_proof(check, positions, narrowed)
+        pair_points, pair_steps = points, steps
+        if found.coarse is None:  # the narrowed pairs alone: what the full spheres proved holds for them too
+            pair_points, pair_steps = points & ~wide_points, steps & ~wide_steps
+        found = narrowed
     coarse = _coarse_check(check, found)
-    for checked, chosen in ((check, ~points), (coarse, points)):
+    for checked, chosen in ((check, ~points), (coarse, pair_points)):
         rows = np.flatnonzero(chosen) if checked is not None else []
         invalid = checked.first_invalid(positions[rows]) if len(rows) else -1
         if invalid >= 0:
             return int(rows[invalid]), -1
     unproven = [first_unproven(checked, positions, chosen, reach) if chosen.any() else -1
-                for checked, chosen, reach in ((check, ~steps, None), (coarse, steps, found.coarse_reach))
+                for checked, chosen, reach in ((check, ~steps, None), (coarse, pair_steps, found.coarse_reach))
                 if checked is not None]
     return -1, (None if None in unproven else min((k for k in unproven if k >= 0), default=-1))
+
+
+def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points: np.ndarray,
+              steps: np.ndarray) -> ProofTable | None:
+    """``found`` with the self pairs whose bare spheres touch at the points they do not prove left to the exact
+    checker of those pairs alone (with the coarse ones), when more than NARROW_STEPS steps are not proven; None
+    when that is not so or cannot be (``relative_reach`` bounds no such checker). Kept per checker, group, table
+    and pairs."""
+    doubt = np.flatnonzero(~points)
+    if (~steps).sum() <= NARROW_STEPS or not len(doubt) or not len(found.table.self_pairs):
+        return None
+    table = found.table
+    work = workspace(check.base, len(check.checker.model.link_names), table)
+    hit, world = np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool)
+    for q in positions[doubt[np.linspace(0, len(doubt) - 1, min(len(doubt), TOUCHING_SAMPLES)).astype(int)]]:
+        colliding_pairs(q, check.indices, check.checker.model.tree.table_arrays, tuple(table), work, hit, world)
+    if not hit.any():
+        return None
+    kept = _NARROWED.setdefault(check.checker, {})
+    key = (check.joint_names, tuple(np.flatnonzero(hit)))
+    if key not in kept or kept[key][0] is not found:
+        pairs = list(found.coarse_pairs) + [body_names(check, table, pair) for pair in table.self_pairs[hit]]
+        reach = relative_reach(check, pairs, found.reach)
+        kept[key] = (found, None if reach is None else found._replace(
+            table=table._replace(self_pairs=table.self_pairs[~hit]), coarse=pairs_check(check, pairs).checker,
+            coarse_reach=reach, coarse_pairs=tuple(pairs)))
+    return kept[key][1]
 
 
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:

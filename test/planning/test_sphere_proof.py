@@ -14,6 +14,7 @@ from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning import sphere_pairs
+from kinematics_py.planning import sphere_proof as sphere_proof_module
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
@@ -118,3 +119,25 @@ def test_coarse_pairs_are_left_to_the_exact_checker_and_segments_agree_with_it(m
         points, steps = sphere_proof(check, path)
         invalid, _ = checked_path(check, path)
         assert (invalid >= 0) == exact_colliding(checker, names, path).any()
+
+
+def test_self_pairs_touching_along_a_path_are_left_to_the_exact_checker_and_answers_stay_exact(monkeypatch):
+    """A path whose self pairs' spheres touch (every path here, NARROW_STEPS 0) is proven with those pairs left to
+    an exact checker of them alone: a point it calls invalid collides, a colliding path is found invalid, and the
+    steps it proves free are free at 0.005 rad."""
+    monkeypatch.setattr(sphere_proof_module, "NARROW_STEPS", 0)
+    checker, names = ur5_table_wall()
+    check = PathCheck(checker, names)
+    narrowed = 0
+    for path in random_paths(checker, names, PATHS, np.random.default_rng(SEED + 2), free_ends=False):
+        found = moving_table(check)
+        points, steps = sphere_proof(check, path, found)
+        narrowed += sphere_proof_module._narrowed(check, found, path, points, steps) is not None
+        invalid, unproven = checked_path(check, path)
+        exact = exact_colliding(checker, names, path)
+        assert (invalid >= 0) == exact.any()
+        if invalid >= 0:
+            assert exact[invalid]
+        elif unproven == -1:
+            assert not exact_colliding(checker, names, densify(path, CHECK_STEP)).any()
+    assert narrowed > 0
