@@ -54,15 +54,20 @@ def test_a_plans_answer_keeps_few_points_and_moves_exactly_as_through_every_poin
             _quintic(times, positions, timed.velocities, timed.accelerations, t), atol=1e-9)
 
 
-def test_every_dropped_point_lies_on_the_straight_segment_between_the_kept_points_around_it():
-    positions, timed = _timed(CORNERS)
-    kept = needed_points(positions, timed)
+def _assert_dropped_on_segments(positions: np.ndarray, kept: np.ndarray) -> None:
+    """Every point between two kept ones lies on the straight segment joining them."""
     for i, j in zip(kept[:-1], kept[1:]):
         segment = positions[j] - positions[i]
         for k in range(i + 1, j):
             along = (positions[k] - positions[i]) @ segment / (segment @ segment)
             assert -1e-9 <= along <= 1 + 1e-9
             np.testing.assert_allclose(positions[k], positions[i] + along * segment, atol=1e-9)
+
+
+def test_every_dropped_point_lies_on_the_straight_segment_between_the_kept_points_around_it():
+    positions, timed = _timed(CORNERS)
+    kept = needed_points(positions, timed)
+    _assert_dropped_on_segments(positions, kept)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -83,12 +88,7 @@ def test_random_joint_paths_keep_at_most_six_points_a_move_and_move_as_through_e
     sparse = JointTrajectory(names, times[kept], positions[kept], timed.velocities[kept])
     for t in np.linspace(0.0, times[-1], 301):
         np.testing.assert_allclose(sample(sparse, t), sample(dense, t), atol=1e-9)
-    for i, j in zip(kept[:-1], kept[1:]):
-        segment = positions[j] - positions[i]
-        for k in range(i + 1, j):
-            along = (positions[k] - positions[i]) @ segment / (segment @ segment)
-            assert -1e-9 <= along <= 1 + 1e-9
-            np.testing.assert_allclose(positions[k], positions[i] + along * segment, atol=1e-9)
+    _assert_dropped_on_segments(positions, kept)
 
 
 def test_points_timed_by_toppra_on_a_curved_path_are_all_kept():
