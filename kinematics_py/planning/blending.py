@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .path_check import PathCheck, densify, steps_between
+from .sphere_proof import first_invalid
 
 #: Radii tried per waypoint, as fractions of the largest one: the first whose blend is free is kept.
 TRIED_FRACTIONS = (1.0, 0.5, 0.25, 0.125)
@@ -133,7 +134,7 @@ def blend_radii(check: PathCheck, waypoints: Sequence[np.ndarray], motions: Sequ
         largest = _largest_radius(points, motions, i, check.resolution, tool)
         for fraction in TRIED_FRACTIONS if largest > 0 else ():
             ends = blend_ends(points, motions, i, fraction * largest, check.resolution, tool)
-            if ends is not None and check.first_invalid(blend_curve(
+            if ends is not None and first_invalid(check, blend_curve(
                     _point_at(points, ends[0]), points[i], _point_at(points, ends[1]), check.resolution)) < 0:
                 radii[i] = fraction * largest
                 break

@@ -32,6 +32,7 @@ from .motion import DEFAULT_OPTIONS, MotionPlan, Waypoint, plan
 from .options import PlanningError, PlanOptions
 from .path_check import FINE_RESOLUTION, PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
+from .sphere_proof import first_invalid
 from .time_parameterization import JointLimits, TimedPath, joint_limits, time_straight_line
 from .tool_paths import CIRC_AUXILIARIES, ToolPathError, arc_path, line_path
 
@@ -199,7 +200,7 @@ class IndustrialRun:
         if outside >= 0:
             raise MotionRefused(ErrorCode.INVALID_MOTION_PLAN, f"{what} leaves the joint limits at point {outside} "
                                 f"of {len(positions)}: {bounds.violations(positions[outside])}")
-        invalid = self.check.first_invalid(positions)
+        invalid = first_invalid(self.check, positions)
         if invalid >= 0:
             where = self.tool_poses(positions[invalid][None])[0, :3, 3]
             raise MotionRefused(ErrorCode.INVALID_MOTION_PLAN, (

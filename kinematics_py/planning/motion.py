@@ -7,12 +7,12 @@ candidate configurations by ``goals``; those outside the limits, in collision or
 dropped), the search for a path to one of the rest (the straight joint motion when it is free, the shortest path
 there is, else a compiled RRT-Connect on the robot's spheres, ``sphere_search``, for the default planner, or OMPL's
 planner, ``ompl_search``, when that finds nothing; a ``touch`` motion ends with a straight-line approach to its pose
-goal, the Cartesian planner), the blend radii, the timing (the path densified to steps of at most ``resolution``
-per joint, timed within the scaled joint limits) and the final check of the timed trajectory: every point
-checked, and every state between two points proven free (``motion_bound``), a joint segment not proven searched
-again with the links' clearance grown (``proof_repair``); a trajectory that fails a check or is not proven is never
-returned (where the proof cannot be made, attached objects or meshes checked as triangles, its points are checked
-alone).
+goal, the Cartesian planner), the blend radii (when asked), the timing (the path densified to steps of at most
+``resolution`` per joint, timed within the scaled joint limits) and the final check of the timed trajectory: every
+point checked, and every state between two points proven free (``motion_bound``), a joint segment with a point that
+fails searched again at that resolution, one not proven searched again with the links' clearance grown
+(``proof_repair``); a trajectory that fails a check or is not proven is never returned (where the proof cannot be
+made, attached objects or meshes checked as triangles, its points are checked alone).
 
 Failures say why, as Zivid's errors: the start is blocked (the colliding bodies, the joints out of their limits),
 every goal is blocked or outside the limits, or no path was found within the time.
@@ -207,15 +207,17 @@ class _Run:
         """The tip's position [m] (k, 3), in the plugin's base frame, at each row of ``positions`` (k, dof)."""
         return np.array([_tip_transform(self.plugin, q)[:3, 3] for q in positions])
 
-    def trajectory_verdict(self, positions: np.ndarray) -> tuple[str, int | None]:
+    def trajectory_verdict(self, positions: np.ndarray) -> tuple[str, int | None, int]:
         """(why a densified path cannot be returned, "" when it can: a state in collision, off the path constraints
-        or outside the limits; when it can, ``first_unproven``'s answer), the spheres' proof first
-        (``sphere_proof``)."""
+        or outside the limits; when it can, ``first_unproven``'s answer; the invalid point, -1 when there is none or
+        the path leaves the limits), the spheres' proof first (``sphere_proof``)."""
         outside = self.bounds.first_outside(positions)
         if outside >= 0:
-            return "joint limits: " + ", ".join(self.bounds.violations(positions[outside])), -1
+            return "joint limits: " + ", ".join(self.bounds.violations(positions[outside])), -1, -1
         invalid, unproven = checked_path(self.check, positions)
-        return (f"point {invalid}: {self.check.state_problem(positions[invalid])}" if invalid >= 0 else ""), unproven
+        if invalid < 0:
+            return "", unproven, -1
+        return f"point {invalid}: {self.check.state_problem(positions[invalid])}", -1, invalid
 
 
 def _start_diagnosis(run: _Run) -> StateDiagnosis | MotionPlan:
@@ -364,25 +366,36 @@ def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath]
 
 
 def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.ndarray, TimedPath] | MotionPlan:
-    """The waypoints with their blend radii and the timed trajectory through them, once its every point passes the
-    final check and the states between its points are proven free (``motion_bound``; where the proof cannot be
-    made, as for attached objects, the points alone), a joint segment not proven searched again with grown
-    clearance (``proof_repair``) until it is (until the planning time is up, or REPAIR_SHARE of it after the first
-    repair began); else the failure."""
+    """The waypoints (with their blend radii when asked) and the timed trajectory through them, once its every point
+    passes the final check and the states between its points are proven free (``motion_bound``; where the proof
+    cannot be made, as for attached objects, the points alone): a joint segment with a point that fails is searched
+    again at the trajectory's resolution (``_detour``: the search checked more coarsely), one not proven with grown
+    clearance (``proof_repair``), until it passes (until the planning time is up, or REPAIR_SHARE of it after the
+    first repair began); else the failure."""
     deadline = None
     while True:
-        waypoints = _blended(run, waypoints)
+        if run.options.blend or run.options.blend_radii:
+            waypoints = _blended(run, waypoints)
         timed = _timed(run, waypoints)
         if isinstance(timed, MotionPlan):
             return timed
         positions = timed[0]
-        problem, unproven = run.trajectory_verdict(positions)
-        if problem:
+        problem, unproven, invalid = run.trajectory_verdict(positions)
+        if problem and invalid < 0:
             return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
-        if unproven is None or unproven < 0:
+        if not problem and (unproven is None or unproven < 0):
             return (waypoints, *timed)
         deadline = deadline or max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
         points = np.array([w.positions for w in waypoints])
+        if problem:  # a point between the search's checks (it checks more coarsely) collides: search its segment again
+            detour = _detour(run, points, [w.motion for w in waypoints], nearest_segment(points, positions[invalid]),
+                             deadline)
+            if detour is None:
+                return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path",
+                                  f"the path failed its final check: {problem}")
+            first, last, between = detour
+            waypoints = waypoints[:first + 1] + [Waypoint(q, "joint") for q in between] + waypoints[last:]
+            continue
         segment = nearest_segment(points, (positions[unproven] + positions[unproven + 1]) / 2)
         repair = repaired_span(run.check, points, [w.motion for w in waypoints], segment,
                                (run.bounds.bounds_lower, run.bounds.bounds_upper), deadline, run.should_stop)
@@ -457,7 +470,7 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     searches. Every segment of the answer is free at ``check``'s resolution."""
     distances = np.array([np.linalg.norm(c.q - q_start) for c in candidates])
     for k in np.argsort(distances, kind="stable"):
-        if check.segment_free(q_start, candidates[k].q):
+        if segment_free(check, q_start, candidates[k].q):
             return np.array([q_start, candidates[k].q]), candidates[k]
     goals = np.array([c.q for c in candidates])
     deadline = time.perf_counter() + time_limit
@@ -471,8 +484,6 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
         result = fast_or_ompl_search(search_check, q_start, goals, (bounds.bounds_lower, bounds.bounds_upper),
                                      planner_id, share, should_stop, attempt)
         waypoints = result.waypoints
-        if waypoints is not None and search_check.resolution > check.resolution:
-            waypoints = _refined(check, waypoints, bounds, deadline, should_stop)
         if waypoints is None:
             continue
         length = float(np.linalg.norm(np.diff(waypoints, axis=0), axis=1).sum())
@@ -488,21 +499,18 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     return waypoints, candidates[reached]
 
 
-def _refined(check: PathCheck, waypoints: np.ndarray, bounds: GroupLimits, deadline: float,
-             should_stop) -> np.ndarray | None:
-    """``waypoints`` with every segment that fails ``check`` (finer than the search's) searched again at
-    ``check``'s resolution (by the default planner: it stops at its first path); None when one cannot be within
-    the deadline."""
-    refined = [waypoints[0]]
-    for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
-        if not segment_free(check, q_from, q_to):
-            detour = search_path(check, q_from, q_to[None, :], (bounds.bounds_lower, bounds.bounds_upper),
-                                 DEFAULT_PLANNER, deadline - time.perf_counter(), should_stop)
-            if detour.waypoints is None:
-                return None
-            refined += list(detour.waypoints[1:-1])
-        refined.append(q_to)
-    return np.array(refined)
+def _detour(run: _Run, points: np.ndarray, motions: Sequence[str], segment: int,
+            deadline: float) -> tuple[int, int, list[np.ndarray]] | None:
+    """(first, last, between): the joint segment ``segment`` (from ``points[segment]`` to the next) searched again
+    at the trajectory's resolution by the default planner (it stops at its first path), ``between`` its inner
+    waypoints; None for a linear segment, an end that is not free, or no detour before ``deadline``."""
+    q_from, q_to = points[segment], points[segment + 1]
+    if motions[segment + 1] != "joint" or time.perf_counter() >= deadline or not (
+            run.check.state_free(q_from) and run.check.state_free(q_to)):
+        return None
+    detour = search_path(run.check, q_from, q_to[None, :], (run.bounds.bounds_lower, run.bounds.bounds_upper),
+                         DEFAULT_PLANNER, deadline - time.perf_counter(), run.should_stop)
+    return None if detour.waypoints is None else (segment, segment + 1, list(detour.waypoints[1:-1]))
 
 
 def _no_valid_goal(reports: list[StateDiagnosis]) -> tuple[ErrorCode, str, str]:

@@ -66,12 +66,14 @@ class PlanOptions:
     ``attempts`` searches, the shortest path kept. The trajectory is timed within ``limits`` (default: the URDF's
     velocities, ``time_parameterization.joint_limits``) times ``velocity_scaling`` and ``acceleration_scaling``.
     ``blend``: the trajectory flows through the joint waypoints, each within its blend radius, instead of stopping
-    at each. ``diagnose``: the answer lists the collisions and limit violations of the start and of every goal.
+    at each. ``blend_radii``: each waypoint's blend radius is found (always with ``blend``; otherwise they are 0, as
+    no ROS answer carries them: the search for them took about a sixth of a plan's time). ``diagnose``: the answer
+    lists the collisions and limit violations of the start and of every goal.
     Its points are at most ``resolution`` apart per joint [rad or m], each checked; the search checks its motions at
     ``search_resolution``.
 
-    Notes: the search resolution is three times the trajectory's: a coarse check finds a path sooner, and the
-    segments that fail the fine check are searched again at the fine resolution.
+    Notes: the search resolution is three times the trajectory's: a coarse check finds a path sooner, and a segment
+    that fails the trajectory's final check is searched again at the fine resolution.
     """
 
     prioritization: str = "shortest_path"
@@ -87,6 +89,7 @@ class PlanOptions:
     diagnose: bool = False
     resolution: float = FINE_RESOLUTION
     blend: bool = False
+    blend_radii: bool = False
     search_resolution: float = SEARCH_RESOLUTION
 
     def __post_init__(self):
@@ -106,8 +109,9 @@ class PlanOptions:
                                   ("search_resolution", self.search_resolution, " [rad or m]")):
             if not _positive(value):
                 raise PlanningError(f"{what} must be finite and > 0{unit}; got {value!r}")
-        if not isinstance(self.blend, bool):
-            raise PlanningError(f"blend must be True or False; got {self.blend!r}")
+        for what in ("blend", "blend_radii"):
+            if not isinstance(getattr(self, what), bool):
+                raise PlanningError(f"{what} must be True or False; got {getattr(self, what)!r}")
         if not (isinstance(self.attempts, numbers.Integral) and self.attempts >= 1):
             raise PlanningError(f"attempts must be an integer >= 1; got {self.attempts!r}")
         object.__setattr__(self, "planner_id", planner_id_or_default(self.planner_id))

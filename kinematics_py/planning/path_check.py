@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..collision.checker import CollisionChecker, first_colliding
+from ..compiled import compiled_kernel
 
 #: Largest joint change between two checked states of a returned trajectory [rad or m].
 FINE_RESOLUTION = 0.01
@@ -44,21 +45,29 @@ def densify(waypoints: np.ndarray, resolution: float) -> np.ndarray:
     return np.concatenate(parts)
 
 
-@functools.lru_cache(maxsize=1024)
-def bisection_order(count: int) -> np.ndarray:
-    """0..count-1 ordered coarse to fine: the middle, then the quarters, and so on."""
-    order, seen, parts = [], set(), 1
-    while len(order) < count:
+@compiled_kernel
+def _bisection_order(count):
+    order, seen, filled, parts = np.empty(count, dtype=np.int64), np.zeros(count, dtype=np.bool_), 0, 1
+    while filled < count and parts <= 2 * count:
         for k in range(1, 2 * parts, 2):
             index = min(count - 1, (k * count) // (2 * parts))
-            if index not in seen:
-                seen.add(index)
-                order.append(index)
+            if not seen[index]:
+                seen[index] = True
+                order[filled] = index
+                filled += 1
         parts *= 2
-        if parts > 2 * count:
-            order.extend(i for i in range(count) if i not in seen)
-            break
-    result = np.array(order, dtype=np.int64)
+    for index in range(count):
+        if not seen[index]:
+            order[filled] = index
+            filled += 1
+    return order
+
+
+@functools.lru_cache(maxsize=1024)
+def bisection_order(count: int) -> np.ndarray:
+    """0..count-1 ordered coarse to fine: the middle, then the quarters, and so on (each index where it first
+    appears; the rest in order at the end)."""
+    result = _bisection_order(count)
     result.flags.writeable = False
     return result
 

@@ -27,7 +27,7 @@ from ..collision.sphere_kernels import SphereTable, collides, colliding_pairs, w
 from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .motion_bound import first_unproven, link_reach
-from .path_check import PathCheck, segment_states
+from .path_check import PathCheck, bisection_order, segment_states
 from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach
 
 #: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
@@ -48,6 +48,58 @@ def grown_free(positions, growth, indices, tree, table, work, free):
         for b in range(growth.shape[1]):
             work.growth[b] = growth[k, b]
         free[k] = not collides(positions[k], indices, tree, table, work)
+
+
+@compiled_kernel
+def first_touching(states, indices, tree, table, work):
+    """The index of the first of the group ``states`` (n, joints) whose spheres (grown by ``work.growth``) touch, -1
+    when none does."""
+    for k in range(states.shape[0]):
+        if collides(states[k], indices, tree, table, work):
+            return k
+    return -1
+
+
+#: Depth of ``block_proof``'s stack: a path of up to 2**60 points.
+_STACK_DEPTH = 128
+
+
+@compiled_kernel
+def block_proof(positions, travel, indices, tree, table, work, points, steps):
+    """Prove blocks of a path free, largest first: points[k] (and steps[k], the step from point k to k + 1) <- True
+    for every point (step) of a block found free. ``travel`` (k, bodies): how far each body can have moved from the
+    path's first point to point k, summed over the steps (``motion_bound``). A block of points i .. j is free,
+    every state of its steps included, when its middle point c is free with each body's spheres grown by the
+    most it moves from there to either end (max(travel[c] - travel[i], travel[j] - travel[c])); a block that is
+    not is halved, down to single steps (both ends free with the spheres grown by half the step's travel). Points
+    and steps not proven are left as they are. Returns the number of states checked."""
+    count, bodies, checked = positions.shape[0], travel.shape[1], 0
+    stack = np.empty((_STACK_DEPTH, 2), dtype=np.int64)
+    stack[0, 0], stack[0, 1], top = 0, count - 1, 1
+    while top > 0 and count > 1:
+        top -= 1
+        i, j = stack[top, 0], stack[top, 1]
+        if j - i >= 2:
+            c = (i + j) // 2
+            for b in range(bodies):
+                work.growth[b] = max(travel[c, b] - travel[i, b], travel[j, b] - travel[c, b])
+            checked += 1
+            if collides(positions[c], indices, tree, table, work):
+                stack[top, 0], stack[top, 1] = c, j
+                stack[top + 1, 0], stack[top + 1, 1] = i, c
+                top += 2
+                continue
+        else:
+            for b in range(bodies):
+                work.growth[b] = (travel[j, b] - travel[i, b]) / 2
+            checked += 2
+            if collides(positions[i], indices, tree, table, work) or collides(positions[j], indices, tree, table,
+                                                                                  work):
+                continue
+        for k in range(i, j):
+            points[k] = steps[k] = True
+        points[j] = True
+    return checked
 
 
 class ProofTable(NamedTuple):
@@ -103,6 +155,19 @@ def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.n
     return free
 
 
+def _block_proven(check: PathCheck, table: SphereTable, positions: np.ndarray,
+                  half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(points (k,), steps (k - 1,)) of the path ``positions`` (k, joints) that ``block_proof`` proves free with
+    ``table``'s spheres; ``half`` (k - 1, bodies): half of each body's travel over each step."""
+    travel = np.zeros((len(positions), half.shape[1]))
+    np.cumsum(2 * half, axis=0, out=travel[1:])
+    points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
+    work = workspace(check.base, len(check.checker.model.link_names), table)
+    check.states_checked += block_proof(np.ascontiguousarray(positions, dtype=float), travel, check.indices,
+                                        check.checker.model.tree.table_arrays, tuple(table), work, points, steps)
+    return points, steps
+
+
 def sphere_proof(check: PathCheck, positions: np.ndarray,
                  found: ProofTable | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """(points (k,) bool: the path's points (k, joints) the spheres prove free for the exact checker, steps (k - 1,)
@@ -116,12 +181,8 @@ def sphere_proof(check: PathCheck, positions: np.ndarray,
     if dropped and check.first_invalid(positions[:1]) >= 0:
         return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
     half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies)
-    growth = np.zeros((len(positions), len(reach)))
-    growth[:-1] = half
-    growth[1:] = np.maximum(growth[1:], half)
-    grown_free_points = _free(check, table, positions, growth)
-    steps = grown_free_points[:-1] & grown_free_points[1:]
-    points, doubt = grown_free_points.copy(), np.flatnonzero(~grown_free_points)
+    points, steps = _block_proven(check, table, positions, half)
+    doubt = np.flatnonzero(~points)
     points[doubt] = _free(check, table, positions[doubt], np.zeros((len(doubt), len(reach))))
     hopeless = ~(points[:-1] & points[1:])  # an end the bare spheres touch: no halving proves the step
     for halving in range(1, SPHERE_HALVINGS + 1):
@@ -196,16 +257,34 @@ def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points
     return kept[key][1]
 
 
+def first_invalid(check: PathCheck, states: np.ndarray) -> int:
+    """``check.first_invalid``: the index of an invalid state among ``states`` (n, joints), -1 when all are valid;
+    a state free for the spheres is valid (the coarse pairs checked exactly), the others are checked exactly.
+    The spheres are tested coarse to fine (``bisection_order``) and the first state they do not prove is checked
+    exactly at once, so that a colliding motion is found in a few checks."""
+    found = moving_table(check)
+    if found is None or not len(states) or (found.dropped and check.first_invalid(states[:1]) >= 0):
+        return check.first_invalid(states)
+    order = bisection_order(len(states))
+    work = workspace(check.base, len(check.checker.model.link_names), found.table)
+    touching = first_touching(np.ascontiguousarray(states[order], dtype=float), check.indices,
+                              check.checker.model.tree.table_arrays, tuple(found.table), work)
+    if touching >= 0 and check.first_invalid(states[order[touching]][None]) >= 0:
+        return int(order[touching])
+    free = np.ones(len(states), dtype=bool)
+    if touching >= 0:
+        rest = order[touching + 1:]
+        free[order[touching]] = False
+        free[rest] = _free(check, found.table, states[rest], np.zeros((len(rest), len(found.reach))))
+    check.states_checked += int(free.sum())
+    for checked, rows in ((_coarse_check(check, found), np.flatnonzero(free)), (check, np.flatnonzero(~free))):
+        invalid = checked.first_invalid(states[rows]) if checked is not None and len(rows) else -1
+        if invalid >= 0:
+            return int(rows[invalid])
+    return -1
+
+
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:
     """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
-    valid; a state free for the spheres is (the coarse pairs checked exactly), the others are checked exactly."""
-    found = moving_table(check)
-    if found is None or (found.dropped and check.first_invalid(q_from[None]) >= 0):
-        return check.segment_free(q_from, q_to)
-    states = segment_states(q_from, q_to, check.resolution)
-    free = _free(check, found.table, states, np.zeros((len(states), len(found.reach))))
-    check.states_checked += int(free.sum())
-    coarse = _coarse_check(check, found)
-    if coarse is not None and free.any() and coarse.first_invalid(states[free]) >= 0:
-        return False
-    return free.all() or check.first_invalid(states[~free]) < 0
+    valid (``first_invalid``: the spheres first)."""
+    return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0

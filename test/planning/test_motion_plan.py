@@ -4,6 +4,7 @@ resolution apart, within the limits and timed within the scaled velocity and acc
 chosen as asked (shortest path, list order); pose goals, touch approaches and retractions follow straight lines;
 every failure says why with MoveIt's code."""
 import math
+from dataclasses import replace
 
 import coal
 import numpy as np
@@ -99,8 +100,10 @@ def test_blend_radii_are_at_most_half_the_neighbouring_segments_and_their_blends
     from kinematics_py.planning.blending import blend_curve
 
     plugin, checker, _ = arm
-    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], OPTIONS)
+    assert not any(w.blend_radius for w in plan(plugin, checker, LEFT, [JointGoal(RIGHT)], OPTIONS).waypoints)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], replace(OPTIONS, blend_radii=True))
     points = [w.positions for w in result.waypoints]
+    assert any(w.blend_radius > 0 for w in result.waypoints), [w.blend_radius for w in result.waypoints]
     assert result.waypoints[0].blend_radius == result.waypoints[-1].blend_radius == 0.0
     for i in range(1, len(points) - 1):
         radius = result.waypoints[i].blend_radius
