@@ -40,6 +40,9 @@ SMALLEST_GROWTH = 1e-6
 
 #: Bounds kept per robot model (see ``_provable``), at most this many per model.
 MAX_KEPT_BOUNDS = 16
+#: Grown checkers kept per checker (``_grown``).
+MAX_KEPT_GROWN = 64
+_GROWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -93,12 +96,22 @@ def _growth_factor(checker: CollisionChecker, link: str) -> float:
 
 
 def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray) -> CollisionChecker:
-    """A checker of the same scene with each link's padding grown by at least ``growth`` [m] (rounded up)."""
-    grown = checker.for_scene(checker.scene)
-    for link, extra in zip(links, growth):
-        if extra > 0:
-            steps = np.ceil(2 * np.log2(max(extra, SMALLEST_GROWTH) / SMALLEST_GROWTH))
-            grown.set_padding(checker.padding(link) + SMALLEST_GROWTH * 2 ** (steps / 2), [link])
+    """A checker of the same scene with each link's padding grown by at least ``growth`` [m] (rounded up to a
+    power of sqrt(2) of SMALLEST_GROWTH); kept per checker, its configuration and the rounded growths, MAX_KEPT_GROWN
+    at most (building one's tables takes about 2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
+    steps = tuple(int(np.ceil(2 * np.log2(max(extra, SMALLEST_GROWTH) / SMALLEST_GROWTH))) if extra > 0 else None
+                  for extra in growth)
+    key = (links, steps, checker.config_version)
+    kept = _GROWN.setdefault(checker, {})
+    grown = kept.get(key)
+    if grown is None:
+        if len(kept) >= MAX_KEPT_GROWN:
+            kept.clear()
+        grown = checker.for_scene(checker.scene)
+        for link, step in zip(links, steps):
+            if step is not None:
+                grown.set_padding(checker.padding(link) + SMALLEST_GROWTH * 2 ** (step / 2), [link])
+        kept[key] = grown
     return grown
 
 
@@ -142,6 +155,13 @@ def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
                      check.resolution * 2.0 ** -(halvings + 1), check.state_validity)
 
 
+def _on_the_ladder(needed: np.ndarray, rung: np.ndarray) -> np.ndarray:
+    """``rung`` times the least power of 2 that covers ``needed`` (links,) [m] on every link: growths from one
+    ladder per group, whose grown checkers are built once (``_grown``), whatever the path."""
+    ratio = np.divide(needed, rung, out=np.zeros_like(needed), where=rung > 0)
+    return rung * 2.0 ** (int(np.ceil(np.log2(ratio.max()))) if ratio.max() > 0 else 0)
+
+
 def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | None = None,
                    reach: np.ndarray | None = None) -> int | None:
     """Index k of a point of ``positions`` (a path's points, each free) whose segment to point k + 1 holds states
@@ -159,7 +179,7 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     if not len(chosen):
         return -1
     growth = np.abs(positions[chosen + 1] - positions[chosen]) @ reach.T / 2  # (segments, links): half a motion
-    first_growth = growth.max(axis=0) * factors
+    first_growth = _on_the_ladder(growth.max(axis=0) * factors, check.resolution * reach.sum(axis=1) / 2 * factors)
     segments = [(k, positions[k], positions[k + 1]) for k in chosen]
     for halving in range(MAX_HALVINGS + 1):
         grown = _grown(check.checker, links, first_growth / 2**halving)

@@ -102,8 +102,10 @@ def test_a_gone_clients_waiting_requests_are_dropped_and_its_searches_cancelled(
         leaving.close()  # its requests still waiting or searching
     def all_forgotten():  # its IK and FK clients may leave the graph in different checks: counts add up
         counts = _dropped_and_cancelled(ur5.process.output())
-        return counts is not None and counts[0] >= 1 and counts[1] == 4
-    wait_for(all_forgotten, CALL_TIMEOUT_S, "the node to drop the gone client's FK requests and cancel its 4 "
+        # its 4 searches (never answered: unreachable, 120 s) cancelled, or dropped with the FK requests waiting
+        # when the node had not started them yet (a busy machine); its FK burst still waiting dropped
+        return counts is not None and counts[1] <= 4 and counts[0] + counts[1] >= 4 + 1
+    wait_for(all_forgotten, CALL_TIMEOUT_S, "the node to drop the gone client's waiting requests and cancel its "
              "searches", ur5.process)
     print("\n".join(line[:160] for line in ur5.process.output().splitlines() if "client(s) gone" in line))
     response = other_client.call(other_client.fk_client, fk_request(["tool0"]), CALL_TIMEOUT_S)

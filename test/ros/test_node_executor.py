@@ -16,8 +16,9 @@ from rclpy.task import Future
 
 from kinematics_py.ros.transport.executor import NodeExecutor, entities_among
 
-#: Time given to requests sent on this machine to reach the server's DDS reader [s].
-DELIVERY_S = 1.0
+#: Times given to requests sent on this machine to reach the server's DDS reader [s], tried in turn (a busy
+#: machine may take longer than the first).
+DELIVERY_S = (1.0, 4.0, 15.0)
 
 SPIN_PASSES = 20
 
@@ -128,19 +129,28 @@ def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool
             client = client_node.create_client(GetPositionFK, "take_together")
             assert client.wait_for_service(timeout_sec=10.0)
             threading.Thread(target=client_executor.spin, daemon=True).start()
-            futures = [client.call_async(GetPositionFK.Request(fk_link_names=[f"link_{i}"])) for i in range(3)]
-            time.sleep(DELIVERY_S)
-            executor.spin_once(timeout_sec=5.0)  # one pass of the wait loop: the service is ready
-            deadline = time.monotonic() + 5.0
-            while len(started) < 2 and time.monotonic() < deadline:
-                time.sleep(0.01)
-            time.sleep(0.2)
-            assert len(started) == 2  # both search threads busy; the third request waits in the fair queue
-            takes, starts = zip(*times)
-            assert max(takes) <= min(starts)  # taken together; their budgets count from then, not from their threads
-            gate.set()
-            assert _spin_until(executor, lambda: all(future.done() for future in futures), timeout=10.0)
-            assert sorted(future.result().fk_link_names[0] for future in futures) == ["link_0", "link_1", "link_2"]
+            for delivery in DELIVERY_S:  # a pass that finds one request cannot tell: its peers may not have arrived
+                gate.clear()
+                started.clear()
+                times.clear()
+                futures = [client.call_async(GetPositionFK.Request(fk_link_names=[f"link_{i}"])) for i in range(3)]
+                time.sleep(delivery)
+                executor.spin_once(timeout_sec=5.0)  # one pass of the wait loop: the service is ready
+                deadline = time.monotonic() + 5.0
+                while len(started) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(0.2)
+                taken_together = len(started)
+                if taken_together == 2:
+                    takes, starts = zip(*times)
+                    assert max(takes) <= min(starts)  # taken together; budgets count from then, not from threads
+                gate.set()
+                assert _spin_until(executor, lambda sent=futures: all(future.done() for future in sent), timeout=10.0)
+                assert sorted(future.result().fk_link_names[0] for future in futures) == ["link_0", "link_1",
+                                                                                          "link_2"]
+                if taken_together == 2:
+                    break
+            assert taken_together == 2  # both search threads busy; the third request waited in the fair queue
         finally:
             gate.set()
             executor.shutdown()

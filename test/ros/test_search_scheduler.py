@@ -214,8 +214,22 @@ def test_close_cancels_waiting_and_computing_tickets_and_later_ones():
     assert _admitted(scheduler, 60) == Admission.CANCELLED
 
 
-def _admitted(scheduler: SearchScheduler, budget: float) -> Admission:
-    with scheduler.ticket(time.monotonic() + budget) as ticket:
+def test_cancel_clients_cancels_the_waiting_and_computing_tickets_of_those_clients_alone():
+    scheduler = SearchScheduler(1)
+    with scheduler.ticket(time.monotonic() + 60, client="gone") as computing, \
+            scheduler.ticket(time.monotonic() + 60, client="staying") as other:
+        scheduler.admit(computing)
+        thread, result = waiting_in_thread(scheduler, lambda: _admitted(scheduler, 60, "gone"))
+        assert scheduler.clients() == {"gone", "staying"}
+        assert scheduler.cancel_clients({"gone", "unknown"}, "client gone") == 2
+        thread.join(NOTICE_S)
+        assert result["value"] == Admission.CANCELLED
+        assert scheduler.checkpoint(computing) is True and computing.cancel_reason == "client gone"
+        assert not other.cancelled and scheduler.cancel_clients({"gone"}, "again") == 0
+
+
+def _admitted(scheduler: SearchScheduler, budget: float, client: object = None) -> Admission:
+    with scheduler.ticket(time.monotonic() + budget, client=client) as ticket:
         return scheduler.admit(ticket)
 
 
