@@ -270,17 +270,23 @@ def convex_hull(mesh: Mesh) -> Mesh:
 
 
 def _convex_hull(mesh: Mesh) -> Mesh:
-    import trimesh
+    from scipy.spatial import ConvexHull
 
     vertices = np.asarray(mesh.vertices, dtype=float)
     spread = np.linalg.svd(vertices - vertices.mean(axis=0), compute_uv=False) if len(vertices) >= 4 else [0.0]
     if len(spread) < 3 or not spread[2] > FLAT_MESH_TOLERANCE * spread[0]:
         raise GeometryError(f"no convex hull for mesh {mesh.source or '(inline)'}: its vertices span no volume")
     try:
-        hull = trimesh.convex.convex_hull(np.asarray(mesh.vertices))
+        hull = ConvexHull(vertices)
     except Exception as error:  # scipy's qhull raises its own error types
         raise GeometryError(f"no convex hull for mesh {mesh.source or '(inline)'}: {error}") from None
-    return Mesh(hull.vertices, hull.faces, mesh.source)
+    kept = np.unique(hull.simplices)
+    triangles = np.searchsorted(kept, hull.simplices)
+    corners = vertices[kept][triangles]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    inward = np.einsum("ij,ij->i", normals, hull.equations[:, :3]) < 0  # qhull's facet normals point outwards
+    triangles[inward] = triangles[inward][:, ::-1]
+    return Mesh(vertices[kept], triangles, mesh.source)
 
 
 #: Each mesh's convex hull, or why it has none (``convex_hull``).
