@@ -224,6 +224,7 @@ def _start_diagnosis(run: _Run) -> StateDiagnosis | MotionPlan:
     """The start's diagnosis, or the failure of a blocked start."""
     report = run.diagnose("start", run.q_start)
     if report.valid:
+        run.check.fixed_pairs_free = True  # the start is free: so are the pairs the group does not move, throughout
         return report
     code = ErrorCode.START_STATE_INVALID if report.limit_violations else (
         ErrorCode.START_STATE_IN_COLLISION if report.collisions else ErrorCode.START_STATE_VIOLATES_PATH_CONSTRAINTS)

@@ -83,6 +83,9 @@ class PathCheck:
         self.base, self.indices = checker.binding(joint_names, base_state)
         self.state_validity = state_validity
         self.states_checked = 0
+        #: Set when a valid state of the group is known (e.g. a plan's start): then the pairs no joint of the group
+        #: moves are free in every state (``sphere_proof`` leaves them out).
+        self.fixed_pairs_free = False
 
     @classmethod
     def of(cls, checker: CollisionChecker, joint_names: Sequence[str], base_state, resolution: float,
@@ -94,7 +97,9 @@ class PathCheck:
 
     def with_resolution(self, resolution: float) -> PathCheck:
         """The same checks at another resolution (its states are counted separately)."""
-        return PathCheck(self.checker, self.joint_names, self.base, resolution, self.state_validity)
+        other = PathCheck(self.checker, self.joint_names, self.base, resolution, self.state_validity)
+        other.fixed_pairs_free = self.fixed_pairs_free
+        return other
 
     def full_state(self, q: np.ndarray) -> np.ndarray:
         state = self.base.copy()

@@ -140,6 +140,14 @@ def moving_table(check: PathCheck) -> ProofTable | None:
     return found
 
 
+def _fixed_pairs_collide(check: PathCheck, q: np.ndarray) -> bool:
+    """Whether the pairs no joint of the group moves collide (decided by any state of the group: by ``q``, unless
+    ``check.fixed_pairs_free`` says they are free)."""
+    if check.fixed_pairs_free:
+        return False
+    return check.first_invalid(q[None]) >= 0
+
+
 def _coarse_check(check: PathCheck, proof: ProofTable) -> PathCheck | None:
     """``check`` with ``proof``'s exact checker of the coarse pairs alone, None when there are none."""
     return None if proof.coarse is None else PathCheck(proof.coarse, check.joint_names, check.base, check.resolution)
@@ -178,7 +186,7 @@ def sphere_proof(check: PathCheck, positions: np.ndarray,
     if found is None:
         return None
     table, reach, dropped = found.table, found.reach, found.dropped
-    if dropped and check.first_invalid(positions[:1]) >= 0:
+    if dropped and _fixed_pairs_collide(check, positions[0]):
         return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
     half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies)
     points, steps = _block_proven(check, table, positions, half)
@@ -263,7 +271,7 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
     The spheres are tested coarse to fine (``bisection_order``) and the first state they do not prove is checked
     exactly at once, so that a colliding motion is found in a few checks."""
     found = moving_table(check)
-    if found is None or not len(states) or (found.dropped and check.first_invalid(states[:1]) >= 0):
+    if found is None or not len(states) or (found.dropped and _fixed_pairs_collide(check, states[0])):
         return check.first_invalid(states)
     order = bisection_order(len(states))
     work = workspace(check.base, len(check.checker.model.link_names), found.table)
