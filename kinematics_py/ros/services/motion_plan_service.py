@@ -136,7 +136,7 @@ def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
     if processes is not None and processes.has_built(context.setup):
         try:
             result = processes.run(job, context.setup, checker)
-            context.tools.logger.info(f"plans run in planning processes {processes.pids()}", once=True)
+            context.tools.info_once("planning processes", lambda: f"plans run in planning processes {processes.pids()}")
             return result
         except PlanningProcessError as error:
             if error.closed:
