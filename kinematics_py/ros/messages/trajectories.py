@@ -41,10 +41,11 @@ def scaling_factor(value: float, what: str) -> float:
 
 
 def trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, timed: TimedPath,
-                   stamp) -> RobotTrajectory:
+                   stamp, trajectory: RobotTrajectory | None = None) -> RobotTrajectory:
     """``positions`` (points, joints) timed by ``timed`` as a RobotTrajectory of ``names`` in ``frame`` (every
-    point; the rows converted to lists at once, not point by point)."""
-    trajectory = RobotTrajectory()
+    point; the rows converted to lists at once, not point by point): ``trajectory``, a RobotTrajectory as
+    constructed (e.g. the one a new response holds), filled, or a new one."""
+    trajectory = RobotTrajectory() if trajectory is None else trajectory
     joint_trajectory = trajectory.joint_trajectory
     joint_trajectory.header.frame_id, joint_trajectory.header.stamp = frame, stamp
     joint_trajectory.joint_names = list(names)
@@ -59,11 +60,11 @@ def trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, time
 
 
 def plan_trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, timed: TimedPath,
-                        stamp) -> RobotTrajectory:
+                        stamp, trajectory: RobotTrajectory | None = None) -> RobotTrajectory:
     """A plan's trajectory as ``trajectory_msg``, with the points a controller needs (``needed_points``)."""
     kept = needed_points(positions, timed)
     return trajectory_msg(frame, names, positions[kept], TimedPath(
-        timed.time_from_start[kept], timed.velocities[kept], timed.accelerations[kept]), stamp)
+        timed.time_from_start[kept], timed.velocities[kept], timed.accelerations[kept]), stamp, trajectory)
 
 
 def duration_parts(seconds: np.ndarray) -> tuple[list[int], list[int]]:
