@@ -18,7 +18,10 @@ the points of the library's trajectory and of the answer, and the breakdown of t
 each kind, timed in the client process with the node's own functions (median of 50): the request's conversion to
 a Python message, the plan's transfer from the planning process (pickle both ways), the message building (the
 RobotTrajectory and the start state), the serialisation of the answer and of the display_planned_path message
-(built and published when that topic has subscribers, as RViz; none here).
+(built and published when that topic has subscribers, as RViz; none here). Last, the hop to a planning process:
+the straight problems planned alternately in the client itself and in a planning process it starts as the node
+does (``PlanningProcesses``, niced as the node's), the difference of the p50s being what every answer of the node
+pays for planning outside its own process.
 """
 from __future__ import annotations
 
@@ -44,7 +47,8 @@ BREAKDOWN_REPEATS = 50
 
 
 def _library_problems(straight: int):
-    """(plugin, checker, [(kind, start, goal)]) on the bundled UR5 with the demo's obstacle, as the node has it."""
+    """(plugin, checker, [(kind, start, goal)], set-up) on the bundled UR5 with the demo's obstacle, as the node has
+    it."""
     from planning_latency import _obstacle_and_motion
 
     from kinematics_py.collision.geometry import Box
@@ -72,7 +76,7 @@ def _library_problems(straight: int):
         q_goal = q_start + rng.uniform(-1.5, 1.5, len(names))
         if check.first_invalid(q_goal[None, :]) < 0 and check.segment_free(q_start, q_goal):
             problems.append(("straight", start, dict(zip(names, q_goal.tolist()))))
-    return plugin, checker, problems
+    return plugin, checker, problems, setup
 
 
 def _library_plan(plugin, checker, start: dict, goal: dict):
@@ -86,6 +90,50 @@ def _library_plan(plugin, checker, start: dict, goal: dict):
                           limits=joint_limits(plugin.robot_model, names))
     return plan(plugin, checker, [start[n] for n in names], [JointGoal([goal[n] for n in names], "goal")], options,
                 base_state=dict(start))
+
+
+def _library_job(plugin, start: dict, goal: dict):
+    """``_library_plan``'s call as the node sends it to a planning process."""
+    from kinematics_py.planning.goals import JointGoal
+    from kinematics_py.planning.options import PlanOptions
+    from kinematics_py.planning.processes import PlanJob
+    from kinematics_py.planning.time_parameterization import joint_limits
+
+    names = list(plugin.getJointNames())
+    options = PlanOptions(planner_id="", attempts=1, limits=joint_limits(plugin.robot_model, names))
+    return PlanJob(GROUP, [start[n] for n in names], [JointGoal([goal[n] for n in names], "goal")], dict(start),
+                   time.monotonic() + 5.0, None, options)
+
+
+def process_hop(setup, plugin, checker, problems, repeats: int) -> dict:
+    """The straight problems planned alternately on this thread (``run_job``) and in a planning process as the
+    node's (``PlanningProcesses.run``, the process started here, niced as the node's): the hop's cost [s], which
+    the node pays on every answer once its planning process has built the robot."""
+    from kinematics_py.planning.processes import PlanningProcesses, run_job
+
+    processes = PlanningProcesses(1)
+    processes.prepare(setup)
+    processes.start()
+    try:
+        until = time.monotonic() + NODE_START_S
+        while not processes.has_built(setup):
+            if time.monotonic() > until:
+                return {}
+            time.sleep(0.5)
+        here, there = [], []
+        for round_ in range(3 + repeats):
+            for _kind, start, goal in problems[1:]:
+                began = time.perf_counter()
+                run_job(_library_job(plugin, start, goal), setup, checker, lambda: False)
+                here_s = time.perf_counter() - began
+                began = time.perf_counter()
+                processes.run(_library_job(plugin, start, goal), setup, checker)
+                if round_ >= 3:
+                    here.append(here_s)
+                    there.append(time.perf_counter() - began)
+        return {"here": here, "there": there}
+    finally:
+        processes.close()
 
 
 def _median_s(function) -> float:
@@ -147,7 +195,7 @@ def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dic
 
     from kinematics_py.ros.demo.client import joint_goal, motion_plan_request
 
-    plugin, checker, problems = _library_problems(straight)
+    plugin, checker, problems, setup = _library_problems(straight)
     names = list(plugin.getJointNames())
     node = _client(namespace, "bench_plan_answer")
     plans = node.client(GetMotionPlan, f"{namespace}/plan_kinematic_path")
@@ -181,6 +229,7 @@ def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dic
         series["floor"] = _fk_floor(node, names, problems[0][1])
     finally:
         node.close()
+    series["hop"] = process_hop(setup, plugin, checker, problems, repeats)
     for entry in series.values():
         if "breakdown" not in entry:
             continue
@@ -211,7 +260,7 @@ def report(series: dict, load: tuple[float, float]) -> None:
     print("| problems | plans | plan() p50 / p90 [ms] | round trip p50 / p90 [ms] | p50 difference [ms] | points "
           "(plan() / answer, median) |")
     print("|---|---|---|---|---|---|")
-    floor = series.pop("floor")
+    floor, hop = series.pop("floor"), series.pop("hop")
     for kind, entry in series.items():
         if not entry["node"]:
             print(f"| {kind} | 0 | | | | |")
@@ -229,6 +278,10 @@ def report(series: dict, load: tuple[float, float]) -> None:
             rest = np.asarray(entry["node"]) - np.asarray(entry["handler"])
             print(f"  {kind}: planning_time {_p(entry['handler'], 50):.1f} (plan() p50 "
                   f"{_p(entry['library'], 50):.1f}), rest {_p(rest, 50):.1f}")
+    if hop:
+        print(f"\nA planning process's hop (the straight problems planned alternately in this process and in a "
+              f"planning process of its own, as the node's): plan p50 {_p(hop['here'], 50):.2f} ms here, "
+              f"{_p(hop['there'], 50):.2f} ms there, {_p(hop['there'], 50) - _p(hop['here'], 50):+.2f} ms.")
     print("\nThe node's work on one answer [ms, median of 50], in the client process with the node's functions:")
     print("| problems | points answered | request | transfer | build | serialise answer | serialise display | sum |")
     print("|---|---|---|---|---|---|---|---|")
