@@ -42,7 +42,7 @@ class ServiceTools:
     #: key -> value of Pilz's pilz_cartesian_limits.yaml parameters given to the node ({}: Pilz's documented values)
     cartesian_limits: Callable[[], Mapping[str, object]] = dict
     #: The keys of the messages ``info_once`` has logged.
-    _said: set = field(default_factory=set, compare=False, repr=False)
+    _said: set = field(default_factory=set, init=False, compare=False, repr=False)
 
     def info_once(self, key: str, message: Callable[[], str]) -> None:
         """Log ``message()`` the first time ``key`` is given. rclpy's ``once=True`` looks its caller's source up
