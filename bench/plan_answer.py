@@ -288,11 +288,11 @@ def report(series: dict, load: tuple[float, float]) -> None:
         print(f"| {kind} | {len(node)} | {_p(library, 50):.1f} / {_p(library, 90):.1f} | {_p(node, 50):.1f} / "
               f"{_p(node, 90):.1f} | {_p(node, 50) - _p(library, 50):+.1f} | "
               f"{np.median(entry['library_points']):.0f} / {np.median(entry['answer_points']):.0f} |")
+    _report_against(series)
     print(f"\ncompute_fk round trip on the same node (the DDS and executor floor of any answer): p50 "
           f"{_p(floor, 50):.2f} p90 {_p(floor, 90):.2f} ms. Of the round trip, the answer's planning_time (from the "
           f"handler's start to the plan's return, planning process included) and the rest (DDS, queues, request "
           f"conversion, answer building and sending), p50 [ms]:")
-    _report_against(series)
     for kind, entry in series.items():
         if entry["node"]:
             rest = np.asarray(entry["node"]) - np.asarray(entry["handler"])
