@@ -2,7 +2,7 @@
 on the same problems, in one run.
 
     .venv/bin/python bench/plan_answer.py [--repeats 15] [--straight 3] [--warm-up 120]
-                                              [--planning-processes 1] [--domain N]
+                                              [--planning-processes 1] [--domain N] [--against TREE]
 
 Starts kinematics_node on the bundled UR5 (as bench/service_latency.py does: its own process, DDS on this
 machine only, its own ROS_DOMAIN_ID and log folder; default parameters but ``--planning-processes``: with 1, the
@@ -18,7 +18,15 @@ the points of the library's trajectory and of the answer, and the breakdown of t
 each kind, timed in the client process with the node's own functions (median of 50): the request's conversion to
 a Python message, the plan's transfer from the planning process (pickle both ways), the message building (the
 RobotTrajectory and the start state), the serialisation of the answer and of the display_planned_path message
-(built and published when that topic has subscribers, as RViz; none here).
+(built and published when that topic has subscribers, as RViz; none here). Last, the hop to a planning process:
+the straight problems planned alternately in the client itself and in a planning process it starts as the node
+does (``PlanningProcesses``, niced as the node's), the difference of the p50s being what every answer of the node
+pays for planning outside its own process.
+
+With ``--against TREE`` (another checkout of the package, e.g. ``git worktree add /tmp/before main``), a second
+node runs that checkout's code beside the first (same parameters, its own namespace), and every problem's library
+call is followed by a round trip to each node: a change's before and after measured in the same run, under the
+same load, also per plan (each round trip minus its own library call).
 """
 from __future__ import annotations
 
@@ -44,7 +52,8 @@ BREAKDOWN_REPEATS = 50
 
 
 def _library_problems(straight: int):
-    """(plugin, checker, [(kind, start, goal)]) on the bundled UR5 with the demo's obstacle, as the node has it."""
+    """(plugin, checker, [(kind, start, goal)], set-up) on the bundled UR5 with the demo's obstacle, as the node has
+    it."""
     from planning_latency import _obstacle_and_motion
 
     from kinematics_py.collision.geometry import Box
@@ -72,7 +81,7 @@ def _library_problems(straight: int):
         q_goal = q_start + rng.uniform(-1.5, 1.5, len(names))
         if check.first_invalid(q_goal[None, :]) < 0 and check.segment_free(q_start, q_goal):
             problems.append(("straight", start, dict(zip(names, q_goal.tolist()))))
-    return plugin, checker, problems
+    return plugin, checker, problems, setup
 
 
 def _library_plan(plugin, checker, start: dict, goal: dict):
@@ -86,6 +95,50 @@ def _library_plan(plugin, checker, start: dict, goal: dict):
                           limits=joint_limits(plugin.robot_model, names))
     return plan(plugin, checker, [start[n] for n in names], [JointGoal([goal[n] for n in names], "goal")], options,
                 base_state=dict(start))
+
+
+def _library_job(plugin, start: dict, goal: dict):
+    """``_library_plan``'s call as the node sends it to a planning process."""
+    from kinematics_py.planning.goals import JointGoal
+    from kinematics_py.planning.options import PlanOptions
+    from kinematics_py.planning.processes import PlanJob
+    from kinematics_py.planning.time_parameterization import joint_limits
+
+    names = list(plugin.getJointNames())
+    options = PlanOptions(planner_id="", attempts=1, limits=joint_limits(plugin.robot_model, names))
+    return PlanJob(GROUP, [start[n] for n in names], [JointGoal([goal[n] for n in names], "goal")], dict(start),
+                   time.monotonic() + 5.0, None, options)
+
+
+def process_hop(setup, plugin, checker, problems, repeats: int) -> dict:
+    """The straight problems planned alternately on this thread (``run_job``) and in a planning process as the
+    node's (``PlanningProcesses.run``, the process started here, niced as the node's): the hop's cost [s], which
+    the node pays on every answer once its planning process has built the robot."""
+    from kinematics_py.planning.processes import PlanningProcesses, run_job
+
+    processes = PlanningProcesses(1)
+    processes.prepare(setup)
+    processes.start()
+    try:
+        until = time.monotonic() + NODE_START_S
+        while not processes.has_built(setup):
+            if time.monotonic() > until:
+                return {}
+            time.sleep(0.5)
+        here, there = [], []
+        for round_ in range(3 + repeats):
+            for _kind, start, goal in problems[1:]:
+                began = time.perf_counter()
+                run_job(_library_job(plugin, start, goal), setup, checker, lambda: False)
+                here_s = time.perf_counter() - began
+                began = time.perf_counter()
+                processes.run(_library_job(plugin, start, goal), setup, checker)
+                if round_ >= 3:
+                    here.append(here_s)
+                    there.append(time.perf_counter() - began)
+        return {"here": here, "there": there}
+    finally:
+        processes.close()
 
 
 def _median_s(function) -> float:
@@ -128,7 +181,7 @@ def breakdown(request, result, names) -> dict:
     return {"ms": {k: v * 1e3 for k, v in steps.items()}, "points": len(answer.trajectory.joint_trajectory.points)}
 
 
-def _warm_up(node, plans, problems, duration: float) -> None:
+def _warm_up(node, targets, problems, duration: float) -> None:
     """Straight plans, one every WARM_UP_PERIOD_S, for ``duration`` [s]: the node plans on its own threads until its
     planning process has built the robot (about a minute on a busy machine), then there, as it will from then on."""
     from kinematics_py.ros.demo.client import joint_goal, motion_plan_request
@@ -137,28 +190,33 @@ def _warm_up(node, plans, problems, duration: float) -> None:
     request = motion_plan_request(GROUP, [joint_goal(goal)], start, 5.0)
     until = time.monotonic() + duration
     while time.monotonic() < until:
-        node.call(plans, request, 60.0)
+        for plans in targets:
+            node.call(plans, request, 60.0)
         time.sleep(WARM_UP_PERIOD_S)
 
 
-def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dict:
-    """Alternate library calls and round trips on every problem; the breakdown of one answer of each kind."""
+def client(namespace: str, repeats: int, straight: int, warm_up_s: float, against: str | None = None) -> dict:
+    """Alternate library calls and round trips on every problem (to the node in ``namespace``, then to the one in
+    ``against``, if given); the breakdown of one answer of each kind."""
     from moveit_msgs.srv import GetMotionPlan
 
     from kinematics_py.ros.demo.client import joint_goal, motion_plan_request
 
-    plugin, checker, problems = _library_problems(straight)
+    plugin, checker, problems, setup = _library_problems(straight)
     names = list(plugin.getJointNames())
     node = _client(namespace, "bench_plan_answer")
     plans = node.client(GetMotionPlan, f"{namespace}/plan_kinematic_path")
+    other = node.client(GetMotionPlan, f"{against}/plan_kinematic_path") if against else None
+    if other is not None and not other.wait_for_service(NODE_START_S):
+        raise SystemExit(f"{against}/plan_kinematic_path not found")
     series: dict = {}
     try:
-        _warm_up(node, plans, problems, warm_up_s)
+        _warm_up(node, [plans] + ([other] if other is not None else []), problems, warm_up_s)
         for warm_up in (True, False):
             for _ in range(3 if warm_up else repeats):
                 for kind, start, goal in problems:
                     entry = series.setdefault(kind, {"library": [], "node": [], "handler": [], "library_points": [],
-                                                     "answer_points": [], "failures": []})
+                                                     "answer_points": [], "failures": [], "against": []})
                     began = time.perf_counter()
                     result = _library_plan(plugin, checker, start, goal)
                     library_s = time.perf_counter() - began
@@ -166,6 +224,13 @@ def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dic
                     began = time.perf_counter()
                     answer = node.call(plans, request, 60.0).motion_plan_response
                     node_s = time.perf_counter() - began
+                    if other is not None:
+                        began = time.perf_counter()
+                        answered = node.call(other, request, 60.0).motion_plan_response
+                        against_s = time.perf_counter() - began
+                        if answered.error_code.val != 1:
+                            entry["failures"].append(f"against {answered.error_code.message[:100]}")
+                            continue
                     if not result.success or answer.error_code.val != 1:
                         entry["failures"].append(
                             f"library {result.message[:100]} | node {answer.error_code.message[:100]}")
@@ -174,6 +239,8 @@ def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dic
                         continue
                     entry["library"].append(library_s)
                     entry["node"].append(node_s)
+                    if other is not None:
+                        entry["against"].append(against_s)
                     entry["handler"].append(answer.planning_time)
                     entry["library_points"].append(len(result.positions))
                     entry["answer_points"].append(len(answer.trajectory.joint_trajectory.points))
@@ -181,6 +248,7 @@ def client(namespace: str, repeats: int, straight: int, warm_up_s: float) -> dic
         series["floor"] = _fk_floor(node, names, problems[0][1])
     finally:
         node.close()
+    series["hop"] = process_hop(setup, plugin, checker, problems, repeats)
     for entry in series.values():
         if "breakdown" not in entry:
             continue
@@ -211,7 +279,7 @@ def report(series: dict, load: tuple[float, float]) -> None:
     print("| problems | plans | plan() p50 / p90 [ms] | round trip p50 / p90 [ms] | p50 difference [ms] | points "
           "(plan() / answer, median) |")
     print("|---|---|---|---|---|---|")
-    floor = series.pop("floor")
+    floor, hop = series.pop("floor"), series.pop("hop")
     for kind, entry in series.items():
         if not entry["node"]:
             print(f"| {kind} | 0 | | | | |")
@@ -220,6 +288,7 @@ def report(series: dict, load: tuple[float, float]) -> None:
         print(f"| {kind} | {len(node)} | {_p(library, 50):.1f} / {_p(library, 90):.1f} | {_p(node, 50):.1f} / "
               f"{_p(node, 90):.1f} | {_p(node, 50) - _p(library, 50):+.1f} | "
               f"{np.median(entry['library_points']):.0f} / {np.median(entry['answer_points']):.0f} |")
+    _report_against(series)
     print(f"\ncompute_fk round trip on the same node (the DDS and executor floor of any answer): p50 "
           f"{_p(floor, 50):.2f} p90 {_p(floor, 90):.2f} ms. Of the round trip, the answer's planning_time (from the "
           f"handler's start to the plan's return, planning process included) and the rest (DDS, queues, request "
@@ -229,6 +298,10 @@ def report(series: dict, load: tuple[float, float]) -> None:
             rest = np.asarray(entry["node"]) - np.asarray(entry["handler"])
             print(f"  {kind}: planning_time {_p(entry['handler'], 50):.1f} (plan() p50 "
                   f"{_p(entry['library'], 50):.1f}), rest {_p(rest, 50):.1f}")
+    if hop:
+        print(f"\nA planning process's hop (the straight problems planned alternately in this process and in a "
+              f"planning process of its own, as the node's): plan p50 {_p(hop['here'], 50):.2f} ms here, "
+              f"{_p(hop['there'], 50):.2f} ms there, {_p(hop['there'], 50) - _p(hop['here'], 50):+.2f} ms.")
     print("\nThe node's work on one answer [ms, median of 50], in the client process with the node's functions:")
     print("| problems | points answered | request | transfer | build | serialise answer | serialise display | sum |")
     print("|---|---|---|---|---|---|---|---|")
@@ -241,6 +314,24 @@ def report(series: dict, load: tuple[float, float]) -> None:
     for kind, entry in series.items():
         for failure in sorted(set(entry["failures"])):
             print(f"  {kind} failed: {failure}")
+
+
+def _report_against(series: dict) -> None:
+    """With ``--against``: the round trips to both nodes, alternated on every problem."""
+    if not any(entry["against"] for entry in series.values()):
+        return
+    print("\nThe same round trips to the node running --against's checkout, alternated with the first [ms]:")
+    print("| problems | plans | plan() p50 | round trip p50 / p90 | against's p50 / p90 | difference of the p50s "
+          "to plan() (this / against) | per plan, p50 of (round trip - its plan()) (this / against) |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, entry in series.items():
+        library, node, against = entry["library"], entry["node"], entry["against"]
+        if not against:
+            continue
+        print(f"| {kind} | {len(node)} | {_p(library, 50):.2f} | {_p(node, 50):.2f} / {_p(node, 90):.2f} | "
+              f"{_p(against, 50):.2f} / {_p(against, 90):.2f} | {_p(node, 50) - _p(library, 50):+.2f} / "
+              f"{_p(against, 50) - _p(library, 50):+.2f} | {_p(np.subtract(node, library), 50):+.2f} / "
+              f"{_p(np.subtract(against, library), 50):+.2f} |")
 
 
 def _reserved_domain() -> int:
@@ -275,7 +366,10 @@ def main() -> int:
     parser.add_argument("--planning-processes", type=int, default=1,
                         help="the node's planning_processes parameter (0: plans on the node's own threads)")
     parser.add_argument("--domain", type=int, help="ROS_DOMAIN_ID of the run (default: one no test run holds)")
+    parser.add_argument("--against", metavar="TREE", type=Path,
+                        help="a second node from this checkout of the package, round trips alternated with the first")
     parser.add_argument("--client", metavar="NAMESPACE", help=argparse.SUPPRESS)
+    parser.add_argument("--client-against", metavar="NAMESPACE", help=argparse.SUPPRESS)
     parser.add_argument("--wait", metavar="NAMESPACE", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.wait:
@@ -287,7 +381,7 @@ def main() -> int:
         print(json.dumps({"ready": ready}))
         return 0 if ready else 1
     if options.client:
-        series = client(options.client, options.repeats, options.straight, options.warm_up)
+        series = client(options.client, options.repeats, options.straight, options.warm_up, options.client_against)
         print(json.dumps(series))
         return 0
     directory = Path(tempfile.mkdtemp(prefix="kinematics_py-bench-"))
@@ -295,15 +389,29 @@ def main() -> int:
     env = isolated_ros_env(directory)
     namespace = "/bench_plan_answer"
     load_start = os.getloadavg()[0]
-    node = start_node(directory, namespace, env, extra={"planning_processes": options.planning_processes})
+    extra = {"planning_processes": options.planning_processes}
+    nodes = [start_node(directory, namespace, env, extra=extra)]
+    namespaces, against = [namespace], []
     try:
-        run_python(["--wait", namespace], env, NODE_START_S + 60, __file__)  # its start takes minutes when busy
-        run_python(["--scene", namespace], env, 300, str(Path(__file__).parent / "planning_latency.py"))
+        if options.against:
+            other = directory / "against"
+            other.mkdir()
+            # the checkout's package, not the working directory's (``python -m`` puts that first on sys.path)
+            against_env = {**isolated_ros_env(other), "PYTHONPATH": str(options.against.resolve()),
+                           "PYTHONSAFEPATH": "1"}
+            nodes.append(start_node(other, f"{namespace}_against", against_env, extra=extra))
+            namespaces.append(f"{namespace}_against")
+            against = ["--client-against", namespaces[1]]
+        for served in namespaces:
+            run_python(["--wait", served], env, NODE_START_S + 60, __file__)  # its start takes minutes when busy
+            run_python(["--scene", served], env, 300, str(Path(__file__).parent / "planning_latency.py"))
         series = run_python(["--client", namespace, "--repeats", str(options.repeats), "--straight",
-                             str(options.straight), "--warm-up", str(options.warm_up)], env, 3600, __file__)
+                             str(options.straight), "--warm-up", str(options.warm_up), *against], env, 3600, __file__)
     finally:
-        stop_node(node)
-    print(f"planning_processes {options.planning_processes}")
+        for node in nodes:
+            stop_node(node)
+    print(f"planning_processes {options.planning_processes}" +
+          (f"; against: {options.against.resolve()}" if options.against else ""))
     report(series, (load_start, os.getloadavg()[0]))
     return 0
 

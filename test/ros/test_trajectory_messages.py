@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
+from moveit_msgs.srv import GetMotionPlan
 
 from kinematics_py.execution.follower import sample
 from kinematics_py.execution.trajectory import JointTrajectory
 from kinematics_py.planning.motion import Waypoint, timed_trajectory
 from kinematics_py.planning.time_parameterization import JointLimits, TimedPath, time_parameterize
+from kinematics_py.ros.messages.conversions import robot_state_msg
 from kinematics_py.ros.messages.joint_trajectory import (
     duration_msg,
     joint_trajectory_from_msg,
@@ -147,3 +149,15 @@ def test_a_joint_trajectory_message_round_trips(derivatives):
         np.testing.assert_array_equal(back.accelerations, trajectory.accelerations)
     else:
         assert back.velocities is None and back.accelerations is None
+
+
+def test_messages_filled_in_a_response_equal_new_ones():
+    """A plan's answer fills the RobotState and RobotTrajectory its new response holds: the same messages."""
+    positions, timed = _timed(CORNERS[:3], 0.05)
+    response = GetMotionPlan.Response().motion_plan_response
+    filled = plan_trajectory_msg("base", ["a", "b", "c"], positions, timed, Time(sec=3), response.trajectory)
+    assert filled is response.trajectory
+    assert filled == plan_trajectory_msg("base", ["a", "b", "c"], positions, timed, Time(sec=3))
+    values = {"a": 0.5, "b": -1.0, "c": 2.0, "d": 7.0}
+    state = robot_state_msg(["a", "b", "c"], values, response.trajectory_start)
+    assert state is response.trajectory_start and state == robot_state_msg(["a", "b", "c"], values)

@@ -147,9 +147,11 @@ def rpy_from_rotation(R: np.ndarray) -> np.ndarray:
     return np.array([math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])])
 
 
-def robot_state_msg(joint_names: Sequence[str], values: Mapping[str, object]) -> RobotState:
-    """A full (is_diff = false) RobotState listing ``joint_names`` with their values."""
-    state = RobotState()
+def robot_state_msg(joint_names: Sequence[str], values: Mapping[str, object],
+                    state: RobotState | None = None) -> RobotState:
+    """A full (is_diff = false) RobotState listing ``joint_names`` with their values: ``state``, a RobotState as
+    constructed (e.g. the one a new response holds), filled, or a new one."""
+    state = RobotState() if state is None else state
     state.joint_state.name = list(joint_names)
     state.joint_state.position = [float(values[name]) for name in joint_names]
     state.is_diff = False

@@ -41,10 +41,11 @@ def scaling_factor(value: float, what: str) -> float:
 
 
 def trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, timed: TimedPath,
-                   stamp) -> RobotTrajectory:
+                   stamp, trajectory: RobotTrajectory | None = None) -> RobotTrajectory:
     """``positions`` (points, joints) timed by ``timed`` as a RobotTrajectory of ``names`` in ``frame`` (every
-    point; the rows converted to lists at once, not point by point)."""
-    trajectory = RobotTrajectory()
+    point; the rows converted to lists at once, not point by point): ``trajectory``, a RobotTrajectory as
+    constructed (e.g. the one a new response holds), filled, or a new one."""
+    trajectory = RobotTrajectory() if trajectory is None else trajectory
     joint_trajectory = trajectory.joint_trajectory
     joint_trajectory.header.frame_id, joint_trajectory.header.stamp = frame, stamp
     joint_trajectory.joint_names = list(names)
@@ -59,11 +60,11 @@ def trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, time
 
 
 def plan_trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, timed: TimedPath,
-                        stamp) -> RobotTrajectory:
+                        stamp, trajectory: RobotTrajectory | None = None) -> RobotTrajectory:
     """A plan's trajectory as ``trajectory_msg``, with the points a controller needs (``needed_points``)."""
     kept = needed_points(positions, timed)
     return trajectory_msg(frame, names, positions[kept], TimedPath(
-        timed.time_from_start[kept], timed.velocities[kept], timed.accelerations[kept]), stamp)
+        timed.time_from_start[kept], timed.velocities[kept], timed.accelerations[kept]), stamp, trajectory)
 
 
 def duration_parts(seconds: np.ndarray) -> tuple[list[int], list[int]]:
@@ -97,7 +98,10 @@ def _not_reproduced(positions: np.ndarray, timed: TimedPath, keep: np.ndarray) -
     and j. Each dropped point k, and j, must be where the quadratic from i puts it (positions and velocities): else
     the last point before the first that is not is kept (the first itself when it follows i: the step between them
     is the timed path's own). Each dropped point must lie on the straight segment from i to j: else the one farthest
-    off is kept (a move that turns back on its line with the same acceleration: its turning point)."""
+    off is kept (a move that turns back on its line with the same acceleration: its turning point).
+
+    The tested points come in increasing order, so their runs (their i) are contiguous and increasing: a run's first
+    point and its farthest one are found along the arrays, without sorting (a plan's answer is built on every plan)."""
     index = np.arange(len(positions))
     previous = np.maximum.accumulate(np.where(keep, index, 0))
     previous = np.concatenate([[0], previous[:-1]])  # the last kept point before each point
@@ -105,22 +109,37 @@ def _not_reproduced(positions: np.ndarray, timed: TimedPath, keep: np.ndarray) -
     tested = ~keep | np.concatenate([[False], ~keep[:-1]])  # dropped points, and kept ones right after dropped ones
     i, k = previous[tested], index[tested]
     dt = (timed.time_from_start[k] - timed.time_from_start[i])[:, None]
-    velocities, accelerations = timed.velocities, timed.accelerations
-    q = positions[i] + velocities[i] * dt + accelerations[i] * dt * dt / 2
-    v = velocities[i] + accelerations[i] * dt
-    late = ((np.abs(q - positions[k]) > SAME_VALUE * (1 + np.abs(positions[k])))
-            | (np.abs(v - velocities[k]) > SAME_VALUE * (1 + np.abs(velocities[k])))).any(axis=1)
+    q_i, q_k = positions[i], positions[k]
+    v_i, v_k, a_i = timed.velocities[i], timed.velocities[k], timed.accelerations[i]
+    q = q_i + v_i * dt + a_i * dt * dt / 2
+    v = v_i + a_i * dt
+    late = ((np.abs(q - q_k) > SAME_VALUE * (1 + np.abs(q_k)))
+            | (np.abs(v - v_k) > SAME_VALUE * (1 + np.abs(v_k)))).any(axis=1)
     missed = np.zeros(len(positions), dtype=bool)
-    runs, first = np.unique(i[late], return_index=True)  # k increases: the first point of each run that is off
-    first_off = k[late][first]
-    missed[np.where(first_off - 1 > runs, first_off - 1, first_off)] = True
-    segment, offset = positions[following[k]] - positions[i], positions[k] - positions[i]
+    skipped = keep[k]  # no segment test: kept points, and the runs whose quadratic misses
+    if late.any():
+        runs, first_off = _first_of_runs(i[late], k[late])  # the first point of each run that is off
+        missed[np.where(first_off - 1 > runs, first_off - 1, first_off)] = True
+        in_run = np.zeros(len(positions), dtype=bool)
+        in_run[runs] = True
+        skipped = skipped | in_run[i]
+    segment, offset = positions[following[k]] - q_i, q_k - q_i
     length2 = np.einsum("ij,ij->i", segment, segment)
     along = np.where(length2 > 0, np.einsum("ij,ij->i", offset, segment) / np.where(length2 > 0, length2, 1), 0.0)
     aside = np.abs(offset - along[:, None] * segment).max(axis=1)
-    off = np.where(keep[k] | np.isin(i, runs), 0.0, np.maximum.reduce([aside, along - 1, -along]))
-    order = np.lexsort((-off, i))
-    _, farthest = np.unique(i[order], return_index=True)
-    chosen = order[farthest]
-    missed[k[chosen[off[chosen] > SAME_VALUE]]] = True
+    off = np.where(skipped, 0.0, np.maximum(np.maximum(aside, along - 1), -along))
+    far = off > SAME_VALUE
+    if far.any():  # the farthest point of each run with points off its segment (the first of equally far ones)
+        runs, farthest = i[far], off[far]
+        starts = np.concatenate([[True], runs[1:] != runs[:-1]])
+        run = np.cumsum(starts) - 1
+        at_most = np.flatnonzero(farthest == np.maximum.reduceat(farthest, np.flatnonzero(starts))[run])
+        _, first = _first_of_runs(run[at_most], at_most)
+        missed[k[far][first]] = True
     return missed & ~keep
+
+
+def _first_of_runs(runs: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each run, the value of its first entry) of ``runs`` nondecreasing, ``values`` alongside."""
+    first = np.concatenate([[True], runs[1:] != runs[:-1]])
+    return runs[first], values[first]

@@ -117,13 +117,14 @@ def _plan_industrial(request, response, context: RequestContext):
 
 def _answered(response, group: GroupRequest, result: MotionPlan, began: float, note: str):
     """``response`` holding the plan's start, time and trajectory (the points a controller needs:
-    ``plan_trajectory_msg``); the plan's code and message."""
-    response.trajectory_start = robot_state_msg(group.setup.joint_names, group.values)
+    ``plan_trajectory_msg``); the plan's code and message. The messages are the response's own, filled (a new
+    response's are as constructed): one RobotState and one RobotTrajectory less to construct per answer."""
+    robot_state_msg(group.setup.joint_names, group.values, response.trajectory_start)
     response.planning_time = time.monotonic() - began
     if not result.success:
         return result.error_code, result.message + note
-    response.trajectory = plan_trajectory_msg(group.setup.model_frame, group.joint_names, result.positions,
-                                              result.timing, group.context.stamp())
+    plan_trajectory_msg(group.setup.model_frame, group.joint_names, result.positions, result.timing,
+                        group.context.stamp(), response.trajectory)
     return result.message + note
 
 
@@ -136,7 +137,7 @@ def _planned(job: PlanJob, context: RequestContext, checker) -> MotionPlan:
     if processes is not None and processes.has_built(context.setup):
         try:
             result = processes.run(job, context.setup, checker)
-            context.tools.logger.info(f"plans run in planning processes {processes.pids()}", once=True)
+            context.tools.info_once("planning processes", lambda: f"plans run in planning processes {processes.pids()}")
             return result
         except PlanningProcessError as error:
             if error.closed:

@@ -41,6 +41,15 @@ class ServiceTools:
     joint_limit_overrides: Callable[[], Mapping[str, Mapping[str, object]]] = dict
     #: key -> value of Pilz's pilz_cartesian_limits.yaml parameters given to the node ({}: Pilz's documented values)
     cartesian_limits: Callable[[], Mapping[str, object]] = dict
+    #: The keys of the messages ``info_once`` has logged.
+    _said: set = field(default_factory=set, init=False, compare=False, repr=False)
+
+    def info_once(self, key: str, message: Callable[[], str]) -> None:
+        """Log ``message()`` the first time ``key`` is given. rclpy's ``once=True`` looks its caller's source up
+        (inspect, realpath) on every call: 0.2-0.7 ms, on every plan answered."""
+        if key not in self._said:
+            self._said.add(key)
+            self.logger.info(message())
 
 
 @dataclass(frozen=True)
