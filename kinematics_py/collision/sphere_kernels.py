@@ -204,11 +204,14 @@ class Workspace(NamedTuple):
 
 def workspace(base: np.ndarray, link_count: int, table: SphereTable) -> Workspace:
     """Scratch arrays for checks of states that keep ``base``'s values in the joints they do not set."""
-    return Workspace(np.array(base, dtype=float), np.tile(np.eye(4), (link_count + 1, 1, 1)),
-                     np.empty((len(table.sphere_radius), 3)), np.empty((len(table.body_radius), 3)),
-                     np.zeros(len(table.body_radius), dtype=bool), np.empty(3),
+    bodies = len(table.body_radius)
+    poses = np.zeros((link_count + 3, 4, 4))  # the links' poses, then ``scratch``: identities
+    for i in range(4):
+        poses[:, i, i] = 1.0
+    return Workspace(np.array(base, dtype=float), poses[:link_count + 1], np.empty((len(table.sphere_radius), 3)),
+                     np.empty((bodies, 3)), np.zeros(bodies, dtype=bool), np.empty(3),
                      np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool),
-                     np.zeros(len(table.body_radius)), np.tile(np.eye(4), (2, 1, 1)))
+                     np.zeros(bodies), poses[link_count + 1:])
 
 
 @compiled_kernel(inline="always")
