@@ -401,3 +401,14 @@ def chain_motion_collides(q_from, q_to, resolution, chain, table, work, between)
             k += stride
         stride //= 2
     return False
+
+
+@compiled_kernel
+def chain_states_free(positions, growth, chain, table, work, free):
+    """free[k] <- the group state ``positions[k]`` is free for the spheres, each body's grown by ``growth[k, b]``
+    (``sphere_proof.grown_free`` on a chain's frames: ``sphere_chain``'s ``chain`` and ``table``)."""
+    for k in range(positions.shape[0]):
+        for b in range(growth.shape[1]):
+            work.growth[b] = growth[k, b]
+        free[k] = not chain_collides(positions[k], chain, table, work)
+    work.growth[:] = 0.0

@@ -13,6 +13,7 @@ from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Mesh
 from kinematics_py.collision.sphere_kernels import (
     chain_motion_collides,
+    chain_states_free,
     motion_collides,
     sphere_chain,
     state_collides,
@@ -25,7 +26,7 @@ from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
-from kinematics_py.planning.sphere_proof import moving_table
+from kinematics_py.planning.sphere_proof import grown_free, moving_table
 from kinematics_py.planning.sphere_search import search_tables, sphere_search
 
 SEED = 11
@@ -232,3 +233,22 @@ def test_sphere_search_gives_the_same_path_for_the_same_seed(table_wall):
     for k, (start, goal) in enumerate(problems(plugin, checker, 3, np.random.default_rng(SEED + 3), True)):
         first = sphere_search(check, start, goal[None], bounds, TIME, seed=k)
         assert np.array_equal(first, sphere_search(check, start, goal[None], bounds, TIME, seed=k)), k
+
+
+def test_the_chain_of_frames_answers_grown_states_as_the_links_do(table_wall):
+    """``chain_states_free`` answers states with grown spheres as ``sphere_proof.grown_free`` does."""
+    plugin, checker = table_wall
+    _, check, (lower, upper) = search_setup(plugin, checker)
+    table = moving_table(check).table
+    tree = checker.model.tree.table_arrays
+    chain, in_frames = search_tables(check, table)
+    rng = np.random.default_rng(SEED)
+    states = lower + rng.random((400, len(lower))) * (upper - lower)
+    growth = rng.uniform(0.0, 0.05, (len(states), len(table.body_radius))) * (rng.random((len(states), 1)) < 0.7)
+    links, frames = np.zeros(len(states), dtype=bool), np.zeros(len(states), dtype=bool)
+    grown_free(states, growth, check.indices, tree, tuple(table), workspace(check.base, len(checker.model.link_names),
+               table), links)
+    chain_states_free(states, growth, chain, in_frames, workspace(check.base, len(checker.model.link_names), table),
+                      frames)
+    assert np.array_equal(links, frames)
+    assert 0.1 < links.mean() < 0.9
