@@ -15,6 +15,12 @@ counts, as much as a dozen sphere tests), and the links are placed without alloc
 
 Motions (``motion_collides``): the states at most ``resolution`` apart per joint, the end first, then the middle,
 the quarters and so on (a collision is usually found in a few checks).
+
+A group's chain of frames (``sphere_chain``, ``place_chain``, ``chain_collides``, ``chain_motion_collides``,
+``chain_states_free``): the same checks with only the frames the group's joints move placed, each joint's axis
+turned to the frame's z axis, the links between them (fixed joints, joints the group does not move) folded into
+constant offsets of the frames and the spheres (Panda among boxes: FK 0.94 -> 0.24 us a state, the check
+1.49 -> 0.72 us; same answers).
 """
 from __future__ import annotations
 

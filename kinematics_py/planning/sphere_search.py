@@ -2,9 +2,10 @@
 
 Both trees (the start's, and one rooted at every goal) grow inside one compiled call per round of iterations,
 every motion checked by ``collision.sphere_kernels`` at the search's resolution (FK and spheres compiled in, the
-states of a motion in one loop that stops at the first collision). The path found is shortened in compiled code:
-each waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random points of
-two segments.
+states of a motion in one loop that stops at the first collision; only the frames the group moves are placed:
+``sphere_chain``, kept per group, base state and scene: ``search_tables``). The path found is shortened in compiled
+code: each waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random
+points of two segments.
 
 The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too.
 Pairs no joint of the group moves are left out (``sphere_proof.moving_table``: the start is free, so they are), so
