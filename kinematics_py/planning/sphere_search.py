@@ -2,9 +2,10 @@
 
 Both trees (the start's, and one rooted at every goal) grow inside one compiled call per round of iterations,
 every motion checked by ``collision.sphere_kernels`` at the search's resolution (FK and spheres compiled in, the
-states of a motion in one loop that stops at the first collision). The path found is shortened in compiled code:
-each waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random points of
-two segments.
+states of a motion in one loop that stops at the first collision; only the frames the group moves are placed:
+``sphere_chain``, kept per group, base state and scene: ``search_tables``). The path found is shortened in compiled
+code: each waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random
+points of two segments.
 
 The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too.
 Pairs no joint of the group moves are left out (``sphere_proof.moving_table``: the start is free, so they are), so
@@ -23,11 +24,12 @@ search, as before.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 
 import numpy as np
 
-from ..collision.sphere_kernels import SphereTable, colliding_pairs, motion_collides, workspace
+from ..collision.sphere_kernels import SphereTable, chain_motion_collides, colliding_pairs, sphere_chain, workspace
 from ..compiled import compiled_kernel
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
@@ -47,10 +49,13 @@ FAST_SHARE = 0.5
 #: for the problem (a UR5's wrist links, whose spheres touch in most states) OMPL starts after this, not after half
 #: the budget (bench/motion_planning.py --robot ur5 --problems 8: p90 409 -> 118 ms, the Panda's unchanged).
 FAST_LIMIT_S = 0.05
+#: Chains (``search_tables``) kept per robot model, at most this many per model.
+MAX_KEPT_CHAINS = 16
+_CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @compiled_kernel
-def _extend(nodes, parents, count, target, step, resolution, indices, tree, table, work, between):
+def _extend(nodes, parents, count, target, step, resolution, chain, table, work, between):
     """(status, count): grow the tree (``count`` nodes) from its node nearest ``target`` by at most ``step`` towards
     it, when that motion is free."""
     dof = target.shape[0]
@@ -66,7 +71,7 @@ def _extend(nodes, parents, count, target, step, resolution, indices, tree, tabl
     scale = 1.0 if reached else step / distance
     for i in range(dof):
         nodes[count, i] = nodes[nearest, i] + (target[i] - nodes[nearest, i]) * scale
-    if motion_collides(nodes[nearest], nodes[count], resolution, indices, tree, table, work, between):
+    if chain_motion_collides(nodes[nearest], nodes[count], resolution, chain, table, work, between):
         return TRAPPED, count
     parents[count] = nearest
     return (REACHED if reached else ADVANCED), count + 1
@@ -93,11 +98,11 @@ def _joined_path(nodes, parents, end_0, end_1, path):
 
 
 @compiled_kernel
-def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, iterations, indices, tree, table,
-                work, path):
+def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, iterations, chain, table, work, path):
     """Run RRT-Connect's iterations ``first`` .. ``first + iterations - 1`` on the trees ``nodes[0]`` (rooted at the
     start) and ``nodes[1]`` (rooted at every goal: parent -1), ``counts`` nodes each. Returns the number of
-    waypoints written to ``path`` (start to goal), 0 when no path yet, -1 when a tree is full."""
+    waypoints written to ``path`` (start to goal), 0 when no path yet, -1 when a tree is full. Motions are checked
+    by ``chain_motion_collides`` (``chain`` and ``table``: ``sphere_chain``'s)."""
     dof = lower.shape[0]
     sample = np.empty(dof)
     between = np.empty(dof)
@@ -109,15 +114,15 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
             return -1
         for i in range(dof):
             sample[i] = lower[i] + np.random.random() * (upper[i] - lower[i])
-        status, counts[a] = _extend(nodes[a], parents[a], counts[a], sample, step, resolution, indices, tree, table,
-                                    work, between)
+        status, counts[a] = _extend(nodes[a], parents[a], counts[a], sample, step, resolution, chain, table, work,
+                                    between)
         if status == TRAPPED:
             continue
         added = nodes[a, counts[a] - 1]
         status = ADVANCED
         while status == ADVANCED and counts[b] < capacity - 1:
-            status, counts[b] = _extend(nodes[b], parents[b], counts[b], added, step, resolution, indices, tree,
-                                        table, work, between)
+            status, counts[b] = _extend(nodes[b], parents[b], counts[b], added, step, resolution, chain, table,
+                                        work, between)
         if status == REACHED:
             end_a, end_b = counts[a] - 1, counts[b] - 1
             return _joined_path(nodes, parents, end_a if a == 0 else end_b, end_b if a == 0 else end_a, path)
@@ -125,12 +130,12 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
 
 
 @compiled_kernel
-def _farthest_reach(path, count, resolution, indices, tree, table, work, between):
+def _farthest_reach(path, count, resolution, chain, table, work, between):
     """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number."""
     kept, i = 1, 0
     while i < count - 1:
         j = count - 1
-        while j > i + 1 and motion_collides(path[i], path[j], resolution, indices, tree, table, work, between):
+        while j > i + 1 and chain_motion_collides(path[i], path[j], resolution, chain, table, work, between):
             j -= 1
         path[kept] = path[j]
         kept += 1
@@ -139,14 +144,14 @@ def _farthest_reach(path, count, resolution, indices, tree, table, work, between
 
 
 @compiled_kernel
-def shortcut(path, count, tries, resolution, indices, tree, table, work):
+def shortcut(path, count, tries, resolution, chain, table, work):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
     returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
     shortcuts (a random point of one segment joined to a random point of a later one), then the first pass again.
-    ``path`` has room for ``tries`` more waypoints."""
+    ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
     dof = path.shape[1]
     between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
-    count = _farthest_reach(path, count, resolution, indices, tree, table, work, between)
+    count = _farthest_reach(path, count, resolution, chain, table, work, between)
     for _ in range(tries):
         if count <= 2:
             break
@@ -156,16 +161,16 @@ def shortcut(path, count, tries, resolution, indices, tree, table, work):
         for k in range(dof):
             p[k] = path[i, k] + a * (path[i + 1, k] - path[i, k])
             r[k] = path[j, k] + b * (path[j + 1, k] - path[j, k])
-        if motion_collides(p, r, resolution, indices, tree, table, work, between) or \
-                motion_collides(path[i], p, resolution, indices, tree, table, work, between) or \
-                motion_collides(r, path[j + 1], resolution, indices, tree, table, work, between):
+        if chain_motion_collides(p, r, resolution, chain, table, work, between) or \
+                chain_motion_collides(path[i], p, resolution, chain, table, work, between) or \
+                chain_motion_collides(r, path[j + 1], resolution, chain, table, work, between):
             continue
         tail = path[j + 1:count].copy()
         path[i + 1] = p
         path[i + 2] = r
         path[i + 3:i + 3 + tail.shape[0]] = tail
         count = i + 3 + tail.shape[0]
-    return _farthest_reach(path, count, resolution, indices, tree, table, work, between)
+    return _farthest_reach(path, count, resolution, chain, table, work, between)
 
 
 @compiled_kernel
@@ -186,6 +191,24 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
     return table._replace(self_pairs=table.self_pairs[~self_hit], world_tested=table.world_tested & ~world_hit)
 
 
+def search_tables(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple] | None:
+    """(chain, ``table``'s arrays in its frames) for ``rrt_connect`` and ``shortcut`` (``sphere_chain``), or None
+    when a joint the group moves is neither revolute nor prismatic; kept per robot model, group, base state and
+    scene's spheres (``table``'s pairs are its own: the others are the scene's)."""
+    kept = _CHAINS.setdefault(check.checker.model, {})
+    key = (check.indices.tobytes(), np.asarray(check.base, dtype=float).tobytes())
+    if key not in kept or kept[key][0] is not table.sphere_center:
+        if len(kept) >= MAX_KEPT_CHAINS:
+            kept.clear()
+        found = sphere_chain(check.checker.model.tree.table_arrays, check.indices, check.base, table)
+        kept[key] = (table.sphere_center, found)
+    found = kept[key][1]
+    if found is None:
+        return None
+    chain, in_frames = found
+    return tuple(chain), tuple(in_frames._replace(self_pairs=table.self_pairs, world_tested=table.world_tested))
+
+
 def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                   time_limit: float, should_stop: Callable[[], bool] | None = None,
                   seed: int = 0) -> np.ndarray | None:
@@ -199,8 +222,11 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     model_tree = check.checker.model.tree.table_arrays
     work = workspace(check.base, len(check.checker.model.link_names), table)
     relaxed = _relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work)
-    arrays = tuple(relaxed)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    tables = search_tables(check, relaxed)
+    if tables is None:
+        return None
+    chain, arrays = tables
     nodes = np.empty((2, TREE_CAPACITY, len(start)))
     parents = np.full((2, TREE_CAPACITY), -1, dtype=np.int64)
     nodes[0, 0], nodes[1, :len(goals)] = start, goals
@@ -211,11 +237,11 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     deadline, first, found = time.perf_counter() + time_limit, 0, 0
     while found == 0 and time.perf_counter() < deadline and not (should_stop and should_stop()):
         found = rrt_connect(nodes, parents, counts, lower, upper, step, check.resolution, first, ROUND_ITERATIONS,
-                            check.indices, model_tree, arrays, work, path)
+                            chain, arrays, work, path)
         first += ROUND_ITERATIONS
     if found <= 0:
         return None
-    count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, check.indices, model_tree, arrays, work)
+    count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, chain, arrays, work)
     waypoints = path[:count].copy()
     if relaxed is not table or moving.coarse is not None:
         return _exact_segments(check, waypoints, bounds, time.perf_counter() + time_limit, should_stop)

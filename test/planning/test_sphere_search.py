@@ -11,7 +11,14 @@ from robots import bundled_robot
 from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Mesh
-from kinematics_py.collision.sphere_kernels import state_collides, workspace
+from kinematics_py.collision.sphere_kernels import (
+    chain_motion_collides,
+    chain_states_free,
+    motion_collides,
+    sphere_chain,
+    state_collides,
+    workspace,
+)
 from kinematics_py.collision.sphere_world import sphere_table
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.goals import JointGoal
@@ -19,7 +26,8 @@ from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
-from kinematics_py.planning.sphere_search import sphere_search
+from kinematics_py.planning.sphere_proof import grown_free, moving_table
+from kinematics_py.planning.sphere_search import search_tables, sphere_search
 
 SEED = 11
 PROBLEMS = 8
@@ -167,3 +175,80 @@ def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl():
     assert sphere_search(check, LEFT, RIGHT[None], bounds, TIME) is None
     result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], PlanOptions(planning_time=TIME))
     assert result.success and exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+
+
+#: Seeded random motions compared between the chain's check and the links' (``test_the_chain_...``).
+MOTIONS = 600
+
+
+@pytest.mark.parametrize("fingers", [False, True])
+def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fingers):
+    """``chain_motion_collides`` (the group's frames, joints it does not move folded in) gives every motion the
+    answer of ``motion_collides`` (every link placed): over seeded random motions among the boxes, free and
+    colliding, from free and colliding starts; with the fingers (a prismatic joint and its mimic) in the group and
+    held open by the base state."""
+    plugin, checker = table_wall
+    names = list(plugin.getJointNames()) + (["panda_finger_joint1"] if fingers else [])
+    model = checker.model
+    base = checker.state_vector(None)
+    if not fingers:
+        base[model.tree.variable_index["panda_finger_joint1"]] = 0.03
+    check = PathCheck(checker, names, base, SEARCH_RESOLUTION)
+    table = moving_table(check).table
+    tree = model.tree.table_arrays
+    chain, in_frames = sphere_chain(tree, check.indices, check.base, table)
+    assert len(chain.parent) == len(names) + 1 + fingers  # the root, and a frame per moved joint (the mimic too)
+    lower = np.array([model.joints[n].lower for n in names])
+    upper = np.array([model.joints[n].upper for n in names])
+    rng = np.random.default_rng(SEED)
+    links_work = workspace(check.base, len(model.link_names), table)
+    chain_work = workspace(check.base, len(model.link_names), table)
+    between = np.empty(len(names))
+    answers = []
+    for _ in range(MOTIONS):
+        q_from = lower + rng.random(len(names)) * (upper - lower)
+        q_to = np.clip(q_from + rng.uniform(-1.0, 1.0, len(names)) * rng.uniform(0.02, 2.0), lower, upper)
+        links = motion_collides(q_from, q_to, SEARCH_RESOLUTION, check.indices, tree, tuple(table), links_work,
+                                between)
+        frames = chain_motion_collides(q_from, q_to, SEARCH_RESOLUTION, tuple(chain), tuple(in_frames), chain_work,
+                                       between)
+        assert links == frames, (q_from, q_to)
+        answers.append(links)
+    assert 0.1 < np.mean(answers) < 0.9
+
+
+def test_the_search_tables_are_kept_and_carry_the_pairs_of_the_table_given(table_wall):
+    plugin, checker = table_wall
+    _, check, _ = search_setup(plugin, checker)
+    table = moving_table(check).table
+    chain, in_frames = search_tables(check, table)
+    again, fewer = search_tables(check, table._replace(self_pairs=table.self_pairs[:3]))
+    assert again is not None and all(a is b for a, b in zip(chain, again))
+    assert len(fewer[6]) == 3 and fewer[0] is in_frames[0]
+
+
+def test_sphere_search_gives_the_same_path_for_the_same_seed(table_wall):
+    plugin, checker = table_wall
+    names, check, bounds = search_setup(plugin, checker)
+    for k, (start, goal) in enumerate(problems(plugin, checker, 3, np.random.default_rng(SEED + 3), True)):
+        first = sphere_search(check, start, goal[None], bounds, TIME, seed=k)
+        assert np.array_equal(first, sphere_search(check, start, goal[None], bounds, TIME, seed=k)), k
+
+
+def test_the_chain_of_frames_answers_grown_states_as_the_links_do(table_wall):
+    """``chain_states_free`` answers states with grown spheres as ``sphere_proof.grown_free`` does."""
+    plugin, checker = table_wall
+    _, check, (lower, upper) = search_setup(plugin, checker)
+    table = moving_table(check).table
+    tree = checker.model.tree.table_arrays
+    chain, in_frames = search_tables(check, table)
+    rng = np.random.default_rng(SEED)
+    states = lower + rng.random((400, len(lower))) * (upper - lower)
+    growth = rng.uniform(0.0, 0.05, (len(states), len(table.body_radius))) * (rng.random((len(states), 1)) < 0.7)
+    links, frames = np.zeros(len(states), dtype=bool), np.zeros(len(states), dtype=bool)
+    grown_free(states, growth, check.indices, tree, tuple(table), workspace(check.base, len(checker.model.link_names),
+               table), links)
+    chain_states_free(states, growth, chain, in_frames, workspace(check.base, len(checker.model.link_names), table),
+                      frames)
+    assert np.array_equal(links, frames)
+    assert 0.1 < links.mean() < 0.9
