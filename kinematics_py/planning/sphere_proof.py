@@ -1,19 +1,21 @@
-"""A path's points and the states between them proven free by the robot's spheres, the exact checker asked only
-where the spheres prove nothing.
+"""A path's points and the states between them proven free by the robot's spheres, the exact checker asked only where
+the spheres prove nothing.
 
 The spheres contain the exact geometry (padding included), so spheres grown by g contain the geometry grown by g.
-``motion_bound``'s argument then holds for them: over a straight joint step every point of link l stays within
-``delta_l / 2`` of where it was at one of the step's ends (``delta_l = sum_j |dq_j| R[l, j]``), so when each body's
-spheres, grown by half its motion over the steps on either side of a point, are free at every point of a step, the
-step is free throughout, its ends included, for every pair the spheres test (a superset of the exact checker's:
-``sphere_world``). Pairs that no joint of the group moves (a base link and the floor, two links before the first
-joint) keep their distance on the whole path: they are left out of the spheres' test and decided once by the exact
-check of the path's first point. Spheres that touch never fail a path: the points and steps they do not prove get
-the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``); self pairs whose bare
-spheres touch at a path's points they do not prove (a UR5's forearm and wrist on a detour) are left to an
-exact checker of those pairs alone for that path, as the coarse ones are (``checked_path``). Not used (None) where the
-spheres cannot stand for the exact geometry: no sphere table (``sphere_world``: attached objects, meshes or octrees
-in the world, scaled links), a path's own validity check, motions ``link_reach`` does not bound.
+``motion_bound``'s argument then holds for them: over a straight joint step every point of link l stays within ``delta_l
+/ 2`` of where it was at one of the step's ends (``delta_l = sum_j |dq_j| R[l, j]``), so when each body's spheres, grown
+by half its motion over the step, are free at both ends of a step, the step is free throughout, its ends included, for
+every pair the spheres test (a superset of the exact checker's: ``sphere_world``). Blocks of steps are proven the same
+way, largest first (``block_proof``): a block's middle point free with the spheres grown by the most a body travels from
+there to either end proves the whole block. Pairs that no joint of the group moves (a base link and the floor, two links
+before the first joint) keep their distance on the whole path: they are left out of the spheres' test and decided once
+(by the plan's start, or the exact check of the path's first point). The kernels place only the frames the group's
+joints move (``chain_tables``). Spheres that touch never fail a path: the points and steps they do not prove get the
+exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``); self pairs whose bare spheres
+touch at a path's points they do not prove (a UR5's forearm and wrist on a detour) are left to an exact checker of those
+pairs alone for that path, as the coarse ones are (``checked_path``). Not used (None) where the spheres cannot stand for
+the exact geometry: no sphere table (``sphere_world``: attached objects, meshes or octrees in the world, scaled links),
+a path's own validity check, motions ``link_reach`` does not bound.
 """
 from __future__ import annotations
 
@@ -23,7 +25,15 @@ from typing import NamedTuple
 import numpy as np
 
 from ..collision.checker import CollisionChecker
-from ..collision.sphere_kernels import SphereTable, collides, colliding_pairs, workspace
+from ..collision.sphere_kernels import (
+    SphereTable,
+    Workspace,
+    chain_collides,
+    chain_states_free,
+    colliding_pairs,
+    sphere_chain,
+    workspace,
+)
 from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .motion_bound import first_unproven, link_reach
@@ -37,25 +47,19 @@ SPHERE_HALVINGS = 4
 #: them tested) are left to an exact checker of those pairs alone for the path (``checked_path``).
 NARROW_STEPS = 0
 TOUCHING_SAMPLES = 64
+#: Chains (``chain_tables``) kept per robot model, at most this many per model.
+MAX_KEPT_CHAINS = 16
 _MOVING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _NARROWED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @compiled_kernel
-def grown_free(positions, growth, indices, tree, table, work, free):
-    """free[k] <- the group state ``positions[k]`` is free for the spheres, each body's grown by ``growth[k, b]``."""
-    for k in range(positions.shape[0]):
-        for b in range(growth.shape[1]):
-            work.growth[b] = growth[k, b]
-        free[k] = not collides(positions[k], indices, tree, table, work)
-
-
-@compiled_kernel
-def first_touching(states, indices, tree, table, work):
-    """The index of the first of the group ``states`` (n, joints) whose spheres (grown by ``work.growth``) touch, -1
-    when none does."""
+def first_touching(states, chain, table, work):
+    """The index of the first of the group ``states`` (n, joints) whose spheres (grown by ``work.growth``, on the
+    chain's frames: ``chain_tables``) touch, -1 when none does."""
     for k in range(states.shape[0]):
-        if collides(states[k], indices, tree, table, work):
+        if chain_collides(states[k], chain, table, work):
             return k
     return -1
 
@@ -65,14 +69,15 @@ _STACK_DEPTH = 128
 
 
 @compiled_kernel
-def block_proof(positions, travel, indices, tree, table, work, points, steps):
+def block_proof(positions, travel, chain, table, work, points, steps):
     """Prove blocks of a path free, largest first: points[k] (and steps[k], the step from point k to k + 1) <- True
     for every point (step) of a block found free. ``travel`` (k, bodies): how far each body can have moved from the
     path's first point to point k, summed over the steps (``motion_bound``). A block of points i .. j is free,
     every state of its steps included, when its middle point c is free with each body's spheres grown by the
     most it moves from there to either end (max(travel[c] - travel[i], travel[j] - travel[c])); a block that is
     not is halved, down to single steps (both ends free with the spheres grown by half the step's travel). Points
-    and steps not proven are left as they are. Returns the number of states checked."""
+    and steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the
+    group's frames and the spheres in them (``chain_tables``)."""
     count, bodies, checked = positions.shape[0], travel.shape[1], 0
     stack = np.empty((_STACK_DEPTH, 2), dtype=np.int64)
     stack[0, 0], stack[0, 1], top = 0, count - 1, 1
@@ -84,7 +89,7 @@ def block_proof(positions, travel, indices, tree, table, work, points, steps):
             for b in range(bodies):
                 work.growth[b] = max(travel[c, b] - travel[i, b], travel[j, b] - travel[c, b])
             checked += 1
-            if collides(positions[c], indices, tree, table, work):
+            if chain_collides(positions[c], chain, table, work):
                 stack[top, 0], stack[top, 1] = c, j
                 stack[top + 1, 0], stack[top + 1, 1] = i, c
                 top += 2
@@ -93,8 +98,7 @@ def block_proof(positions, travel, indices, tree, table, work, points, steps):
             for b in range(bodies):
                 work.growth[b] = (travel[j, b] - travel[i, b]) / 2
             checked += 2
-            if collides(positions[i], indices, tree, table, work) or collides(positions[j], indices, tree, table,
-                                                                                  work):
+            if chain_collides(positions[i], chain, table, work) or chain_collides(positions[j], chain, table, work):
                 continue
         for k in range(i, j):
             points[k] = steps[k] = True
@@ -124,7 +128,7 @@ def moving_table(check: PathCheck) -> ProofTable | None:
         return kept[check.joint_names][1]
     bound = link_reach(check.checker, check.joint_names)
     found = None
-    if bound is not None and len(bound[0]) == len(table.body_link):
+    if bound is not None and len(bound[0]) == len(table.body_link) and chain_tables(check, table) is not None:
         moving = bound[1].any(axis=1)
         pairs = table.self_pairs
         keep = moving[pairs[:, 0]] | moving[pairs[:, 1]]
@@ -153,13 +157,38 @@ def _coarse_check(check: PathCheck, proof: ProofTable) -> PathCheck | None:
     return None if proof.coarse is None else PathCheck(proof.coarse, check.joint_names, check.base, check.resolution)
 
 
+def chain_tables(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple] | None:
+    """(chain, ``table``'s arrays in its frames) for the kernels on the group's chain of frames (``sphere_chain``:
+    the joints it does not move folded in), or None when a joint the group moves is neither revolute nor prismatic;
+    kept per robot model, group, base state and scene's spheres (``table``'s pairs are its own: the others are the
+    scene's)."""
+    kept = _CHAINS.setdefault(check.checker.model, {})
+    key = (check.indices.tobytes(), np.asarray(check.base, dtype=float).tobytes())
+    if key not in kept or kept[key][0] is not table.sphere_center:
+        if len(kept) >= MAX_KEPT_CHAINS:
+            kept.clear()
+        found = sphere_chain(check.checker.model.tree.table_arrays, check.indices, check.base, table)
+        kept[key] = (table.sphere_center, found)
+    found = kept[key][1]
+    if found is None:
+        return None
+    chain, in_frames = found
+    return tuple(chain), tuple(in_frames._replace(self_pairs=table.self_pairs, world_tested=table.world_tested))
+
+
+def _kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, Workspace]:
+    """(chain, table arrays, a workspace) of ``check``'s group for ``table``'s spheres (``moving_table`` made sure
+    that the group has a chain)."""
+    chain, arrays = chain_tables(check, table)
+    return chain, arrays, workspace(check.base, len(check.checker.model.link_names), table)
+
+
 def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
     """(n,) bool: which of the group ``states`` (n, joints) are free for ``table``'s spheres grown by ``growth``
     (n, bodies)."""
     free = np.zeros(len(states), dtype=bool)
-    work = workspace(check.base, len(check.checker.model.link_names), table)
-    grown_free(np.ascontiguousarray(states, dtype=float), np.ascontiguousarray(growth), check.indices,
-               check.checker.model.tree.table_arrays, tuple(table), work, free)
+    chain_states_free(np.ascontiguousarray(states, dtype=float), np.ascontiguousarray(growth),
+                      *_kernel_inputs(check, table), free)
     return free
 
 
@@ -170,9 +199,8 @@ def _block_proven(check: PathCheck, table: SphereTable, positions: np.ndarray,
     travel = np.zeros((len(positions), half.shape[1]))
     np.cumsum(2 * half, axis=0, out=travel[1:])
     points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
-    work = workspace(check.base, len(check.checker.model.link_names), table)
-    check.states_checked += block_proof(np.ascontiguousarray(positions, dtype=float), travel, check.indices,
-                                        check.checker.model.tree.table_arrays, tuple(table), work, points, steps)
+    check.states_checked += block_proof(np.ascontiguousarray(positions, dtype=float), travel,
+                                        *_kernel_inputs(check, table), points, steps)
     return points, steps
 
 
@@ -274,9 +302,7 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
     if found is None or not len(states) or (found.dropped and _fixed_pairs_collide(check, states[0])):
         return check.first_invalid(states)
     order = bisection_order(len(states))
-    work = workspace(check.base, len(check.checker.model.link_names), found.table)
-    touching = first_touching(np.ascontiguousarray(states[order], dtype=float), check.indices,
-                              check.checker.model.tree.table_arrays, tuple(found.table), work)
+    touching = first_touching(np.ascontiguousarray(states[order], dtype=float), *_kernel_inputs(check, found.table))
     if touching >= 0 and check.first_invalid(states[order[touching]][None]) >= 0:
         return int(order[touching])
     free = np.ones(len(states), dtype=bool)

@@ -1,39 +1,36 @@
 """The fast path of a plan's search: RRT-Connect and shortcutting in compiled code, on the robot's spheres.
 
-Both trees (the start's, and one rooted at every goal) grow inside one compiled call per round of iterations,
-every motion checked by ``collision.sphere_kernels`` at the search's resolution (FK and spheres compiled in, the
-states of a motion in one loop that stops at the first collision; only the frames the group moves are placed:
-``sphere_chain``, kept per group, base state and scene: ``search_tables``). The path found is shortened in compiled
-code: each waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random
-points of two segments.
+Both trees (the start's, and one rooted at every goal) grow inside one compiled call per round of iterations, every
+motion checked by ``collision.sphere_kernels`` at the search's resolution (FK and spheres compiled in, the states of a
+motion in one loop that stops at the first collision; only the frames the group moves are placed: ``sphere_chain``, kept
+per group, base state and scene: ``sphere_proof.chain_tables``). The path found is shortened in compiled code: each
+waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random points of two
+segments.
 
-The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too.
-Pairs no joint of the group moves are left out (``sphere_proof.moving_table``: the start is free, so they are), so
-are self pairs whose spheres are too coarse (``sphere_pairs``: touching in many states where the exact geometry
-never does).
-Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are left
-out of the search, so that a start or goal near an obstacle still gets the fast path; the path found is then checked
-at the search's resolution (``sphere_proof.segment_free``: states the full spheres call free, the others
-with the exact checker), a segment it refuses searched again between its ends by OMPL's search (OMPL's search takes
-the whole problem over when a waypoint collides or no detour is found).
-The path is never returned unchecked: ``motion.plan`` checks it at the fine resolution with the exact checker as it
-checks OMPL's paths, and searches again any segment that fails. Where the spheres cannot help (a scene they cannot
-represent, path constraints, no path within the time), ``sphere_search`` answers None and the plan takes OMPL's
-search, as before.
+The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too. Pairs
+no joint of the group moves are left out (``sphere_proof.moving_table``: the start is free, so they are), so are self
+pairs whose spheres are too coarse (``sphere_pairs``: touching in many states where the exact geometry never does).
+Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are left out
+of the search, so that a start or goal near an obstacle still gets the fast path; the path found is then checked at the
+search's resolution (``sphere_proof.segment_free``: states the full spheres call free, the others with the exact
+checker), a segment it refuses searched again between its ends by OMPL's search (OMPL's search takes the whole problem
+over when a waypoint collides or no detour is found). The path is never returned unchecked: ``motion.plan`` checks it at
+the fine resolution with the exact checker as it checks OMPL's paths, and searches again any segment that fails. Where
+the spheres cannot help (a scene they cannot represent, path constraints, no path within the time), ``sphere_search``
+answers None and the plan takes OMPL's search, as before.
 """
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable
 
 import numpy as np
 
-from ..collision.sphere_kernels import SphereTable, chain_motion_collides, colliding_pairs, sphere_chain, workspace
+from ..collision.sphere_kernels import SphereTable, chain_motion_collides, colliding_pairs, workspace
 from ..compiled import compiled_kernel
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
-from .sphere_proof import moving_table, segment_free
+from .sphere_proof import chain_tables, moving_table, segment_free
 
 #: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
 RANGE_SHARE = 0.2
@@ -49,9 +46,6 @@ FAST_SHARE = 0.5
 #: for the problem (a UR5's wrist links, whose spheres touch in most states) OMPL starts after this, not after half
 #: the budget (bench/motion_planning.py --robot ur5 --problems 8: p90 409 -> 118 ms, the Panda's unchanged).
 FAST_LIMIT_S = 0.05
-#: Chains (``search_tables``) kept per robot model, at most this many per model.
-MAX_KEPT_CHAINS = 16
-_CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @compiled_kernel
@@ -191,24 +185,6 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
     return table._replace(self_pairs=table.self_pairs[~self_hit], world_tested=table.world_tested & ~world_hit)
 
 
-def search_tables(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple] | None:
-    """(chain, ``table``'s arrays in its frames) for ``rrt_connect`` and ``shortcut`` (``sphere_chain``), or None
-    when a joint the group moves is neither revolute nor prismatic; kept per robot model, group, base state and
-    scene's spheres (``table``'s pairs are its own: the others are the scene's)."""
-    kept = _CHAINS.setdefault(check.checker.model, {})
-    key = (check.indices.tobytes(), np.asarray(check.base, dtype=float).tobytes())
-    if key not in kept or kept[key][0] is not table.sphere_center:
-        if len(kept) >= MAX_KEPT_CHAINS:
-            kept.clear()
-        found = sphere_chain(check.checker.model.tree.table_arrays, check.indices, check.base, table)
-        kept[key] = (table.sphere_center, found)
-    found = kept[key][1]
-    if found is None:
-        return None
-    chain, in_frames = found
-    return tuple(chain), tuple(in_frames._replace(self_pairs=table.self_pairs, world_tested=table.world_tested))
-
-
 def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                   time_limit: float, should_stop: Callable[[], bool] | None = None,
                   seed: int = 0) -> np.ndarray | None:
@@ -223,7 +199,7 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     work = workspace(check.base, len(check.checker.model.link_names), table)
     relaxed = _relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
-    tables = search_tables(check, relaxed)
+    tables = chain_tables(check, relaxed)
     if tables is None:
         return None
     chain, arrays = tables
