@@ -41,8 +41,9 @@ from .path_check import PathCheck, bisection_order, segment_states
 from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach
 
 #: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
-#: it, the growth halved each time) before the exact proof takes it.
-SPHERE_HALVINGS = 4
+#: it, the growth halved each time) before the exact proof takes it (4 -> 8: the Panda's exact proofs 6 -> 4 in 30
+#: plans, the UR5's 23 -> 17; a sphere state costs about 0.7 us, an exact proof milliseconds).
+SPHERE_HALVINGS = 8
 #: Steps a path's spheres leave unproven before the self pairs touching at its points (at most TOUCHING_SAMPLES of
 #: them tested) are left to an exact checker of those pairs alone for the path (``checked_path``).
 NARROW_STEPS = 0

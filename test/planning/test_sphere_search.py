@@ -26,8 +26,8 @@ from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
-from kinematics_py.planning.sphere_proof import grown_free, moving_table
-from kinematics_py.planning.sphere_search import search_tables, sphere_search
+from kinematics_py.planning.sphere_proof import chain_tables, moving_table
+from kinematics_py.planning.sphere_search import sphere_search
 
 SEED = 11
 PROBLEMS = 8
@@ -217,12 +217,12 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
     assert 0.1 < np.mean(answers) < 0.9
 
 
-def test_the_search_tables_are_kept_and_carry_the_pairs_of_the_table_given(table_wall):
+def test_the_chain_tables_are_kept_and_carry_the_pairs_of_the_table_given(table_wall):
     plugin, checker = table_wall
     _, check, _ = search_setup(plugin, checker)
     table = moving_table(check).table
-    chain, in_frames = search_tables(check, table)
-    again, fewer = search_tables(check, table._replace(self_pairs=table.self_pairs[:3]))
+    chain, in_frames = chain_tables(check, table)
+    again, fewer = chain_tables(check, table._replace(self_pairs=table.self_pairs[:3]))
     assert again is not None and all(a is b for a, b in zip(chain, again))
     assert len(fewer[6]) == 3 and fewer[0] is in_frames[0]
 
@@ -236,18 +236,21 @@ def test_sphere_search_gives_the_same_path_for_the_same_seed(table_wall):
 
 
 def test_the_chain_of_frames_answers_grown_states_as_the_links_do(table_wall):
-    """``chain_states_free`` answers states with grown spheres as ``sphere_proof.grown_free`` does."""
+    """``chain_states_free`` answers states with grown spheres as ``state_collides`` (every link placed) does."""
     plugin, checker = table_wall
     _, check, (lower, upper) = search_setup(plugin, checker)
     table = moving_table(check).table
     tree = checker.model.tree.table_arrays
-    chain, in_frames = search_tables(check, table)
+    chain, in_frames = chain_tables(check, table)
     rng = np.random.default_rng(SEED)
     states = lower + rng.random((400, len(lower))) * (upper - lower)
     growth = rng.uniform(0.0, 0.05, (len(states), len(table.body_radius))) * (rng.random((len(states), 1)) < 0.7)
-    links, frames = np.zeros(len(states), dtype=bool), np.zeros(len(states), dtype=bool)
-    grown_free(states, growth, check.indices, tree, tuple(table), workspace(check.base, len(checker.model.link_names),
-               table), links)
+    links_work = workspace(check.base, len(checker.model.link_names), table)
+    links = np.zeros(len(states), dtype=bool)
+    for k, (q, grown) in enumerate(zip(states, growth)):
+        links_work.growth[:] = grown
+        links[k] = not state_collides(q, check.indices, tree, tuple(table), links_work)
+    frames = np.zeros(len(states), dtype=bool)
     chain_states_free(states, growth, chain, in_frames, workspace(check.base, len(checker.model.link_names), table),
                       frames)
     assert np.array_equal(links, frames)
