@@ -1,26 +1,25 @@
 """Compiled (numba) collision checks of a robot approximated by spheres: forward kinematics and sphere tests in one
 call, for one state or the states of a straight joint motion (stopping at the first collision).
 
-The robot's spheres contain its collision geometry (``spheres``), so a state these kernels call free is free for
-the exact checker too, for the pairs they test (``sphere_world`` decides which). Each body (a link with geometry)
-has a bounding sphere, tested first against obstacles and the other bodies; its spheres are placed and tested only
-when that one touches. Obstacles are primitives in the planning frame: spheres, boxes, solid cylinders (cones are
-tested as their cylinder) and planes (a body collides with a plane's sheet when one of its spheres crosses it, as
-the exact checker's plane). Touching counts as a collision. ``Workspace.growth`` grows every sphere of a body
-(``sphere_proof``: a clearance margin); zero for the search.
+The robot's spheres contain its collision geometry (``spheres``), so a state these kernels call free is free for the
+exact checker too, for the pairs they test (``sphere_world`` decides which). Each body (a link with geometry) has a
+bounding sphere, tested first against obstacles and the other bodies; its spheres are placed and tested only when that
+one touches. Obstacles are primitives in the planning frame: spheres, boxes, solid cylinders (cones are tested as their
+cylinder) and planes (a body collides with a plane's sheet when one of its spheres crosses it, as the exact checker's
+plane). Touching counts as a collision. ``Workspace.growth`` grows every sphere of a body (``sphere_proof``: a clearance
+margin); zero for the search.
 
-Speed (about 12 -> 2 us per state for the Panda among boxes): the checks of a state are one inlined loop over
-arrays read once from the tables (a numba call that takes these tuples of arrays costs about 0.2 us in reference
-counts, as much as a dozen sphere tests), and the links are placed without allocating.
+Speed (about 12 -> 2 us per state for the Panda among boxes): the checks of a state are one inlined loop over arrays
+read once from the tables (a numba call that takes these tuples of arrays costs about 0.2 us in reference counts, as
+much as a dozen sphere tests), and the links are placed without allocating.
 
-Motions (``motion_collides``): the states at most ``resolution`` apart per joint, the end first, then the middle,
+Motions (``chain_motion_collides``): the states at most ``resolution`` apart per joint, the end first, then the middle,
 the quarters and so on (a collision is usually found in a few checks).
 
 A group's chain of frames (``sphere_chain``, ``place_chain``, ``chain_collides``, ``chain_motion_collides``,
-``chain_states_free``): the same checks with only the frames the group's joints move placed, each joint's axis
-turned to the frame's z axis, the links between them (fixed joints, joints the group does not move) folded into
-constant offsets of the frames and the spheres (Panda among boxes: FK 0.94 -> 0.24 us a state, the check
-1.49 -> 0.72 us; same answers).
+``chain_states_free``): the same checks with only the frames the group's joints move placed, each joint's axis turned to
+the frame's z axis, the links between them (fixed joints, joints the group does not move) folded into constant offsets
+of the frames and the spheres (Panda among boxes: FK 0.94 -> 0.24 us a state, the check 1.49 -> 0.72 us; same answers).
 """
 from __future__ import annotations
 
@@ -244,32 +243,6 @@ def colliding_pairs(q_group, indices, tree, table, work, self_hit, world_hit):
     touching(table, work, False, self_hit, world_hit)
 
 
-@compiled_kernel
-def motion_collides(q_from, q_to, resolution, indices, tree, table, work, between):
-    """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides, checked at
-    most ``resolution`` apart per joint, ``q_to`` first, then coarse to fine. ``between`` (len(q_from),) is scratch."""
-    largest = 0.0
-    for i in range(q_from.shape[0]):
-        largest = max(largest, abs(q_to[i] - q_from[i]))
-    steps = max(1, int(math.ceil(largest / resolution - 1e-9)))
-    if collides(q_to, indices, tree, table, work):
-        return True
-    stride = 1
-    while 2 * stride < steps:
-        stride *= 2
-    while stride >= 1:
-        k = stride
-        while k < steps:
-            if (k // stride) % 2 == 1 or 2 * stride >= steps:
-                for i in range(q_from.shape[0]):
-                    between[i] = q_from[i] + (q_to[i] - q_from[i]) * k / steps
-                if collides(between, indices, tree, table, work):
-                    return True
-            k += stride
-        stride //= 2
-    return False
-
-
 class SphereChain(NamedTuple):
     """The frames a group's joints move, for ``place_chain``: frame 0 is the root link's; frame f > 0 the child
     link of a joint the group moves, turned so that the joint's axis is its z axis (``sphere_chain``). The links no
@@ -384,9 +357,9 @@ def chain_collides(q_group, chain, table, work):
 
 @compiled_kernel
 def chain_motion_collides(q_from, q_to, resolution, chain, table, work, between):
-    """``motion_collides`` on a chain's frames (``sphere_chain``: ``table`` in its frames): True when a state of the
-    straight motion from ``q_from`` (not checked) to ``q_to`` collides, checked at most ``resolution`` apart per
-    joint, ``q_to`` first, then coarse to fine (the same states in the same order)."""
+    """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides, on a chain's
+    frames (``sphere_chain``: ``table`` in its frames), checked at most ``resolution`` apart per joint, ``q_to``
+    first, then coarse to fine. ``between`` (len(q_from),) is scratch."""
     largest = 0.0
     for i in range(q_from.shape[0]):
         largest = max(largest, abs(q_to[i] - q_from[i]))

@@ -372,8 +372,8 @@ def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.nd
     cannot be made, as for attached objects, the points alone): a joint segment with a point that fails is searched
     again at the trajectory's resolution (``_detour``: the search checked more coarsely), one not proven with grown
     clearance (``proof_repair``), until it passes (until the planning time is up, or REPAIR_SHARE of it after the
-    first repair began); else the failure."""
-    deadline = None
+    first repair of each kind began); else the failure."""
+    deadline = detour_deadline = None
     while True:
         if run.options.blend or run.options.blend_radii:
             waypoints = _blended(run, waypoints)
@@ -386,17 +386,18 @@ def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.nd
             return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
         if not problem and (unproven is None or unproven < 0):
             return (waypoints, *timed)
-        deadline = deadline or max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
         points = np.array([w.positions for w in waypoints])
         if problem:  # a point between the search's checks (it checks more coarsely) collides: search its segment again
+            detour_deadline = detour_deadline or _repair_deadline(run)
             detour = _detour(run, points, [w.motion for w in waypoints], nearest_segment(points, positions[invalid]),
-                             deadline)
+                             detour_deadline)
             if detour is None:
                 return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path",
                                   f"the path failed its final check: {problem}")
             first, last, between = detour
             waypoints = waypoints[:first + 1] + [Waypoint(q, "joint") for q in between] + waypoints[last:]
             continue
+        deadline = deadline or _repair_deadline(run)
         segment = nearest_segment(points, (positions[unproven] + positions[unproven + 1]) / 2)
         repair = repaired_span(run.check, points, [w.motion for w in waypoints], segment,
                                (run.bounds.bounds_lower, run.bounds.bounds_upper), deadline, run.should_stop)
@@ -498,6 +499,12 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     reached = int(np.argmin(np.abs(goals - waypoints[-1]).max(axis=1)))
     waypoints[-1] = goals[reached]
     return waypoints, candidates[reached]
+
+
+def _repair_deadline(run: _Run) -> float:
+    """When the repairs of a trajectory begun now must end: the planning time's end, or REPAIR_SHARE of it from now
+    when that is later (the search may have used it all)."""
+    return max(run.deadline, time.perf_counter() + REPAIR_SHARE * run.options.planning_time)
 
 
 def _detour(run: _Run, points: np.ndarray, motions: Sequence[str], segment: int,

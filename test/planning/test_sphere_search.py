@@ -14,7 +14,6 @@ from kinematics_py.collision.geometry import Box, Mesh
 from kinematics_py.collision.sphere_kernels import (
     chain_motion_collides,
     chain_states_free,
-    motion_collides,
     sphere_chain,
     state_collides,
     workspace,
@@ -25,7 +24,7 @@ from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
-from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify
+from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify, segment_states
 from kinematics_py.planning.sphere_proof import chain_tables, moving_table
 from kinematics_py.planning.sphere_search import sphere_search
 
@@ -184,7 +183,7 @@ MOTIONS = 600
 @pytest.mark.parametrize("fingers", [False, True])
 def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fingers):
     """``chain_motion_collides`` (the group's frames, joints it does not move folded in) gives every motion the
-    answer of ``motion_collides`` (every link placed): over seeded random motions among the boxes, free and
+    answer of ``state_collides`` (every link placed) at its states: over seeded random motions among the boxes, free and
     colliding, from free and colliding starts; with the fingers (a prismatic joint and its mimic) in the group and
     held open by the base state."""
     plugin, checker = table_wall
@@ -208,8 +207,8 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
     for _ in range(MOTIONS):
         q_from = lower + rng.random(len(names)) * (upper - lower)
         q_to = np.clip(q_from + rng.uniform(-1.0, 1.0, len(names)) * rng.uniform(0.02, 2.0), lower, upper)
-        links = motion_collides(q_from, q_to, SEARCH_RESOLUTION, check.indices, tree, tuple(table), links_work,
-                                between)
+        links = any(state_collides(q, check.indices, tree, tuple(table), links_work)
+                    for q in segment_states(q_from, q_to, SEARCH_RESOLUTION))
         frames = chain_motion_collides(q_from, q_to, SEARCH_RESOLUTION, tuple(chain), tuple(in_frames), chain_work,
                                        between)
         assert links == frames, (q_from, q_to)
