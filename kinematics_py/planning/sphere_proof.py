@@ -304,15 +304,17 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
         return check.first_invalid(states)
     order = bisection_order(len(states))
     touching = first_touching(np.ascontiguousarray(states[order], dtype=float), *_kernel_inputs(check, found.table))
-    if touching >= 0 and check.first_invalid(states[order[touching]][None]) >= 0:
-        return int(order[touching])
-    free = np.ones(len(states), dtype=bool)
+    free, doubt = np.ones(len(states), dtype=bool), np.empty(0, dtype=np.int64)
     if touching >= 0:
+        first = order[touching]
+        if check.first_invalid(states[first][None]) >= 0:
+            return int(first)
         rest = order[touching + 1:]
-        free[order[touching]] = False
+        free[first] = False  # valid: checked exactly, every pair, just now
         free[rest] = _free(check, found.table, states[rest], np.zeros((len(rest), len(found.reach))))
+        doubt = rest[~free[rest]]
     check.states_checked += int(free.sum())
-    for checked, rows in ((_coarse_check(check, found), np.flatnonzero(free)), (check, np.flatnonzero(~free))):
+    for checked, rows in ((_coarse_check(check, found), np.flatnonzero(free)), (check, np.sort(doubt))):
         invalid = checked.first_invalid(states[rows]) if checked is not None and len(rows) else -1
         if invalid >= 0:
             return int(rows[invalid])
