@@ -130,16 +130,21 @@ def _not_reproduced(positions: np.ndarray, timed: TimedPath, keep: np.ndarray) -
     off = np.where(skipped, 0.0, np.maximum(np.maximum(aside, along - 1), -along))
     far = off > SAME_VALUE
     if far.any():  # the farthest point of each run with points off its segment (the first of equally far ones)
-        runs, farthest = i[far], off[far]
-        starts = np.concatenate([[True], runs[1:] != runs[:-1]])
+        farthest = off[far]
+        starts = _run_starts(i[far])
         run = np.cumsum(starts) - 1
-        at_most = np.flatnonzero(farthest == np.maximum.reduceat(farthest, np.flatnonzero(starts))[run])
-        _, first = _first_of_runs(run[at_most], at_most)
+        at_max = np.flatnonzero(farthest == np.maximum.reduceat(farthest, np.flatnonzero(starts))[run])
+        _, first = _first_of_runs(run[at_max], at_max)
         missed[k[far][first]] = True
     return missed & ~keep
 
 
+def _run_starts(runs: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of ``runs`` (nondecreasing) begins (bool, alongside)."""
+    return np.concatenate([[True], runs[1:] != runs[:-1]])
+
+
 def _first_of_runs(runs: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(each run, the value of its first entry) of ``runs`` nondecreasing, ``values`` alongside."""
-    first = np.concatenate([[True], runs[1:] != runs[:-1]])
+    first = _run_starts(runs)
     return runs[first], values[first]
