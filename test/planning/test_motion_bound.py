@@ -13,7 +13,7 @@ from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.planning.motion_bound import first_unproven, link_reach
+from kinematics_py.planning.motion_bound import _grown, _on_the_ladder, first_unproven, link_reach
 from kinematics_py.planning.path_check import PathCheck, densify
 
 SWING_URDF = """<robot name="swing">
@@ -44,6 +44,21 @@ def test_an_obstacle_between_two_free_points_is_found():
 def test_a_motion_clear_of_the_obstacle_is_proven():
     check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))  # 3 cm outside the circle
     assert first_unproven(check, POINTS) == -1
+
+
+def test_proofs_on_the_same_rungs_share_their_grown_checkers_until_the_configuration_changes():
+    check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))
+    a = _grown(check.checker, ("arm",), np.array([0.010]))
+    assert _grown(check.checker, ("arm",), np.array([0.0101])) is a  # rounded up to the same power of sqrt(2)
+    assert _grown(check.checker, ("arm",), np.array([0.02])) is not a
+    assert a.padding("arm") >= check.checker.padding("arm") + 0.0101
+    check.checker.set_padding(0.001, ["arm"])
+    b = _grown(check.checker, ("arm",), np.array([0.010]))
+    assert b is not a and b.padding("arm") >= 0.001 + 0.010
+    growth = np.array([0.013, 0.0, 0.002])
+    rung = np.array([0.004, 0.0, 0.01])
+    on = _on_the_ladder(growth, rung)
+    assert np.all(on >= growth) and np.allclose(on / np.where(rung > 0, rung, 1), [4, 0, 4])
 
 
 @pytest.mark.parametrize("robot", ["panda", "ur5"])

@@ -388,6 +388,8 @@ def test_every_named_planner_plans_around_the_wall(arm, planner_id):
     ({"attempts": 0}, "attempts"),
     ({"velocity_scaling": 0.0}, "velocity_scaling"),
     ({"resolution": -0.01}, "resolution"),
+    ({"blend": 1}, "blend must be True or False"),
+    ({"blend_radii": "yes"}, "blend_radii must be True or False"),
 ])
 def test_malformed_options_raise_naming_the_valid_choices(arguments, words):
     with pytest.raises((PlanningError, PlannerError), match=words):
