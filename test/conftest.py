@@ -81,6 +81,7 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop(BOOTSTRAP_GUARD, None)
     env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"  # SIGABRT (``ChildProcess.finish``) prints every thread's stack
     env.update(extra or {})
     return env
 
@@ -103,6 +104,19 @@ class ChildProcess:
 
     def stdout(self) -> str:
         return self.stdout_path.read_text(errors="replace")
+
+    def finish(self, timeout: float) -> int:
+        """The child's exit code once it ends within ``timeout`` [s]; otherwise the test fails with what the child
+        wrote and where each of its threads was: SIGABRT makes Python's fault handler print their stacks."""
+        try:
+            return self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.popen.pid, signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=STOP_GRACE_S)
+            pytest.fail(f"{self.name} did not finish within {timeout} s; its threads at that moment are at the end "
+                        f"of its stderr\n{self.output()}")
 
 
 class PythonProcesses:
@@ -135,11 +149,7 @@ class PythonProcesses:
             env: dict[str, str] | None = None) -> ChildProcess:
         """Run ``python script args...`` to completion; fail the test if it exceeds ``timeout`` [s]."""
         child = self.start(script, *args, name=name, env=env)
-        try:
-            child.popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.stop(child)
-            pytest.fail(f"{name} did not finish within {timeout} s\n{child.output()}")
+        child.finish(timeout)
         return child
 
     def stop(self, child: ChildProcess) -> None:

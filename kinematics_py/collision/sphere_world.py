@@ -24,26 +24,35 @@ _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
     """The checker's robot and scene as a ``SphereTable``, or why they cannot be one (kept per scene version)."""
+    return _kept(checker)[0]
+
+
+def obstacle_owners(checker: CollisionChecker) -> tuple[str, ...]:
+    """The world object each obstacle of ``sphere_table(checker)`` belongs to (its id), in the table's order."""
+    return _kept(checker)[1]
+
+
+def _kept(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...]]:
     key = (checker.scene.version, checker.config_version)
     cached = _tables.get(checker)
     if cached is not None and cached[0] == key:
         return cached[1]
-    table = _built(checker)
-    _tables[checker] = (key, table)
-    return table
+    built = _built(checker)
+    _tables[checker] = (key, built)
+    return built
 
 
-def _built(checker: CollisionChecker) -> SphereTable | str:
+def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...]]:
     scene = checker.scene
     if scene.attached_objects:
-        return "the robot holds attached objects"
+        return "the robot holds attached objects", ()
     links = list(checker.link_geometry)
     scaled = [link for link in links if checker.scale(link) != 1.0]
     if scaled:
-        return f"links {scaled} are scaled"
+        return f"links {scaled} are scaled", ()
     obstacles = _obstacles(scene.world_objects)
     if isinstance(obstacles, str):
-        return obstacles
+        return obstacles, ()
     kinds, T_obstacle_plan, sizes, centers, radii, owners = obstacles
     spheres = robot_spheres(checker.link_geometry)
     link_index = {name: i for i, name in enumerate(checker.model.link_names)}
@@ -62,7 +71,7 @@ def _built(checker: CollisionChecker) -> SphereTable | str:
                        body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2),
                        np.array(kinds, dtype=np.int64), np.array(T_obstacle_plan).reshape(-1, 3, 4),
                        np.array(sizes).reshape(-1, 3), np.array(centers).reshape(-1, 3), np.array(radii, dtype=float),
-                       world_tested)
+                       world_tested), tuple(owners)
 
 
 def _obstacles(world) -> tuple[list, ...] | str:

@@ -1,12 +1,12 @@
-"""Self pairs whose spheres are too coarse for the search: their spheres touch in many states where their exact
-geometry never does (a UR5's forearm and wrist_2 in every state), so a search on them finds no path where OMPL's
-does.
+"""Pairs whose spheres are too coarse for the search and the proof: their spheres touch in many states where their
+exact geometry never does (a UR5's forearm and wrist_2; its shoulder link and a floor 1 mm below it, in every state),
+so a search on them finds no path where OMPL's does, and a proof on them proves nothing.
 
-Decided once per sphere table and group, on SAMPLES states drawn within the joint limits: a self pair the spheres
-find touching in at least COARSE_SHARE of them, the exact checker in at most EXACT_SHARE of those, is left out of
-the sphere search
-and out of the spheres' proof (``sphere_proof``), which leave it to an exact checker of those pairs alone
-(``pairs_check``). Either way is safe (the exact checker decides what the spheres leave); the rule is for speed.
+Decided once per sphere table and group, on SAMPLES states drawn within the joint limits: a self pair or a link and
+world obstacle pair the spheres find touching in at least COARSE_SHARE of them, the exact checker in at most
+EXACT_SHARE of those, is left out of the sphere search and out of the spheres' proof (``sphere_proof``), which leave
+it to an exact checker of those pairs alone (``pairs_check``). Either way is safe (the exact checker decides what the
+spheres leave); the rule is for speed.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from collections import Counter
 import numpy as np
 
 from ..collision.sphere_kernels import SphereTable, colliding_pairs, workspace
+from ..collision.sphere_world import obstacle_owners
 from .path_check import PathCheck
 
 #: States drawn to decide the pairs; the share of them a pair's spheres touch in, and at most the share of those its
@@ -27,9 +28,10 @@ SEED = 30
 _COARSE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def coarse_pairs(check: PathCheck, table: SphereTable) -> np.ndarray:
-    """(P,) bool over ``table.self_pairs``: the pairs too coarse for the spheres (see the module docstring), decided
-    on states within the group's joint limits (at most 2 pi either way); kept per checker, group and table."""
+def coarse_pairs(check: PathCheck, table: SphereTable) -> tuple[np.ndarray, np.ndarray]:
+    """(self (P,) bool over ``table.self_pairs``, world (B, M) bool over ``table.world_tested``): the pairs too
+    coarse for the spheres (see the module docstring), decided on states within the group's joint limits (at most
+    2 pi either way); kept per checker, group and table."""
     kept = _COARSE.setdefault(check.checker, {})
     if check.joint_names in kept and kept[check.joint_names][0] is table:
         return kept[check.joint_names][1]
@@ -37,21 +39,32 @@ def coarse_pairs(check: PathCheck, table: SphereTable) -> np.ndarray:
     lower = np.array([max(joints[n].lower, -2 * np.pi) for n in check.joint_names])
     upper = np.array([min(joints[n].upper, 2 * np.pi) for n in check.joint_names])
     states = lower + np.random.default_rng(SEED).random((SAMPLES, len(lower))) * (upper - lower)
-    touching = np.zeros(len(table.self_pairs))
+    touching, touching_world = np.zeros(len(table.self_pairs)), np.zeros(table.world_tested.shape)
     work = workspace(check.base, len(check.checker.model.link_names), table)
     tree = check.checker.model.tree.table_arrays
     for q in states:
-        hit = np.zeros(len(table.self_pairs), dtype=bool)
-        colliding_pairs(q, check.indices, tree, tuple(table), work, hit, np.zeros(table.world_tested.shape, bool))
+        hit, world_hit = np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool)
+        colliding_pairs(q, check.indices, tree, tuple(table), work, hit, world_hit)
         touching += hit
-    frequent = touching >= COARSE_SHARE * SAMPLES
-    if frequent.any():
+        touching_world += world_hit
+    frequent, frequent_world = touching >= COARSE_SHARE * SAMPLES, touching_world >= COARSE_SHARE * SAMPLES
+    if frequent.any() or frequent_world.any():
         exact = Counter(frozenset(pair) for q in states for pair in check.checker.check(check.full_state(q)).pairs)
         for p in np.flatnonzero(frequent):
             exact_touching = exact[frozenset(body_names(check, table, table.self_pairs[p]))]
             frequent[p] = exact_touching <= EXACT_SHARE * touching[p]
-    kept[check.joint_names] = (table, frequent)
-    return frequent
+        owners = obstacle_owners(check.checker)
+        for b, m in zip(*np.nonzero(frequent_world)):
+            exact_touching = exact[frozenset((*body_names(check, table, [b]), owners[m]))]
+            frequent_world[b, m] = exact_touching <= EXACT_SHARE * touching_world[b, m]
+    kept[check.joint_names] = (table, (frequent, frequent_world))
+    return frequent, frequent_world
+
+
+def world_pair_names(check: PathCheck, table: SphereTable, world: np.ndarray) -> list[tuple[str, str]]:
+    """(link, world object id) of the body and obstacle pairs ``world`` (B, M) bool marks, each once."""
+    owners = obstacle_owners(check.checker)
+    return list(dict.fromkeys((*body_names(check, table, [b]), owners[m]) for b, m in zip(*np.nonzero(world))))
 
 
 def body_names(check: PathCheck, table: SphereTable, bodies) -> tuple[str, ...]:
@@ -77,11 +90,17 @@ def relative_reach(check: PathCheck, pairs: list[tuple[str, str]], reach: np.nda
     """R (links, joints) for an exact checker of ``pairs`` alone (``pairs_check``): when in every pair one link is
     an ancestor of the other (and no link is an ancestor in one pair and a descendant in another), their distance
     changes only with the joints between them, so the ancestor is held still (row 0) and the descendant moves by
-    ``reach``'s entries of those joints alone (``motion_bound``'s bound in the ancestor's frame); None otherwise."""
+    ``reach``'s entries of those joints alone (``motion_bound``'s bound in the ancestor's frame); a world object
+    is the ancestor of every link (its link moves by its whole ``reach`` row). None otherwise."""
     links = list(check.checker.link_geometry)
     relative = np.zeros_like(reach)
     ancestors, descendants = set(), set()
     for a, b in pairs:
+        if a not in links or b not in links:  # a link and a world object
+            link = a if a in links else b
+            descendants.add(link)
+            relative[links.index(link)] = reach[links.index(link)]
+            continue
         between = _joints_between(check, b, a)
         if between is None:
             a, b = b, a

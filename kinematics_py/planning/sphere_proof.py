@@ -38,7 +38,7 @@ from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from .motion_bound import first_unproven, link_reach
 from .path_check import PathCheck, bisection_order, segment_states
-from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach
+from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach, world_pair_names
 
 #: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
 #: it, the growth halved each time) before the exact proof takes it (4 -> 8: the Panda's exact proofs 6 -> 4 in 30
@@ -115,7 +115,7 @@ class ProofTable(NamedTuple):
     dropped: bool  # whether pairs no joint moves were left out (the exact check of a path's first point decides them)
     coarse: CollisionChecker | None  # an exact checker of the coarse pairs alone (None: there are none)
     coarse_reach: np.ndarray | None  # its R (``sphere_pairs.relative_reach``; None: ``link_reach``'s)
-    coarse_pairs: tuple = ()  # the link names of those pairs
+    coarse_pairs: tuple = ()  # the names of those pairs (links, or a link and a world object)
 
 
 def moving_table(check: PathCheck) -> ProofTable | None:
@@ -136,9 +136,12 @@ def moving_table(check: PathCheck) -> ProofTable | None:
         world = table.world_tested & moving[:, None]
         dropped = not keep.all() or bool((world != table.world_tested).any())
         table_moving = table._replace(self_pairs=pairs[keep], world_tested=world)
-        coarse = coarse_pairs(check, table_moving)
-        pairs = [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]]
-        found = ProofTable(table_moving._replace(self_pairs=table_moving.self_pairs[~coarse]), bound[1], dropped,
+        coarse, coarse_world = coarse_pairs(check, table_moving)
+        pairs = [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]] + \
+            world_pair_names(check, table, coarse_world)
+        found = ProofTable(table_moving._replace(self_pairs=table_moving.self_pairs[~coarse],
+                                                 world_tested=table_moving.world_tested & ~coarse_world),
+                           bound[1], dropped,
                            pairs_check(check, pairs).checker if pairs else None,
                            relative_reach(check, pairs, bound[1]) if pairs else None, tuple(pairs))
     kept[check.joint_names] = (table, found)

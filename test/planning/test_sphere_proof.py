@@ -62,6 +62,37 @@ def ur5_table_wall() -> tuple[CollisionChecker, tuple[str, ...]]:
     return checker, names
 
 
+def ur5_on_a_floor() -> tuple[CollisionChecker, tuple[str, ...]]:
+    """The UR5 on a floor whose top is 1 mm below its base (bench/motion_planning.py's cage without the bars)."""
+    checker, names = ur5_table_wall()
+    for name in BOXES:
+        checker.scene.remove_object(name)
+    checker.scene.add_object("floor", [Box((1.6, 1.6, 0.02))], pose=make_transform(None, (0.0, 0.0, -0.011)))
+    return checker, names
+
+
+def test_a_world_pair_whose_spheres_always_touch_is_left_to_the_exact_checker_and_answers_stay_exact():
+    """The shoulder link's spheres reach into a floor 1 mm below the UR5's base in every state; its exact geometry
+    never does. That link and object pair is coarse: an exact checker of it alone decides it, the spheres prove
+    the rest (before, they proved no step of any path), and every answer is the exact checker's."""
+    checker, names = ur5_on_a_floor()
+    check = PathCheck(checker, names)
+    found = moving_table(check)
+    assert ("shoulder_link", "floor") in found.coarse_pairs
+    proven_steps = 0
+    for path in random_paths(checker, names, PATHS, np.random.default_rng(SEED + 3), free_ends=False):
+        points, steps = sphere_proof(check, path, found)
+        proven_steps += int(steps.sum())
+        invalid, unproven = checked_path(check, path)
+        exact = exact_colliding(checker, names, path)
+        assert (invalid >= 0) == exact.any()
+        if invalid >= 0:
+            assert exact[invalid]
+        elif unproven == -1:
+            assert not exact_colliding(checker, names, densify(path, CHECK_STEP)).any()
+    assert proven_steps > 0
+
+
 def test_what_the_spheres_prove_is_free_for_the_exact_checker_between_the_points(table_wall):
     plugin, checker = table_wall
     names = plugin.getJointNames()

@@ -58,7 +58,7 @@ def test_concurrent_clients_all_get_correct_answers(ur5, python_processes):
                                       name=f"load_client_{index}") for index in range(CLIENTS)]
     deadline = time.monotonic() + CLIENT_RUN_TIMEOUT_S
     for client in clients:
-        client.popen.wait(timeout=max(1.0, deadline - time.monotonic()))
+        client.finish(max(1.0, deadline - time.monotonic()))
     summaries = []
     for client in clients:
         assert client.popen.returncode == 0, client.output()

@@ -109,7 +109,7 @@ def test_answers_stay_consistent_with_one_robot_while_everything_changes(node, p
     done = change_everything(node, until)
     counts, failures = Counter(), []
     for client in clients:
-        client.popen.wait(timeout=60.0)
+        client.finish(60.0)
         assert client.popen.returncode == 0, client.output()
         summary = json.loads(client.stdout())
         counts.update(summary["counts"])

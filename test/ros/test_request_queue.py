@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 from moveit_msgs.msg import AttachedCollisionObject, CollisionObject
 from moveit_msgs.srv import ApplyPlanningScene, GetPositionFK, GetStateValidity, QueryPlannerInterfaces
 
@@ -137,7 +138,10 @@ class ScriptedService:
 
 class Logged:
     def __init__(self):
-        self.errors, self.warnings = [], []
+        self.errors, self.warnings, self.debug_messages = [], [], []
+
+    def debug(self, text, **_throttle):
+        self.debug_messages.append(text)
 
     def error(self, text):
         self.errors.append(text)
@@ -150,10 +154,13 @@ def _taken(number: int):
     return type("Taken", (), {"sequence_number": number, "client": b"c" * 16})()
 
 
-def test_answers_rmw_did_not_send_are_sent_again_until_they_are():
+@pytest.mark.parametrize("late_after_s", [0.0, 3600.0], ids=["late", "in-time"])
+def test_answers_rmw_did_not_send_are_sent_again_until_they_are(monkeypatch, late_after_s):
+    monkeypatch.setattr(rcl_service_io, "LATE_ANSWER_S", late_after_s)
     io = ScriptedService({"a": [Delivery.NOT_WRITTEN, Delivery.NOT_WRITTEN],
                           "b": [Delivery.CLIENT_NOT_MATCHED], "c": []})
-    resender = Resender(Logged())
+    logged = Logged()
+    resender = Resender(logged)
     try:
         for number, name in enumerate("abc"):
             resender.send(io, _taken(number), name)
@@ -162,6 +169,12 @@ def test_answers_rmw_did_not_send_are_sent_again_until_they_are():
             time.sleep(0.01)
         assert sorted(io.sent) == ["a", "b", "c"] and resender.retried == 2 and resender.undelivered == 0
         assert [io.tries.count(name) for name in "abc"] == [3, 2, 1]
+        # A retry is ordinary (debug); only an answer later than LATE_ANSWER_S is a warning.
+        assert logged.debug_messages and logged.errors == []
+        if late_after_s:
+            assert resender.late == 0 and logged.warnings == []
+        else:
+            assert resender.late == 2 and all("late" in text for text in logged.warnings)
     finally:
         resender.close()
 

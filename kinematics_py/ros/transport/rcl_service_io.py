@@ -32,6 +32,9 @@ from ...errors import KinematicsError
 #: send, for the client's match or for room in the writer's history), for RESEND_FOR_S [s] at most.
 RESEND_PERIOD_S = 0.05
 RESEND_FOR_S = 60.0
+#: An answer sent again is a debug message while it is sent within LATE_ANSWER_S [s] of its first try (a client
+#: not matched yet for a moment is ordinary on a loaded machine), a warning when later, an error when given up.
+LATE_ANSWER_S = 1.0
 
 #: rcl_ret_t values (rcl/types.h).
 RCL_RET_OK = 0
@@ -263,26 +266,29 @@ class Resender:
     """Sends answers; one rmw did not send (its client not matched yet, or the answer writer's history full of
     answers that slow clients have not acknowledged) is sent again from a thread of its own, every
     RESEND_PERIOD_S while that lasts, until it is sent or its client is gone (rmw then drops it), for
-    RESEND_FOR_S at most (then logged as undelivered): every request taken is answered."""
+    RESEND_FOR_S at most (then logged as undelivered): every request taken is answered. One sent more than
+    LATE_ANSWER_S after its first try is logged as late."""
 
     def __init__(self, logger):
         self._logger = logger
         self._lock = threading.Condition()
-        self._waiting: deque[tuple[float, ServiceIO, TakenRequest, object]] = deque()  # (give up at, ...)
+        self._waiting: deque[tuple[float, ServiceIO, TakenRequest, object]] = deque()  # (first tried at, ...)
         self._thread: threading.Thread | None = None
         self._closed = False
-        #: Answers not sent at the first try, and those given up.
+        #: Answers not sent at the first try, those sent later than LATE_ANSWER_S, and those given up.
         self.retried = 0
+        self.late = 0
         self.undelivered = 0
 
     def send(self, io: ServiceIO, taken: TakenRequest, response) -> None:
+        first_try = time.monotonic()
         delivery, reason = io.send(taken, response)
         if delivery in RETRIED:
-            self._logger.warning(f"answers on {io.service.service_name} not sent at once, sent again: {reason}",
-                                 throttle_duration_sec=5.0)
+            self._logger.debug(f"answers on {io.service.service_name} not sent at once, sent again: {reason}",
+                               throttle_duration_sec=5.0)
             with self._lock:
                 self.retried += 1
-                self._waiting.append((time.monotonic() + RESEND_FOR_S, io, taken, response))
+                self._waiting.append((first_try, io, taken, response))
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._resend, name="resends", daemon=True)
                     self._thread.start()
@@ -309,11 +315,17 @@ class Resender:
                 waiting, self._waiting = self._waiting, deque()
             kept: deque = deque()
             while waiting:
-                give_up_at, io, taken, response = entry = waiting.popleft()
+                first_try, io, taken, response = entry = waiting.popleft()
                 delivery, reason = io.send(taken, response)
+                waited = time.monotonic() - first_try
                 if delivery not in RETRIED:
+                    if waited > LATE_ANSWER_S and delivery is Delivery.SENT:
+                        self.late += 1
+                        self._logger.warning(f"answer to request {taken.sequence_number} of client "
+                                             f"{taken.client.hex()} on {io.service.service_name} sent {waited:.1f} s "
+                                             "late: rmw could not send it before", throttle_duration_sec=5.0)
                     continue
-                if time.monotonic() < give_up_at:
+                if waited < RESEND_FOR_S:
                     kept.append(entry)
                 else:
                     self.undelivered += 1
