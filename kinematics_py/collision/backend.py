@@ -54,6 +54,14 @@ class CoalBackend:
             return coal.Sphere(shape.radius)
         return getattr(coal, kind)(shape.radius, shape.length)  # Cylinder, Cone
 
+    def offset(self, geometry, radius: float):
+        """A copy of ``geometry`` grown by ``radius`` [m] on every side, exactly: every point within ``radius`` of
+        it (coal's swept-sphere radius; exact against primitives, planes and convex shapes, unsupported against
+        triangle meshes and octrees)."""
+        grown = geometry.clone()
+        grown.setSweptSphereRadius(float(radius))
+        return grown
+
     def collide(self, geometry_a, geometry_b, T_a_b: np.ndarray) -> bool:
         result = self._coal.CollisionResult()
         return self._coal.collide(geometry_a, self._identity, geometry_b,

@@ -22,7 +22,7 @@ from ..errors import KinematicsError
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from .backend import CoalBackend
-from .geometry import GeometryError, Placed, robot_collision_geometry
+from .geometry import Box, Cone, Cylinder, GeometryError, Placed, Plane, Sphere, robot_collision_geometry
 from .kernels import place_and_cull, place_shapes
 from .report import BodyType, CollisionReport, Contact
 from .scene import PlanningScene
@@ -68,6 +68,7 @@ class CollisionChecker:
         self._lock = threading.Lock()
         self._padding = {link: float(padding) for link in self.link_geometry}
         self._scale = {link: float(scale) for link in self.link_geometry}
+        self._offset: dict[str, float] = {}
         self._check_growth(padding, scale)
         self._config_version = 0
         self._tables: tuple[tuple[int, int], PairTables] | None = None
@@ -87,8 +88,8 @@ class CollisionChecker:
             raise KinematicsError("the planning scene belongs to another RobotModel instance")
         other = copy.copy(self)
         other.scene, other._tables = scene, None
-        other.disabled_pairs, other._padding, other._scale = dict(self.disabled_pairs), dict(self._padding), \
-            dict(self._scale)
+        other.disabled_pairs, other._padding, other._scale, other._offset = dict(self.disabled_pairs), \
+            dict(self._padding), dict(self._scale), dict(self._offset)
         return other
 
     # ------------------------------------------------------------------ configuration
@@ -121,6 +122,25 @@ class CollisionChecker:
     def set_scale(self, scale: float, links: Iterable[str] | None = None) -> None:
         """Scale factor of these links' shapes about their own origins (mesh: about the vertex centroid)."""
         self._set_growth(self._scale, scale, links, "scale")
+
+    def set_offset(self, offset: float, links: Iterable[str] | None = None) -> None:
+        """Grow these links' checked shapes (after padding and scale) by ``offset`` [m] exactly: every point within
+        ``offset`` of them counts (padding moves mesh vertices away from their centroid, which can offset a face
+        by less). Only where ``offsets_exact``."""
+        self._set_growth(self._offset, offset, links, "padding")
+
+    def offset(self, link: str) -> float:
+        """A link's exact growth [m] (``set_offset``; 0 unless set)."""
+        return self._offset.get(link, 0.0)
+
+    def offsets_exact(self) -> bool:
+        """Whether ``set_offset`` is exact here: the backend grows shapes exactly, and no world object or attached
+        object is a mesh or an octree (which the backend cannot test against a grown shape)."""
+        if not hasattr(self.backend, "offset"):
+            return False
+        objects = [*self.scene.world_objects.values(), *(item.object for item in self.scene.attached_objects.values())]
+        return all(isinstance(placed.shape, (Box, Sphere, Cylinder, Cone, Plane)) for item in objects
+                   for placed in item.shapes)
 
     def padding(self, link: str) -> float:
         """A link's padding [m]: the planning scene's (``PlanningScene.settings``) or the checker's."""
@@ -330,7 +350,7 @@ class CollisionChecker:
             if not settings.allowed_collisions.is_empty:
                 disabled = settings.allowed_collisions.disabled_pairs(
                     self.disabled_pairs, self.link_geometry, [*self.link_geometry, *attached, *world])
-            tables = self._builder.build(world, attached, scale, padding, disabled)
+            tables = self._builder.build(world, attached, scale, padding, disabled, self._offset)
             self._tables = (key, tables)
             return tables
 

@@ -85,22 +85,25 @@ class TableBuilder:
         self._geometry_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def build(self, world: Mapping, attached: Mapping, scale: Mapping[str, float], padding: Mapping[str, float],
-              disabled_pairs: Mapping[frozenset[str], str]) -> PairTables:
-        """Tables of the robot's links (grown by their ``scale`` and ``padding`` [m]), the attached and the world
-        objects; pairs in ``disabled_pairs`` are left out."""
+              disabled_pairs: Mapping[frozenset[str], str], offset: Mapping[str, float] | None = None) -> PairTables:
+        """Tables of the robot's links (grown by their ``scale`` and ``padding`` [m], then by their ``offset`` [m]:
+        ``CollisionChecker.set_offset``), the attached and the world objects; pairs in ``disabled_pairs`` are left
+        out."""
+        offset = offset or {}
         bodies: list[tuple[str, BodyType, int]] = []
         rows: list[tuple[int, int, np.ndarray, tuple, object]] = []  # body, link, T_parent_shape, bounds, geometry
 
         def add(body: int, link: int, T_parent_shape: np.ndarray, shape: Shape, scale=1.0, padding=0.0,
-                robot_link=False) -> None:
-            bounds, geometry = self._geometry(shape, scale, padding, robot_link and self.mesh_mode == "convex_hull")
+                robot_link=False, offset=0.0) -> None:
+            bounds, geometry = self._geometry(shape, scale, padding, robot_link and self.mesh_mode == "convex_hull",
+                                              offset)
             rows.append((body, link, T_parent_shape, bounds, geometry))
 
         for link, placed in self.link_geometry.items():
             bodies.append((link, BodyType.ROBOT_LINK, self._link_index[link]))
             for item in placed:
                 add(len(bodies) - 1, self._link_index[link], item.T_frame_shape, item.shape, scale[link],
-                    padding[link], robot_link=True)
+                    padding[link], robot_link=True, offset=offset.get(link, 0.0))
         for object_id, item in attached.items():
             bodies.append((object_id, BodyType.ROBOT_ATTACHED, self._link_index[item.link]))
             for shape in item.object.shapes:
@@ -131,15 +134,18 @@ class TableBuilder:
             pair_involves_world=involves_world,
         )
 
-    def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool):
-        """(local bounds, backend geometry) of a shape grown by scale and padding, built once per (shape, scale,
-        padding, hull). With ``hull``, a mesh is checked as the hull of its grown hull (flat meshes as triangles).
-        """
-        key = (scale, padding, hull)
+    def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool, offset: float = 0.0):
+        """(local bounds, backend geometry) of a shape grown by scale and padding, then by ``offset`` (the backend's
+        exact growth), built once per (shape, scale, padding, hull, offset). With ``hull``, a mesh is checked as the
+        hull of its grown hull (flat meshes as triangles)."""
+        key = (scale, padding, hull, offset)
         per_shape = self._geometry_cache.get(shape)
         if per_shape is None:
             per_shape = self._geometry_cache.setdefault(shape, {})
         cached = per_shape.get(key)
+        if cached is None and offset > 0.0:
+            (center, halves), geometry = self._geometry(shape, scale, padding, hull)
+            cached = per_shape[key] = ((center, halves + offset), self.backend.offset(geometry, offset))
         if cached is None:
             as_convex = hull and isinstance(shape, Mesh)
             grown = scaled_and_padded(shape, scale, padding)

@@ -9,12 +9,14 @@ it was at one of the two ends, so when each link, grown by ``delta_l / 2``, is f
 them is free (two links together need ``(delta_a + delta_b) / 2``: each is grown by its half).
 
 ``first_unproven`` grows every link by the largest half-motion of any segment of the path and checks every point
-with the exact checker (``CollisionChecker.set_padding``); a segment whose ends are not both free is halved, its
-middle added, and checked again with half the growth, up to MAX_HALVINGS times. A link mesh checked as its convex
-hull is grown by moving its vertices away from their centroid (MoveIt's padding), which can offset a face by less
-than the padding: such a link's growth is multiplied by the hull's (largest vertex distance / smallest face distance)
-from that centroid, which makes it a full offset. Not proven (``None``): meshes checked as triangles, attached objects,
-floating or planar joints in the group, a scene's own link paddings.
+with the exact checker; a segment whose ends are not both free is halved, its middle added, and checked again with
+half the growth, up to MAX_HALVINGS times. Links are grown exactly (``CollisionChecker.set_offset``: every point within
+the growth of the checked shape) where the checker can (``offsets_exact``: no world mesh or octree); elsewhere by
+their padding, and a link mesh checked as its convex hull is then grown by moving its vertices away from their
+centroid (MoveIt's padding), which can offset a face by less than the padding: such a link's growth is multiplied by
+the hull's (largest vertex distance / smallest face distance) from that centroid, which makes it a full offset (3.5 to
+18.6 on the Kinova's links, each growth also a new hull to build: about 60 ms a rung there). Not proven (``None``):
+meshes checked as triangles, attached objects, floating or planar joints in the group, a scene's own link paddings.
 
 ``plan`` proves every trajectory it returns with it; a joint segment it cannot prove is searched again with every
 link grown (``clearance_check``, ``proof_repair``). bench/motion_planning.py reports it for every planner's
@@ -96,12 +98,14 @@ def _growth_factor(checker: CollisionChecker, link: str) -> float:
 
 
 def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray) -> CollisionChecker:
-    """A checker of the same scene with each link's padding grown by at least ``growth`` [m] (rounded up to a
-    power of sqrt(2) of SMALLEST_GROWTH); kept per checker, its configuration and the rounded growths, MAX_KEPT_GROWN
-    at most (building one's tables takes about 2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
+    """A checker of the same scene with each link grown by at least ``growth`` [m] (rounded up to a power of
+    sqrt(2) of SMALLEST_GROWTH): by an exact offset where ``offsets_exact``, else by its padding; kept per checker,
+    its configuration, the kind of growth and the rounded growths, MAX_KEPT_GROWN at most (building one's tables
+    takes about 2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
     steps = tuple(int(np.ceil(2 * np.log2(max(extra, SMALLEST_GROWTH) / SMALLEST_GROWTH))) if extra > 0 else None
                   for extra in growth)
-    key = (links, steps, checker.config_version)
+    exact = checker.offsets_exact()
+    key = (links, steps, checker.config_version, exact)
     kept = _GROWN.setdefault(checker, {})
     grown = kept.get(key)
     if grown is None:
@@ -109,21 +113,27 @@ def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray
             kept.clear()
         grown = checker.for_scene(checker.scene)
         for link, step in zip(links, steps):
-            if step is not None:
-                grown.set_padding(checker.padding(link) + SMALLEST_GROWTH * 2 ** (step / 2), [link])
+            if step is None:
+                continue
+            extra = SMALLEST_GROWTH * 2 ** (step / 2)
+            if exact:
+                grown.set_offset(extra, [link])
+            else:
+                grown.set_padding(checker.padding(link) + extra, [link])
         kept[key] = grown
     return grown
 
 
 def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray] | None:
-    """(links, R (links, joints), growth factors (links,)) of ``check``'s group, or None when its motions cannot
-    be proven here (see the module docstring); kept per robot model, group, geometry and paddings (the convex hulls
-    take 0.15 s for the Panda's meshes)."""
+    """(links, R (links, joints), growth factors (links,): 1 where links are offset exactly) of ``check``'s group,
+    or None when its motions cannot be proven here (see the module docstring); kept per robot model, group, geometry,
+    paddings and kind of growth (the convex hulls take 0.15 s for the Panda's meshes)."""
     checker = check.checker
     if checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or checker.scene.settings.link_padding:
         return None
     growths = tuple((link, checker.padding(link), checker.scale(link)) for link in checker.link_geometry)
-    key = (check.joint_names, growths)
+    exact = checker.offsets_exact()
+    key = (check.joint_names, growths, exact)
     geometry = tuple(checker.link_geometry.values())
     kept = _BOUNDS.setdefault(checker.model, {})
     if key in kept and len(kept[key][0]) == len(geometry) and all(a is b for a, b in zip(kept[key][0], geometry)):
@@ -132,6 +142,8 @@ def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray
         kept.clear()
     bound = link_reach(checker, check.joint_names)
     factors = None if bound is None else np.array([_growth_factor(checker, link) for link in bound[0]])
+    if factors is not None and exact:  # an exact offset needs no factor (a flat mesh, checked as triangles, cannot)
+        factors = np.where(np.isfinite(factors), 1.0, np.inf)
     kept[key] = (geometry, None if factors is None or not np.isfinite(factors).all() else (*bound, factors))
     return kept[key][1]
 

@@ -10,7 +10,7 @@ from robots import bundled_robot
 
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
-from kinematics_py.collision.geometry import Box
+from kinematics_py.collision.geometry import Box, Mesh, Placed
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.motion_bound import _grown, _on_the_ladder, first_unproven, link_reach
@@ -46,15 +46,20 @@ def test_a_motion_clear_of_the_obstacle_is_proven():
     assert first_unproven(check, POINTS) == -1
 
 
+def added(grown, checker, link: str) -> float:
+    """How much ``grown`` grows ``link`` beyond ``checker``: its exact offset, or its padding beyond checker's."""
+    return grown.offset(link) + grown.padding(link) - checker.padding(link)
+
+
 def test_proofs_on_the_same_rungs_share_their_grown_checkers_until_the_configuration_changes():
     check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))
     a = _grown(check.checker, ("arm",), np.array([0.010]))
     assert _grown(check.checker, ("arm",), np.array([0.0101])) is a  # rounded up to the same power of sqrt(2)
     assert _grown(check.checker, ("arm",), np.array([0.02])) is not a
-    assert a.padding("arm") >= check.checker.padding("arm") + 0.0101
+    assert added(a, check.checker, "arm") >= 0.0101
     check.checker.set_padding(0.001, ["arm"])
     b = _grown(check.checker, ("arm",), np.array([0.010]))
-    assert b is not a and b.padding("arm") >= 0.001 + 0.010
+    assert b is not a and added(b, check.checker, "arm") >= 0.010 and b.padding("arm") >= 0.001
     growth = np.array([0.013, 0.0, 0.002])
     rung = np.array([0.004, 0.0, 0.01])
     on = _on_the_ladder(growth, rung)
@@ -83,3 +88,47 @@ def test_no_point_of_a_link_moves_farther_than_its_bound(robot):
             travelled = np.linalg.norm(np.diff(moved, axis=0), axis=2).sum(axis=0)
             assert travelled.max() <= bound[l] + 1e-9, (link, travelled.max(), bound[l])
 
+
+
+CUBE_URDF = """<robot name="cube">
+  <link name="base"/>
+  <link name="arm"><collision><origin xyz="1 0 0"/><geometry><box size="0.02 0.02 0.02"/></geometry></collision></link>
+  <joint name="turn" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def cube_mesh(half: float) -> Mesh:
+    corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half) for z in (-half, half)])
+    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],
+                      [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    return Mesh(corners, faces, "cube")
+
+
+@pytest.mark.parametrize("link_shape", ["box", "mesh"])
+@pytest.mark.parametrize("grain_centre, gap", [((1.03, 0.03, 0.03), np.sqrt(3) * 0.019), ((1.03, 0.0, 0.0), 0.019)],
+                         ids=["off-a-corner", "off-a-face"])
+def test_an_offset_link_touches_what_lies_within_the_offset_and_nothing_farther(link_shape, grain_centre, gap):
+    """``set_offset`` grows a link exactly: a 2 mm grain ``gap`` from the 2 cm cube (along the corner's diagonal,
+    or straight off a face) is hit with 0.6 mm more and missed with 0.4 mm less. Padding is not exact either way:
+    a padded box's corner reaches farther than the offset, a padded mesh's face (its vertices moved away from their
+    centroid) not as far."""
+    model = RobotModel.from_urdf_string(CUBE_URDF)
+    geometry = None if link_shape == "box" else {"arm": [Placed(cube_mesh(0.01), make_transform(None, (1, 0, 0)))]}
+    checker = CollisionChecker(model, geometry=geometry)
+    checker.scene.add_object("grain", [Box((0.002, 0.002, 0.002))], pose=make_transform(None, grain_centre))
+    assert checker.offsets_exact()
+    for offset, hit in ((gap - 0.0004, False), (gap + 0.0006, True)):
+        checker.set_offset(offset, ["arm"])
+        assert checker.is_colliding(checker.state_vector()) == hit, offset
+
+
+def test_with_a_world_mesh_the_proof_grows_links_by_their_padding_and_stays_right():
+    """The exact offset cannot be tested against triangles: with a mesh in the world the links are padded (and
+    the padding multiplied to a full offset), and the answers are the same."""
+    for centre, proven in (((np.cos(0.015), np.sin(0.015), 0.0), 0),
+                           ((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0), -1)):
+        check = swing(centre)
+        check.checker.scene.add_object("far_mesh", [cube_mesh(0.05)], pose=make_transform(None, (0.0, 0.0, 3.0)))
+        assert not check.checker.offsets_exact()
+        assert first_unproven(check, POINTS) == proven
