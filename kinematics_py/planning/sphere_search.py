@@ -37,8 +37,10 @@ RANGE_SHARE = 0.2
 #: Iterations per compiled call (the deadline and the stop hook are read between calls), nodes per tree.
 ROUND_ITERATIONS = 256
 TREE_CAPACITY = 8192
-#: Partial shortcut tries after the first greedy pass.
+#: Partial shortcut tries after the first greedy pass; a try that would shorten the path by less than MIN_GAIN_SHARE of
+#: its length after that pass is not checked.
 SHORTCUT_TRIES = 16
+MIN_GAIN_SHARE = 0.01
 TRAPPED, ADVANCED, REACHED = 0, 1, 2
 #: Share of a search's time the sphere search may take before OMPL's search takes the rest.
 FAST_SHARE = 0.5
@@ -141,11 +143,16 @@ def _farthest_reach(path, count, resolution, chain, table, work, between):
 def shortcut(path, count, tries, resolution, chain, table, work):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
     returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
-    shortcuts (a random point of one segment joined to a random point of a later one), then the first pass again.
-    ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
+    shortcuts (a random point of one segment joined to a random point of a later one: the new motion is checked, the
+    parts of the two segments it keeps were), then the first pass again. ``path`` has room for ``tries`` more
+    waypoints. Motions checked as ``rrt_connect``'s."""
     dof = path.shape[1]
     between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
     count = _farthest_reach(path, count, resolution, chain, table, work, between)
+    length = 0.0
+    for k in range(count - 1):
+        length += np.sqrt(np.sum((path[k + 1] - path[k]) ** 2))
+    min_gain = MIN_GAIN_SHARE * length
     for _ in range(tries):
         if count <= 2:
             break
@@ -155,9 +162,11 @@ def shortcut(path, count, tries, resolution, chain, table, work):
         for k in range(dof):
             p[k] = path[i, k] + a * (path[i + 1, k] - path[i, k])
             r[k] = path[j, k] + b * (path[j + 1, k] - path[j, k])
-        if chain_motion_collides(p, r, resolution, chain, table, work, between) or \
-                chain_motion_collides(path[i], p, resolution, chain, table, work, between) or \
-                chain_motion_collides(r, path[j + 1], resolution, chain, table, work, between):
+        along = np.sqrt(np.sum((path[i + 1] - p) ** 2)) + np.sqrt(np.sum((r - path[j]) ** 2))
+        for k in range(i + 1, j):
+            along += np.sqrt(np.sum((path[k + 1] - path[k]) ** 2))
+        if along - np.sqrt(np.sum((r - p) ** 2)) < min_gain or \
+                chain_motion_collides(p, r, resolution, chain, table, work, between):
             continue
         tail = path[j + 1:count].copy()
         path[i + 1] = p
