@@ -125,22 +125,11 @@ class CollisionChecker:
 
     def set_offset(self, offset: float, links: Iterable[str] | None = None) -> None:
         """Grow these links' checked shapes (after padding and scale) by ``offset`` [m] exactly: every point within
-        ``offset`` of them counts (padding moves mesh vertices away from their centroid, which can offset a face
-        by less). Only where ``offsets_exact``."""
+        ``offset`` of them counts. Only where ``offsets_exact``."""
         self._set_growth(self._offset, offset, links, "padding")
 
     def offset(self, link: str) -> float:
-        """A link's exact growth [m] (``set_offset``; 0 unless set)."""
         return self._offset.get(link, 0.0)
-
-    def offsets_exact(self) -> bool:
-        """Whether ``set_offset`` is exact here: the backend grows shapes exactly, and no world object or attached
-        object is a mesh or an octree (which the backend cannot test against a grown shape)."""
-        if not hasattr(self.backend, "offset"):
-            return False
-        objects = [*self.scene.world_objects.values(), *(item.object for item in self.scene.attached_objects.values())]
-        return all(isinstance(placed.shape, (Box, Sphere, Cylinder, Cone, Plane)) for item in objects
-                   for placed in item.shapes)
 
     def padding(self, link: str) -> float:
         """A link's padding [m]: the planning scene's (``PlanningScene.settings``) or the checker's."""
@@ -232,7 +221,7 @@ class CollisionChecker:
                 if not hits:
                     continue
                 shape_poses = self._shape_poses(tables, q) if shape_poses is None else shape_poses
-                found += self._contacts(tables, shape_poses, p, hits)[:max_contacts - len(found)]
+                found += _contacts(tables, shape_poses, p, hits)[:max_contacts - len(found)]
             elif not self.backend.collide(geometry_a, geometry_b, transforms[0, p]):
                 continue
             pair = tables.body_pair(p)
@@ -302,16 +291,6 @@ class CollisionChecker:
         full[:, indices] = Q
         return full
 
-    @staticmethod
-    def _contacts(tables: PairTables, shape_poses: np.ndarray, p: int, hits) -> list[Contact]:
-        """Contacts of pair p from the backend's (position, normal, depth) in shape a's frame."""
-        a, b = tables.shapes.pairs[p]
-        T_plan_a = shape_poses[a]
-        body_a, body_b = tables.shape_body[a], tables.shape_body[b]
-        return [Contact(tables.body_names[body_a], BodyType(tables.body_types[body_a]), tables.body_names[body_b],
-                        BodyType(tables.body_types[body_b]), T_plan_a[:3, :3] @ position + T_plan_a[:3, 3],
-                        T_plan_a[:3, :3] @ normal, depth) for position, normal, depth in hits]
-
     def _pair_mask(self, tables: PairTables, self_collisions: bool, world: bool, links) -> np.ndarray:
         if links is None:
             return tables.masks[(self_collisions, world)]
@@ -353,6 +332,28 @@ class CollisionChecker:
             tables = self._builder.build(world, attached, scale, padding, disabled, self._offset)
             self._tables = (key, tables)
             return tables
+
+
+def _contacts(tables: PairTables, shape_poses: np.ndarray, p: int, hits) -> list[Contact]:
+    """Contacts of pair p from the backend's (position, normal, depth) in shape a's frame."""
+    a, b = tables.shapes.pairs[p]
+    T_plan_a = shape_poses[a]
+    body_a, body_b = tables.shape_body[a], tables.shape_body[b]
+    return [Contact(tables.body_names[body_a], BodyType(tables.body_types[body_a]), tables.body_names[body_b],
+                    BodyType(tables.body_types[body_b]), T_plan_a[:3, :3] @ position + T_plan_a[:3, 3],
+                    T_plan_a[:3, :3] @ normal, depth) for position, normal, depth in hits]
+
+
+def offsets_exact(checker: CollisionChecker) -> bool:
+    """Whether ``checker.set_offset`` is exact: its backend grows shapes exactly, and no world or attached object is
+    a mesh or an octree (which the backend cannot test against a grown shape). Padding, unlike an offset, moves a
+    mesh's vertices away from their centroid, which can offset a face by less."""
+    if not hasattr(checker.backend, "offset"):
+        return False
+    scene = checker.scene
+    objects = [*scene.world_objects.values(), *(item.object for item in scene.attached_objects.values())]
+    return all(isinstance(placed.shape, (Box, Sphere, Cylinder, Cone, Plane)) for item in objects
+               for placed in item.shapes)
 
 
 def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequence[np.ndarray]) -> int:

@@ -10,13 +10,14 @@ them is free (two links together need ``(delta_a + delta_b) / 2``: each is grown
 
 ``first_unproven`` grows every link by the largest half-motion of any segment of the path and checks every point
 with the exact checker; a segment whose ends are not both free is halved, its middle added, and checked again with
-half the growth, up to MAX_HALVINGS times. Links are grown exactly (``CollisionChecker.set_offset``: every point within
-the growth of the checked shape) where the checker can (``offsets_exact``: no world mesh or octree); elsewhere by
-their padding, and a link mesh checked as its convex hull is then grown by moving its vertices away from their
-centroid (MoveIt's padding), which can offset a face by less than the padding: such a link's growth is multiplied by
-the hull's (largest vertex distance / smallest face distance) from that centroid, which makes it a full offset (3.5 to
-18.6 on the Kinova's links, each growth also a new hull to build: about 60 ms a rung there). Not proven (``None``):
-meshes checked as triangles, attached objects, floating or planar joints in the group, a scene's own link paddings.
+half the growth, up to MAX_HALVINGS times. Links are grown exactly (``CollisionChecker.set_offset``: every point
+within the growth of the checked shape) where the checker can (``checker.offsets_exact``: no world mesh or octree);
+elsewhere by their padding, and a link mesh checked as its convex hull is then grown by moving its vertices away
+from their centroid (MoveIt's padding), which can offset a face by less than the padding: such a link's growth is
+multiplied by the hull's (largest vertex distance / smallest face distance) from that centroid, which makes it a full
+offset (3.5 to 18.6 on the Kinova's links, each growth also a new hull to build: about 60 ms a rung there). Not
+proven (``None``): meshes checked as triangles, attached objects, floating or planar joints in the group, a scene's
+own link paddings.
 
 ``plan`` proves every trajectory it returns with it; a joint segment it cannot prove is searched again with every
 link grown (``clearance_check``, ``proof_repair``). bench/motion_planning.py reports it for every planner's
@@ -28,7 +29,7 @@ import weakref
 
 import numpy as np
 
-from ..collision.checker import CollisionChecker
+from ..collision.checker import CollisionChecker, offsets_exact
 from ..collision.geometry import GeometryError, Mesh, convex_hull
 from ..collision.spheres import shape_polytope
 from ..model.tree_kernels import FIXED, PRISMATIC, REVOLUTE
@@ -104,7 +105,7 @@ def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray
     takes about 2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
     steps = tuple(int(np.ceil(2 * np.log2(max(extra, SMALLEST_GROWTH) / SMALLEST_GROWTH))) if extra > 0 else None
                   for extra in growth)
-    exact = checker.offsets_exact()
+    exact = offsets_exact(checker)
     key = (links, steps, checker.config_version, exact)
     kept = _GROWN.setdefault(checker, {})
     grown = kept.get(key)
@@ -132,7 +133,7 @@ def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray
     if checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or checker.scene.settings.link_padding:
         return None
     growths = tuple((link, checker.padding(link), checker.scale(link)) for link in checker.link_geometry)
-    exact = checker.offsets_exact()
+    exact = offsets_exact(checker)
     key = (check.joint_names, growths, exact)
     geometry = tuple(checker.link_geometry.values())
     kept = _BOUNDS.setdefault(checker.model, {})

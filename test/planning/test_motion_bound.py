@@ -9,7 +9,7 @@ import pytest
 from robots import bundled_robot
 
 from kinematics_py import RobotModel, SemanticModel
-from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.checker import CollisionChecker, offsets_exact
 from kinematics_py.collision.geometry import Box, Mesh, Placed
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
@@ -117,7 +117,7 @@ def test_an_offset_link_touches_what_lies_within_the_offset_and_nothing_farther(
     geometry = None if link_shape == "box" else {"arm": [Placed(cube_mesh(0.01), make_transform(None, (1, 0, 0)))]}
     checker = CollisionChecker(model, geometry=geometry)
     checker.scene.add_object("grain", [Box((0.002, 0.002, 0.002))], pose=make_transform(None, grain_centre))
-    assert checker.offsets_exact()
+    assert offsets_exact(checker)
     for offset, hit in ((gap - 0.0004, False), (gap + 0.0006, True)):
         checker.set_offset(offset, ["arm"])
         assert checker.is_colliding(checker.state_vector()) == hit, offset
@@ -130,5 +130,5 @@ def test_with_a_world_mesh_the_proof_grows_links_by_their_padding_and_stays_righ
                            ((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0), -1)):
         check = swing(centre)
         check.checker.scene.add_object("far_mesh", [cube_mesh(0.05)], pose=make_transform(None, (0.0, 0.0, 3.0)))
-        assert not check.checker.offsets_exact()
+        assert not offsets_exact(check.checker)
         assert first_unproven(check, POINTS) == proven
