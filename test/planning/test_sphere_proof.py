@@ -46,6 +46,18 @@ def random_paths(checker, names, count, rng, free_ends=True):
     return paths
 
 
+def assert_checked_path_is_exact(check: PathCheck, path: np.ndarray) -> None:
+    """``checked_path``'s answer is the exact checker's: the point it calls invalid collides, a colliding path is
+    invalid, and a path it proves is free at CHECK_STEP."""
+    invalid, unproven = checked_path(check, path)
+    exact = exact_colliding(check.checker, check.joint_names, path)
+    assert (invalid >= 0) == exact.any()
+    if invalid >= 0:
+        assert exact[invalid]
+    elif unproven == -1:
+        assert not exact_colliding(check.checker, check.joint_names, densify(path, CHECK_STEP)).any()
+
+
 @pytest.fixture(scope="module")
 def table_wall():
     return panda(BOXES)
@@ -83,13 +95,7 @@ def test_a_world_pair_whose_spheres_always_touch_is_left_to_the_exact_checker_an
     for path in random_paths(checker, names, PATHS, np.random.default_rng(SEED + 3), free_ends=False):
         points, steps = sphere_proof(check, path, found)
         proven_steps += int(steps.sum())
-        invalid, unproven = checked_path(check, path)
-        exact = exact_colliding(checker, names, path)
-        assert (invalid >= 0) == exact.any()
-        if invalid >= 0:
-            assert exact[invalid]
-        elif unproven == -1:
-            assert not exact_colliding(checker, names, densify(path, CHECK_STEP)).any()
+        assert_checked_path_is_exact(check, path)
     assert proven_steps > 0
 
 
@@ -164,11 +170,5 @@ def test_self_pairs_touching_along_a_path_are_left_to_the_exact_checker_and_answ
         found = moving_table(check)
         points, steps = sphere_proof(check, path, found)
         narrowed += sphere_proof_module._narrowed(check, found, path, points, steps) is not None
-        invalid, unproven = checked_path(check, path)
-        exact = exact_colliding(checker, names, path)
-        assert (invalid >= 0) == exact.any()
-        if invalid >= 0:
-            assert exact[invalid]
-        elif unproven == -1:
-            assert not exact_colliding(checker, names, densify(path, CHECK_STEP)).any()
+        assert_checked_path_is_exact(check, path)
     assert narrowed > 0
