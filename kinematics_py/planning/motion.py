@@ -329,11 +329,15 @@ def _search(run: _Run, q_free: np.ndarray, candidates: list[_Candidate],
             return found
         if should_stop():
             break
-    stopped = should_stop()
+    # The stop hook also ends a search at the budget's deadline, as the search's own timeout would: that is a
+    # timeout, not a stop (a node's scheduler ends its request's plan so).
+    budget_over = run.budget.time_left() <= 0
+    stopped = should_stop() and not budget_over
+    allowed = time.perf_counter() - run.began if budget_over else options.planning_time
     return run.failed(ErrorCode.PREEMPTED if stopped else ErrorCode.TIMED_OUT,
                       "stopped" if stopped else "blocked_path",
                       ("planning was stopped" if stopped else
-                       f"no collision-free path found within {options.planning_time:.3g} s "
+                       f"no collision-free path found within {allowed:.3g} s "
                        f"({options.planner_id}; the start and {len(candidates)} goal configuration(s) are free)"),
                       tuple(diagnosis) if options.diagnose else ())
 

@@ -4,6 +4,7 @@ resolution apart, within the limits and timed within the scaled velocity and acc
 chosen as asked (shortest path, list order); pose goals, touch approaches and retractions follow straight lines;
 every failure says why with MoveIt's code."""
 import math
+import time
 from dataclasses import replace
 
 import coal
@@ -360,6 +361,20 @@ def test_a_free_goal_that_no_path_reaches_is_a_timeout_with_the_planning_time(ar
     assert (result.error_code, result.failure) == (ErrorCode.TIMED_OUT, "blocked_path"), result.message
     assert "0.3 s" in result.message
     assert all(report.valid for report in result.diagnosis)
+
+
+def test_a_budget_whose_deadline_ends_the_search_is_a_timeout_not_a_stop(arm):
+    """A node's scheduler ends its request's plan through the stop hook once the request's deadline passes: that is
+    TIMED_OUT, as the plan's own planning time is; a stop before the deadline is PREEMPTED."""
+    plugin, checker, _ = arm
+    spheres = tuple((SPHERE, (0.05,), make_transform(None, _tip_positions(plugin, [q])[0])) for q in (LEFT, RIGHT))
+    barrier = PositionRegion(plugin.getTipFrames()[0], np.zeros(3), plugin.robot_model.root_link, np.eye(4), spheres)
+    deadline = time.monotonic() + 0.3
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)], PlanOptions(planning_time=30.0),
+                  path_check=_path_check(plugin, RequestConstraints(position_regions=(barrier,))),
+                  budget=Budget(lambda: time.monotonic() >= deadline, deadline))
+    assert (result.error_code, result.failure) == (ErrorCode.TIMED_OUT, "blocked_path"), result.message
+    assert "30 s" not in result.message
 
 
 def test_a_stop_request_ends_planning_with_preempted(arm):
