@@ -225,18 +225,32 @@ def sphere_proof(check: PathCheck, positions: np.ndarray,
     doubt = np.flatnonzero(~points)
     points[doubt] = _free(check, table, positions[doubt], np.zeros((len(doubt), len(reach))))
     hopeless = ~(points[:-1] & points[1:])  # an end the bare spheres touch: no halving proves the step
+    _halved(check, table, positions, half, points, steps, np.flatnonzero(~steps & ~hopeless))
+    return points, steps
+
+
+def _halved(check: PathCheck, table: SphereTable, positions: np.ndarray, half: np.ndarray, points: np.ndarray,
+            steps: np.ndarray, todo: np.ndarray) -> None:
+    """Prove the steps ``todo`` of ``sphere_proof`` by halving them up to SPHERE_HALVINGS times: at halving h, the
+    2**h + 1 states of a step, each with its bodies grown by 1 / 2**h of half their travel over the step. A state
+    found free at halving h - 1 is free at h too (its growth halved), so only the new middles and the states not
+    found free before are checked."""
+    was_free = np.zeros((len(todo), 2), dtype=bool)  # halving 0: the ends, left to the steps' proof
     for halving in range(1, SPHERE_HALVINGS + 1):
-        todo = np.flatnonzero(~steps & ~hopeless)
         if not len(todo):
-            break
-        fractions = np.arange(2**halving + 1) / 2**halving
-        states = positions[todo, None] + fractions[None, :, None] * (positions[todo + 1] - positions[todo])[:, None]
-        grown = np.repeat(half[todo] / 2**halving, len(fractions), axis=0)
-        free = _free(check, table, states.reshape(-1, positions.shape[1]), grown).reshape(len(todo), -1)
-        steps[todo] = free.all(axis=1)
+            return
+        count = 2**halving + 1
+        free = np.zeros((len(todo), count), dtype=bool)
+        free[:, ::2] = was_free
+        rows, columns = np.nonzero(~free)
+        states = positions[todo[rows]] + (columns / (count - 1))[:, None] * (positions[todo[rows] + 1] -
+                                                                                positions[todo[rows]])
+        free[rows, columns] = _free(check, table, states, half[todo[rows]] / 2**halving)
+        proven = free.all(axis=1)
+        steps[todo] = proven
         points[todo] |= free[:, 0]
         points[todo + 1] |= free[:, -1]
-    return points, steps
+        todo, was_free = todo[~proven], free[~proven]
 
 
 def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | None]:
