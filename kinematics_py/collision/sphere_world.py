@@ -1,6 +1,6 @@
 """A collision checker's robot and scene as spheres and primitives for the compiled checks (``sphere_kernels``).
 
-The robot's links become their generated spheres (``spheres``; each grown by the link's padding), the world
+The robot's links become their generated spheres (``spheres``; each grown by the link's padding and offset), the world
 objects' boxes, spheres, cylinders, cones (as their cylinder) and planes become obstacles. Every pair the checker
 tests is tested here, and more: the self pairs are the link pairs the checker never disables (adjacent links, the
 SRDF's disabled pairs and ``allow_collision`` pairs are left out; a scene's allowed collision matrix is not read,
@@ -57,7 +57,8 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
     spheres = robot_spheres(checker.link_geometry)
     link_index = {name: i for i, name in enumerate(checker.model.link_names)}
     sphere_center = np.vstack([spheres[link].centers for link in links])
-    sphere_radius = np.concatenate([spheres[link].radii + checker.padding(link) for link in links])
+    sphere_radius = np.concatenate([spheres[link].radii + checker.padding(link) + checker.offset(link)
+                                    for link in links])
     body_first = np.concatenate([[0], np.cumsum([len(spheres[link].radii) for link in links])]).astype(np.int64)
     body_center = np.array([sphere_center[a:b].mean(axis=0) for a, b in zip(body_first[:-1], body_first[1:])])
     body_radius = np.array([(np.linalg.norm(sphere_center[a:b] - body_center[k], axis=1) + sphere_radius[a:b]).max()

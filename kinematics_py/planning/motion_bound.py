@@ -59,7 +59,7 @@ def link_reach(checker: CollisionChecker, joint_names) -> tuple[tuple[str, ...],
     reach = np.zeros((len(links), len(joint_names)))
     for l, link in enumerate(links):
         corners = np.vstack([shape_polytope(placed)[2] for placed in checker.link_geometry[link]])
-        distance = float(np.linalg.norm(corners, axis=1).max()) + checker.padding(link)
+        distance = float(np.linalg.norm(corners, axis=1).max()) + checker.padding(link) + checker.offset(link)
         index = model.link_names.index(link)
         while index in row_of_child:
             k = row_of_child[index]
@@ -132,7 +132,8 @@ def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray
     checker = check.checker
     if checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or checker.scene.settings.link_padding:
         return None
-    growths = tuple((link, checker.padding(link), checker.scale(link)) for link in checker.link_geometry)
+    growths = tuple((link, checker.padding(link), checker.scale(link), checker.offset(link))
+                    for link in checker.link_geometry)
     exact = offsets_exact(checker)
     key = (check.joint_names, growths, exact)
     geometry = tuple(checker.link_geometry.values())

@@ -4,11 +4,13 @@ that clearance, prove the motions between them.
 
 The clearance is the growth that proves any step of at most the check's resolution per joint, halved while the
 detour's ends are not free with it (at most CLEARANCE_HALVINGS times), the detour's motions checked at half the
-resolution that clearance proves (``motion_bound.clearance_check``), so that the proof of the trajectory through
-it needs at most two halvings more than the clearance's (one, and one for the growths' rounding), within its
-MAX_HALVINGS. When no detour is found between the segment's ends within half the time left (an end too close to an
-obstacle, or no path), the span grows by the neighbouring joint segments, whose inner waypoints the detour then
-replaces; linear segments (a straight line of the link) are never searched again, so a span stops at them.
+resolution that clearance proves (``motion_bound.clearance_check``), so that the proof of the trajectory through it
+needs at most two halvings more than the clearance's (one, and one for the growths' rounding), within its
+MAX_HALVINGS. The detour is searched as ``plan``'s path is (``sphere_search.fast_or_ompl_search``: on the spheres,
+grown by the clearance, first). When no detour is found between the segment's ends within half the time left (an
+end too close to an obstacle, or no path), the span grows by the neighbouring joint segments, whose inner waypoints
+the detour then replaces; linear segments (a straight line of the link) are never searched again, so a span stops
+at them.
 """
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .motion_bound import MAX_HALVINGS, clearance_check
-from .ompl_search import DEFAULT_PLANNER, search_path
+from .ompl_search import DEFAULT_PLANNER
 from .path_check import PathCheck
+from .sphere_search import fast_or_ompl_search
 
 #: Halvings of the grown clearance tried for a detour's ends; fewer than the proof's (it needs up to two more).
 CLEARANCE_HALVINGS = MAX_HALVINGS - 2
@@ -50,7 +53,7 @@ def proven_detour(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, bounds
     remaining = deadline - time.perf_counter()
     if remaining <= 0:
         return None
-    found = search_path(grown, q_from, q_to[None, :], bounds, DEFAULT_PLANNER, remaining, should_stop)
+    found = fast_or_ompl_search(grown, q_from, q_to[None, :], bounds, DEFAULT_PLANNER, remaining, should_stop)
     check.states_checked += grown.states_checked
     return found.waypoints
 

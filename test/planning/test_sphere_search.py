@@ -254,3 +254,16 @@ def test_the_chain_of_frames_answers_grown_states_as_the_links_do(table_wall):
                       frames)
     assert np.array_equal(links, frames)
     assert 0.1 < links.mean() < 0.9
+
+
+def test_a_links_offset_grows_its_spheres_by_as_much(table_wall):
+    """A checker grown by an exact offset (the proof's and the repair's: ``CollisionChecker.set_offset``) has the
+    link's spheres grown by the offset, so that a state its spheres call free is free for it too."""
+    _, checker = table_wall
+    grown = checker.for_scene(checker.scene)
+    link = next(iter(checker.link_geometry))
+    grown.set_offset(0.01, [link])
+    table, grown_table = sphere_table(checker), sphere_table(grown)
+    of_link = np.repeat(np.arange(len(table.body_link)), np.diff(table.body_first)) == 0
+    assert np.allclose(grown_table.sphere_radius[of_link], table.sphere_radius[of_link] + 0.01)
+    assert np.array_equal(grown_table.sphere_radius[~of_link], table.sphere_radius[~of_link])
