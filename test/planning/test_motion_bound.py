@@ -90,12 +90,8 @@ def test_no_point_of_a_link_moves_farther_than_its_bound(robot):
 
 
 
-CUBE_URDF = """<robot name="cube">
-  <link name="base"/>
-  <link name="arm"><collision><origin xyz="1 0 0"/><geometry><box size="0.02 0.02 0.02"/></geometry></collision></link>
-  <joint name="turn" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
-    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-</robot>"""
+#: The swing with a 2 cm cube for its ball.
+CUBE_URDF = SWING_URDF.replace('<sphere radius="0.01"/>', '<box size="0.02 0.02 0.02"/>')
 
 
 def cube_mesh(half: float) -> Mesh:
