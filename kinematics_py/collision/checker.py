@@ -126,7 +126,7 @@ class CollisionChecker:
     def set_offset(self, offset: float, links: Iterable[str] | None = None) -> None:
         """Grow these links' checked shapes (after padding and scale) by ``offset`` [m] exactly: every point within
         ``offset`` of them counts. Only where ``offsets_exact``."""
-        self._set_growth(self._offset, offset, links, "padding")
+        self._set_growth(self._offset, offset, links, "offset")
 
     def offset(self, link: str) -> float:
         return self._offset.get(link, 0.0)
@@ -139,7 +139,7 @@ class CollisionChecker:
         return self.scene.settings.link_scale.get(link, self._scale.get(link, 1.0))
 
     def _set_growth(self, table: dict, value: float, links, what: str) -> None:
-        self._check_growth(value if what == "padding" else 0.0, value if what == "scale" else 1.0)
+        self._check_growth(0.0 if what == "scale" else value, value if what == "scale" else 1.0, what)
         links = list(self.link_geometry) if links is None else list(links)
         for link in links:
             if link not in self.link_geometry:
@@ -151,9 +151,9 @@ class CollisionChecker:
             self._config_version += 1
 
     @staticmethod
-    def _check_growth(padding: float, scale: float) -> None:
+    def _check_growth(padding: float, scale: float, what: str = "padding") -> None:
         if not (math.isfinite(padding) and padding >= 0.0):
-            raise GeometryError(f"padding must be finite and >= 0 [m]; got {padding!r}")
+            raise GeometryError(f"{what} must be finite and >= 0 [m]; got {padding!r}")
         if not (math.isfinite(scale) and scale > 0.0):
             raise GeometryError(f"scale must be finite and > 0; got {scale!r}")
 

@@ -148,6 +148,8 @@ def test_padding_and_scale_move_the_threshold_by_the_growth():
     assert checker.is_colliding({"x": 0.2 - MARGIN}) and not checker.is_colliding({"x": 0.2 + MARGIN})
     with pytest.raises(GeometryError, match="padding must be finite and >= 0"):
         checker.set_padding(-0.1)
+    with pytest.raises(GeometryError, match="offset must be finite and >= 0"):
+        checker.set_offset(float("nan"), ["probe"])
     with pytest.raises(UnknownLinkError, match="unknown link 'carriagex'.*valid links are \\['base', 'carriage'"):
         checker.set_scale(2.0, ["carriagex"])
     bare = CollisionChecker(RobotModel.from_urdf_string(SLIDER_URDF), geometry={"probe": [Placed(Sphere(0.1))]})
