@@ -139,6 +139,15 @@ def _farthest_reach(path, count, resolution, chain, table, work, between):
     return kept
 
 
+@compiled_kernel(inline="always")
+def _distance(a, b):
+    """The Euclidean distance of two joint vectors (without allocating)."""
+    total = 0.0
+    for i in range(a.shape[0]):
+        total += (a[i] - b[i]) ** 2
+    return np.sqrt(total)
+
+
 @compiled_kernel
 def shortcut(path, count, tries, resolution, chain, table, work):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
@@ -151,7 +160,7 @@ def shortcut(path, count, tries, resolution, chain, table, work):
     count = _farthest_reach(path, count, resolution, chain, table, work, between)
     length = 0.0
     for k in range(count - 1):
-        length += np.sqrt(np.sum((path[k + 1] - path[k]) ** 2))
+        length += _distance(path[k + 1], path[k])
     min_gain = MIN_GAIN_SHARE * length
     for _ in range(tries):
         if count <= 2:
@@ -162,10 +171,10 @@ def shortcut(path, count, tries, resolution, chain, table, work):
         for k in range(dof):
             p[k] = path[i, k] + a * (path[i + 1, k] - path[i, k])
             r[k] = path[j, k] + b * (path[j + 1, k] - path[j, k])
-        along = np.sqrt(np.sum((path[i + 1] - p) ** 2)) + np.sqrt(np.sum((r - path[j]) ** 2))
+        along = _distance(path[i + 1], p) + _distance(r, path[j])
         for k in range(i + 1, j):
-            along += np.sqrt(np.sum((path[k + 1] - path[k]) ** 2))
-        if along - np.sqrt(np.sum((r - p) ** 2)) < min_gain or \
+            along += _distance(path[k + 1], path[k])
+        if along - _distance(r, p) < min_gain or \
                 chain_motion_collides(p, r, resolution, chain, table, work, between):
             continue
         tail = path[j + 1:count].copy()
