@@ -156,17 +156,15 @@ def provable(check: PathCheck) -> bool:
 
 
 def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
-    """``check`` with each link grown by G = 2**-halvings of the growth that proves any step of at most
-    ``check.resolution`` per joint, at a resolution 2**-(halvings + 1) of it; None when its motions cannot be proven
-    here. A straight motion free under it is proven after halvings + 1 halvings, whatever its points: a state
-    between two of its checked states is within G / 2 of one of them, so free with G / 2."""
+    """``check`` with each link grown by 2**-halvings of the growth that proves any step of at most
+    ``check.resolution`` per joint (at that resolution); None when its motions cannot be proven here."""
     provable_here = _provable(check)
     if provable_here is None:
         return None
     links, reach, factors = provable_here
     growth = 2.0**-halvings * check.resolution * reach.sum(axis=1) / 2 * factors
-    return PathCheck(_grown(check.checker, links, growth), check.joint_names, check.base,
-                     check.resolution * 2.0 ** -(halvings + 1), check.state_validity)
+    return PathCheck(_grown(check.checker, links, growth), check.joint_names, check.base, check.resolution,
+                     check.state_validity)
 
 
 def _on_the_ladder(needed: np.ndarray, rung: np.ndarray) -> np.ndarray:
@@ -177,11 +175,12 @@ def _on_the_ladder(needed: np.ndarray, rung: np.ndarray) -> np.ndarray:
 
 
 def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | None = None,
-                   reach: np.ndarray | None = None) -> int | None:
+                   reach: np.ndarray | None = None, halvings: int = MAX_HALVINGS) -> int | None:
     """Index k of a point of ``positions`` (a path's points, each free) whose segment to point k + 1 holds states
     not proven free, -1 when every state between the points is proven free; None when it cannot be proven here (see
     the module docstring). ``only`` (segments,) bool: the segments to prove (default: all); ``reach``: R to use
-    instead of ``link_reach``'s (a checker of some pairs alone: ``sphere_pairs.relative_reach``)."""
+    instead of ``link_reach``'s (a checker of some pairs alone: ``sphere_pairs.relative_reach``); ``halvings``: of a
+    segment before it counts as not proven."""
     if len(positions) < 2:
         return -1
     provable_here = _provable(check)
@@ -195,7 +194,7 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     growth = np.abs(positions[chosen + 1] - positions[chosen]) @ reach.T / 2  # (segments, links): half a motion
     first_growth = _on_the_ladder(growth.max(axis=0) * factors, check.resolution * reach.sum(axis=1) / 2 * factors)
     segments = [(k, positions[k], positions[k + 1]) for k in chosen]
-    for halving in range(MAX_HALVINGS + 1):
+    for halving in range(halvings + 1):
         grown = _grown(check.checker, links, first_growth / 2**halving)
         ends, shared = np.unique([q for _, a, b in segments for q in (a, b)], axis=0, return_inverse=True)
         free = ~grown.check_batch(ends, joint_names=check.joint_names, base_state=check.base)[shared.ravel()]

@@ -1,16 +1,18 @@
 """The repair of a path whose states between two points are not proven free (``motion_bound``): the joint
-segment holding them is searched again with every link's clearance grown, so that the detour's points, free with
-that clearance, prove the motions between them.
+segment holding them is searched again, each motion of the detour accepted only when the trajectory's own proof
+proves it (``sphere_proof.checked_path`` on its states at the trajectory's resolution), its states kept at a
+clearance from the obstacles so that the proof is short.
 
 The clearance is the growth that proves any step of at most the check's resolution per joint, halved while the
-detour's ends are not free with it (at most CLEARANCE_HALVINGS times), the detour's motions checked at half the
-resolution that clearance proves (``motion_bound.clearance_check``), so that the proof of the trajectory through it
-needs at most two halvings more than the clearance's (one, and one for the growths' rounding), within its
-MAX_HALVINGS. The detour is searched as ``plan``'s path is (``sphere_search.fast_or_ompl_search``: on the spheres,
-grown by the clearance, first). When no detour is found between the segment's ends within half the time left (an
-end too close to an obstacle, or no path), the span grows by the neighbouring joint segments, whose inner waypoints
-the detour then replaces; linear segments (a straight line of the link) are never searched again, so a span stops
-at them.
+detour's ends are not free with it (at most CLEARANCE_HALVINGS times: the proof halves a step up to MAX_HALVINGS
+times). The detour is searched on the spheres grown by that clearance first (``sphere_search``), and by OMPL's
+RRT-Connect with the proof as its motion check when a motion of that path is not proven (its path not shortened:
+each shortcut would be a new proof, and a motion along an obstacle at a small clearance is a long one). The proof
+asks for finer states only where a motion passes close to an obstacle, so a detour from an end close to one costs
+a few more checks there, not a fine check of every motion. When no detour is found between the segment's ends within
+half the time left (an end too close to an obstacle, or no path), the span grows by the neighbouring joint
+segments, whose inner waypoints the detour then replaces; linear segments (a straight line of the link) are never
+searched again, so a span stops at them.
 """
 from __future__ import annotations
 
@@ -20,12 +22,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .motion_bound import MAX_HALVINGS, clearance_check
-from .ompl_search import DEFAULT_PLANNER
-from .path_check import PathCheck
-from .sphere_search import fast_or_ompl_search
+from .ompl_search import DEFAULT_PLANNER, search_path
+from .path_check import PathCheck, densify
+from .sphere_proof import checked_path, segment_free
+from .sphere_search import FAST_LIMIT_S, FAST_SHARE, sphere_search
 
-#: Halvings of the grown clearance tried for a detour's ends; fewer than the proof's (it needs up to two more).
-CLEARANCE_HALVINGS = MAX_HALVINGS - 2
+#: Halvings of the grown clearance tried for a detour's ends, and how many more the proof of a detour's motion may
+#: take (a motion whose states keep that clearance is proven in about as many): fewer than a trajectory's proof.
+PROOF_HALVINGS_MORE = 2
+CLEARANCE_HALVINGS = MAX_HALVINGS - PROOF_HALVINGS_MORE
 
 
 def nearest_segment(points: np.ndarray, q: np.ndarray) -> int:
@@ -37,11 +42,34 @@ def nearest_segment(points: np.ndarray, q: np.ndarray) -> int:
     return int(np.argmin(np.linalg.norm(a + t[:, None] * direction - q, axis=1)))
 
 
+class ProvenMotions:
+    """The check a detour is searched with: a state is valid when it is free with the clearance (``grown``), a
+    motion when its states at ``grown``'s resolution are and ``check``'s proof proves it within ``halvings`` (its
+    points at ``check``'s resolution valid, the states between them proven free), so that the trajectory's proof
+    (up to MAX_HALVINGS) proves it too."""
+
+    def __init__(self, check: PathCheck, grown: PathCheck, halvings: int):
+        self.check, self.grown, self.halvings = check, grown, halvings
+
+    def state_free(self, q: np.ndarray) -> bool:
+        return self.grown.state_free(q)
+
+    def segment_free(self, q_from: np.ndarray, q_to: np.ndarray) -> bool:
+        if not segment_free(self.grown, q_from, q_to):
+            return False
+        invalid, unproven = checked_path(self.check, densify(np.array([q_from, q_to]), self.check.resolution),
+                                         self.halvings)
+        return bool(invalid < 0 and unproven == -1)
+
+    def path_proven(self, waypoints: np.ndarray) -> bool:
+        return all(self.segment_free(a, b) for a, b in zip(waypoints[:-1], waypoints[1:]))
+
+
 def proven_detour(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                   deadline: float, should_stop: Callable[[], bool]) -> np.ndarray | None:
-    """Waypoints (q_from first, q_to last) of a path whose motions are free with the grown clearance (see the
-    module docstring), or None: the ends are not free with any, the motions cannot be proven here, or no path was
-    found before ``deadline`` (time.perf_counter() [s])."""
+    """Waypoints (q_from first, q_to last) of a path whose motions ``check``'s proof proves free (see the module
+    docstring), or None: the ends are not free with any clearance, the motions cannot be proven here, or no path
+    was found before ``deadline`` (time.perf_counter() [s])."""
     for halving in range(CLEARANCE_HALVINGS + 1):
         grown = clearance_check(check, halving)
         if grown is None:
@@ -50,12 +78,22 @@ def proven_detour(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, bounds
             break
     else:
         return None
+    proven = ProvenMotions(check, grown, halving + PROOF_HALVINGS_MORE)
     remaining = deadline - time.perf_counter()
     if remaining <= 0:
         return None
-    found = fast_or_ompl_search(grown, q_from, q_to[None, :], bounds, DEFAULT_PLANNER, remaining, should_stop)
-    check.states_checked += grown.states_checked
-    return found.waypoints
+    try:
+        waypoints = sphere_search(grown, q_from, q_to[None, :], bounds, min(FAST_SHARE * remaining, FAST_LIMIT_S),
+                                  should_stop)
+        if waypoints is not None and proven.path_proven(waypoints):
+            return waypoints
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            return None
+        return search_path(proven, q_from, q_to[None, :], bounds, DEFAULT_PLANNER, remaining, should_stop,
+                           simplify=False).waypoints
+    finally:
+        check.states_checked += grown.states_checked
 
 
 def repaired_span(check: PathCheck, points: np.ndarray, motions: Sequence[str], segment: int,

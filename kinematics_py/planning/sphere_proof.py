@@ -36,7 +36,7 @@ from ..collision.sphere_kernels import (
 )
 from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
-from .motion_bound import first_unproven, link_reach
+from .motion_bound import MAX_HALVINGS, first_unproven, link_reach
 from .path_check import PathCheck, bisection_order, segment_states
 from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach, world_pair_names
 
@@ -253,15 +253,16 @@ def _halved(check: PathCheck, table: SphereTable, positions: np.ndarray, half: n
         todo, was_free = todo[~proven], free[~proven]
 
 
-def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | None]:
+def checked_path(check: PathCheck, positions: np.ndarray, halvings: int = MAX_HALVINGS) -> tuple[int, int | None]:
     """(invalid, unproven) of a path's points, as ``check.first_invalid`` (-1: every point valid) and, when they
-    are, ``first_unproven`` (a point whose step to the next is not proven free, -1: all are, None: cannot be proven
-    here) answer them, the exact checks made only where the spheres prove nothing (and for the coarse pairs)."""
+    are, ``first_unproven`` (a point whose step to the next is not proven free within ``halvings``, -1: all are,
+    None: cannot be proven here) answer them, the exact checks made only where the spheres prove nothing (and for
+    the coarse pairs)."""
     found = moving_table(check)
     proof = sphere_proof(check, positions, found)
     if proof is None:
         invalid = check.first_invalid(positions)
-        return invalid, (first_unproven(check, positions) if invalid < 0 else -1)
+        return invalid, (first_unproven(check, positions, halvings=halvings) if invalid < 0 else -1)
     points, steps = proof
     pair_points, pair_steps = points, steps  # what the exact checker of the pairs left out must prove
     narrowed = _narrowed(check, found, positions, points, steps)
@@ -278,7 +279,7 @@ def checked_path(check: PathCheck, positions: np.ndarray) -> tuple[int, int | No
         invalid = checked.first_invalid(positions[rows]) if len(rows) else -1
         if invalid >= 0:
             return int(rows[invalid]), -1
-    unproven = [first_unproven(checked, positions, chosen, reach) if chosen.any() else -1
+    unproven = [first_unproven(checked, positions, chosen, reach, halvings) if chosen.any() else -1
                 for checked, chosen, reach in ((check, ~steps, None), (coarse, pair_steps, found.coarse_reach))
                 if checked is not None]
     return -1, (None if None in unproven else min((k for k in unproven if k >= 0), default=-1))

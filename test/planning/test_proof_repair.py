@@ -13,10 +13,10 @@ from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
-from kinematics_py.planning.motion_bound import first_unproven
+from kinematics_py.planning.motion_bound import clearance_check, first_unproven
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import PathCheck, densify
-from kinematics_py.planning.proof_repair import nearest_segment
+from kinematics_py.planning.proof_repair import ProvenMotions, nearest_segment
 
 #: A 1 cm ball 1 m from a vertical axis, optionally on a vertical slide (the lift).
 LIFT_JOINT = """<joint name="lift" type="prismatic"><parent link="base"/><child link="carriage"/><axis xyz="0 0 1"/>
@@ -86,6 +86,20 @@ def test_without_a_way_around_the_plan_fails_saying_why():
     assert (result.error_code, result.failure) == (ErrorCode.PLANNING_FAILED, "blocked_path")
     assert "not proven free" in result.message
     assert not len(result.positions)
+
+
+def test_a_detour_is_searched_with_motions_the_proof_proves():
+    plugin, checker = swing(with_lift=True)
+    check = PathCheck(checker, plugin.getJointNames(), resolution=STEP)
+    start, goal = _ends(plugin)
+    halving = next(h for h in range(8) if clearance_check(check, h).state_free(start))  # the grain is 4 mm away
+    proven = ProvenMotions(check, clearance_check(check, halving), halvings=halving + 2)
+    assert proven.state_free(start) and proven.state_free(goal)
+    assert check.segment_free(start, goal) and not proven.segment_free(start, goal)  # through the grain
+    lifted_start, lifted_goal = start.copy(), goal.copy()
+    lifted_start[plugin.getJointNames().index("lift")] = lifted_goal[plugin.getJointNames().index("lift")] = 0.05
+    assert proven.path_proven(np.array([start, lifted_start, lifted_goal, goal]))
+    assert first_unproven(check, densify(np.array([start, lifted_start, lifted_goal, goal]), STEP)) == -1
 
 
 def test_the_nearest_segment_of_a_point():
