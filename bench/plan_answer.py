@@ -16,7 +16,8 @@ whose straight motion is free (the same answer every time: the difference of the
 Prints, per kind of problem, p50 / p90 of both series, the difference of the p50s (issue 30's target: <= 2 ms),
 the points of the library's trajectory and of the answer, and the breakdown of the node's work on one answer of
 each kind, timed in the client process with the node's own functions (median of 50): the request's conversion to
-a Python message, the plan's transfer from the planning process (pickle both ways), the message building (the
+a Python message, the points a controller needs picked in the planning process
+(``controller_points.sparse_plan``), the plan's transfer from it (pickle both ways), the message building (the
 RobotTrajectory and the start state), the serialisation of the answer and of the display_planned_path message
 (built and published when that topic has subscribers, as RViz; none here). Last, the hop to a planning process:
 the straight problems planned alternately in the client itself and in a planning process it starts as the node
@@ -157,24 +158,27 @@ def breakdown(request, result, names) -> dict:
     from moveit_msgs.srv import GetMotionPlan
     from rclpy.serialization import deserialize_message, serialize_message
 
+    from kinematics_py.planning.controller_points import sparse_plan
     from kinematics_py.ros.messages.conversions import robot_state_msg
-    from kinematics_py.ros.messages.trajectories import plan_trajectory_msg
+    from kinematics_py.ros.messages.trajectories import trajectory_msg
 
     request_bytes = serialize_message(request)
     response = GetMotionPlan.Response()
     values = dict(zip(names, result.positions[0].tolist()))
+    answered = sparse_plan(result)
 
     def build():
         answer = response.motion_plan_response
         answer.trajectory_start = robot_state_msg(names, values)
-        answer.trajectory = plan_trajectory_msg("base_link", names, result.positions, result.timing, Time())
+        answer.trajectory = trajectory_msg("base_link", names, answered.positions, answered.timing, Time())
 
     build()
     answer = response.motion_plan_response
     display = DisplayTrajectory(model_id="ur5", trajectory=[answer.trajectory],
                                 trajectory_start=answer.trajectory_start)
     steps = {"request": _median_s(lambda: deserialize_message(request_bytes, GetMotionPlan.Request)),
-             "transfer": _median_s(lambda: pickle.loads(pickle.dumps(result))),
+             "points": _median_s(lambda: sparse_plan(result)),
+             "transfer": _median_s(lambda: pickle.loads(pickle.dumps(answered))),
              "build": _median_s(build),
              "serialise_answer": _median_s(lambda: serialize_message(response)),
              "serialise_display": _median_s(lambda: serialize_message(display))}
@@ -303,8 +307,9 @@ def report(series: dict, load: tuple[float, float]) -> None:
               f"planning process of its own, as the node's): plan p50 {_p(hop['here'], 50):.2f} ms here, "
               f"{_p(hop['there'], 50):.2f} ms there, {_p(hop['there'], 50) - _p(hop['here'], 50):+.2f} ms.")
     print("\nThe node's work on one answer [ms, median of 50], in the client process with the node's functions:")
-    print("| problems | points answered | request | transfer | build | serialise answer | serialise display | sum |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| problems | points answered | request | points picked | transfer | build | serialise answer "
+          "| serialise display | sum |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for kind, entry in series.items():
         if "breakdown" not in entry:
             continue

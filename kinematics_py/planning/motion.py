@@ -110,6 +110,8 @@ class MotionPlan:
     diagnosis: tuple[StateDiagnosis, ...] = ()
     #: The retraction that undoes a touch plan's approach (for the next plan's ``retract``).
     retraction: Approach | None = None
+    #: Whether ``positions`` hold only the points a controller needs (``controller_points.sparse_plan``).
+    controller_points_only: bool = False
 
     @property
     def success(self) -> bool:

@@ -33,6 +33,7 @@ from ..errors import KinematicsError
 from ..ik.budget import Budget
 from ..robot_setup import RobotSetup, SetupInputs, build_robot_setup
 from ..state_check import StateCheck
+from .controller_points import sparse_plan
 from .goals import Goal
 from .motion import MotionPlan, plan
 from .options import PlanningError, PlanOptions
@@ -91,7 +92,9 @@ class SceneContent:
 @dataclass(frozen=True)
 class PlanJob:
     """One call of ``motion.plan`` for ``group``, picklable: its ``planning_time`` is what is left until
-    ``deadline`` (a ``time.monotonic()``) when the plan begins; ``path_check`` holds along the path."""
+    ``deadline`` (a ``time.monotonic()``) when the plan begins; ``path_check`` holds along the path;
+    ``controller_points``: the plan answers with the points a controller needs alone
+    (``controller_points.sparse_plan``: less to send back)."""
 
     group: str
     start: Sequence[float]
@@ -100,6 +103,7 @@ class PlanJob:
     deadline: float
     path_check: StateCheck | None = None
     options: PlanOptions = field(default_factory=PlanOptions)
+    controller_points: bool = False
 
 
 def run_job(job: PlanJob, setup: RobotSetup, checker: CollisionChecker, should_stop: Callable[[], bool]) -> MotionPlan:
@@ -107,8 +111,9 @@ def run_job(job: PlanJob, setup: RobotSetup, checker: CollisionChecker, should_s
     if job.group not in setup.groups:
         raise PlanningError(f"group {job.group!r} is not served; served groups are {sorted(setup.groups)}")
     options = replace(job.options, planning_time=max(job.deadline - time.monotonic(), 1e-3))
-    return plan(setup.groups[job.group], checker, job.start, job.goals, options, base_state=job.base_state,
-                path_check=job.path_check, budget=Budget(should_stop, job.deadline))
+    result = plan(setup.groups[job.group], checker, job.start, job.goals, options, base_state=job.base_state,
+                  path_check=job.path_check, budget=Budget(should_stop, job.deadline))
+    return sparse_plan(result) if job.controller_points else result
 
 
 class PlanningProcesses:

@@ -77,6 +77,23 @@ def test_a_plan_in_a_process_is_collision_free_in_this_process(robot):
     assert len(result.waypoints) > 2  # the straight motion hits the wall: a detour
 
 
+def test_a_job_for_a_controller_answers_with_the_points_it_needs(robot):
+    from kinematics_py.planning.controller_points import needed_points, sparse_plan
+
+    setup, processes = robot
+    checker = _checker(setup, WALL)
+    result = processes.run(_job(setup, [JointGoal(RIGHT)]), setup, checker)
+    sparse = processes.run(_job(setup, [JointGoal(RIGHT)], controller_points=True), setup, checker)
+    assert sparse.success and sparse.controller_points_only and not result.controller_points_only
+    assert len(sparse.positions) < len(result.positions) // 10
+    kept = needed_points(result.positions, result.timing)
+    reduced = sparse_plan(result)
+    np.testing.assert_array_equal(reduced.positions, result.positions[kept])
+    np.testing.assert_array_equal(reduced.timing.time_from_start, result.timing.time_from_start[kept])
+    assert sparse_plan(reduced) is reduced  # never reduced twice
+    assert np.allclose(sparse.positions[0], LEFT) and np.allclose(sparse.positions[-1], RIGHT, atol=1e-6)
+
+
 def test_the_process_follows_the_scene_as_it_changes(robot):
     setup, processes = robot
     checker = _checker(setup)

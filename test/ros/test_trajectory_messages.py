@@ -9,6 +9,7 @@ from moveit_msgs.srv import GetMotionPlan
 
 from kinematics_py.execution.follower import sample
 from kinematics_py.execution.trajectory import JointTrajectory
+from kinematics_py.planning.controller_points import needed_points
 from kinematics_py.planning.motion import Waypoint, timed_trajectory
 from kinematics_py.planning.time_parameterization import JointLimits, TimedPath, time_parameterize
 from kinematics_py.ros.messages.conversions import robot_state_msg
@@ -17,7 +18,7 @@ from kinematics_py.ros.messages.joint_trajectory import (
     joint_trajectory_from_msg,
     joint_trajectory_msg,
 )
-from kinematics_py.ros.messages.trajectories import needed_points, plan_trajectory_msg, trajectory_msg
+from kinematics_py.ros.messages.trajectories import plan_trajectory_msg, trajectory_msg
 
 LIMITS = JointLimits(np.array([1.0, 2.0, 1.5]), np.array([2.0, 3.0, 4.0]))
 #: Corners of a joint path: moves long enough to cruise, and one too short to (a triangle).

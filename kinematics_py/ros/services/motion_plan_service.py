@@ -26,6 +26,7 @@ from moveit_msgs.srv import GetMotionPlan, QueryPlannerInterfaces
 
 from ...errors import ErrorCode, RequestError
 from ...model.constraints import RequestConstraints
+from ...planning.controller_points import sparse_plan
 from ...planning.goals import JointGoal, PoseGoal
 from ...planning.industrial import plan_motion
 from ...planning.motion import MotionPlan
@@ -34,7 +35,7 @@ from ...planning.options import Approach, PlanningError, PlanOptions
 from ...planning.processes import PlanJob, PlanningProcessError, run_job
 from ...planning.time_parameterization import joint_limits
 from ..messages.conversions import robot_state_msg
-from ..messages.trajectories import plan_trajectory_msg, scaling_factor
+from ..messages.trajectories import scaling_factor, trajectory_msg
 from ..topics.display import DisplayPublishers
 from ..transport.search_scheduler import SHUTTING_DOWN
 from . import industrial_request
@@ -96,7 +97,7 @@ def _plan(request, response, context: RequestContext):
         options = PlanOptions(**_motion_options(request.planner_id), attempts=max(1, request.num_planning_attempts),
                               limits=limits)
         job = PlanJob(group.plugin.getGroupName(), group.q.tolist(), goals, group.values, context.sent + budget,
-                      path_check if path_check else None, options)
+                      path_check if path_check else None, options, controller_points=True)
         result = _planned(job, context, checker)
     except (PlanningError, PlannerError) as error:
         raise RequestError(ErrorCode.PLANNING_FAILED, str(error)) from None
@@ -117,14 +118,16 @@ def _plan_industrial(request, response, context: RequestContext):
 
 def _answered(response, group: GroupRequest, result: MotionPlan, began: float, note: str):
     """``response`` holding the plan's start, time and trajectory (the points a controller needs:
-    ``plan_trajectory_msg``); the plan's code and message. The messages are the response's own, filled (a new
-    response's are as constructed): one RobotState and one RobotTrajectory less to construct per answer."""
+    ``controller_points.sparse_plan``, picked by the planning process); the plan's code and message. The messages
+    are the response's own, filled (a new response's are as constructed): one RobotState and one RobotTrajectory less
+    to construct per answer."""
     robot_state_msg(group.setup.joint_names, group.values, response.trajectory_start)
     response.planning_time = time.monotonic() - began
     if not result.success:
         return result.error_code, result.message + note
-    plan_trajectory_msg(group.setup.model_frame, group.joint_names, result.positions, result.timing,
-                        group.context.stamp(), response.trajectory)
+    answered = sparse_plan(result)
+    trajectory_msg(group.setup.model_frame, group.joint_names, answered.positions, answered.timing,
+                   group.context.stamp(), response.trajectory)
     return result.message + note
 
 
