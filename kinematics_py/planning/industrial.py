@@ -33,7 +33,8 @@ from .options import PlanningError, PlanOptions
 from .path_check import FINE_RESOLUTION, PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
 from .sphere_proof import first_invalid
-from .time_parameterization import JointLimits, TimedPath, joint_limits, time_straight_line
+from .straight_timing import time_straight_line
+from .time_parameterization import JointLimits, TimedPath, joint_limits
 from .tool_paths import CIRC_AUXILIARIES, ToolPathError, arc_path, line_path
 
 #: Tool travel between two IK steps of a LIN or CIRC [m] (the joints are then densified to ``resolution``).

@@ -42,13 +42,13 @@ from .path_speed import ToolLimits, time_along_path
 from .proof_repair import nearest_segment, repaired_span
 from .sphere_proof import checked_path, segment_free
 from .sphere_search import fast_or_ompl_search
+from .straight_timing import timed_joint_moves
 from .time_parameterization import (
     JointLimits,
     TimedPath,
     TimeParameterizationError,
     joint_limits,
     time_parameterize,
-    time_straight_line,
 )
 
 #: Part of an attempt's time the search may take: the rest is for re-checking its path at the trajectory's
@@ -441,18 +441,21 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
             runs[-1] = np.vstack([runs[-1], waypoint.positions])
         else:
             runs.append(np.array([previous.positions, waypoint.positions]))
-    positions, times, velocities, accelerations, offset = [waypoints[0].positions[None, :]], [np.zeros(1)], [], [], 0.0
-    dof = len(waypoints[0].positions)
-    velocities.append(np.zeros((1, dof)))
-    accelerations.append(np.zeros((1, dof)))
-    for run in runs:
-        dense = densify(run, resolution)
-        timed = time_straight_line(dense, limits) if len(run) == 2 else time_parameterize(dense, limits)
-        positions.append(dense[1:])
-        times.append(offset + timed.time_from_start[1:])
-        velocities.append(timed.velocities[1:])
-        accelerations.append(timed.accelerations[1:])
-        offset += float(timed.time_from_start[-1])
+    rest = np.zeros((1, len(waypoints[0].positions)))
+    positions, times, velocities, accelerations = [waypoints[0].positions[None, :]], [np.zeros(1)], [rest], [rest]
+    offset, first = 0.0, 0
+    while first < len(runs):
+        last = next((k for k in range(first, len(runs)) if len(runs[k]) > 2), len(runs))
+        if last > first:  # straight moves, each from rest to rest, timed in one call
+            dense, timed = timed_joint_moves(np.array([run[0] for run in runs[first:last]] + [runs[last - 1][1]]),
+                                             limits, resolution)
+        else:
+            dense = densify(runs[first], resolution)
+            timed, last = time_parameterize(dense, limits), first + 1
+        for parts, values in ((positions, dense), (times, offset + timed.time_from_start),
+                              (velocities, timed.velocities), (accelerations, timed.accelerations)):
+            parts.append(values[1:])
+        offset, first = offset + float(timed.time_from_start[-1]), last
     return np.concatenate(positions), TimedPath(np.concatenate(times), np.concatenate(velocities),
                                                 np.concatenate(accelerations))
 

@@ -24,7 +24,7 @@ DEFAULT_MAX_ACCELERATION = 1.0
 #: Acceleration bound of the Cartesian-distance coordinate: its speed alone is limited.
 _UNBOUNDED_ACCELERATION = 1e9
 #: Joint motion [rad or m] below which a path does not move and each step gets MIN_STEP_DURATION.
-_STILL = 1e-12
+STILL = 1e-12
 MIN_STEP_DURATION = 1e-3
 #: The spline's end conditions, tried in turn: toppra's solver can fail at a path end where a joint's first
 #: derivative vanishes but not its second (seen with the Panda), which the natural spline (no second derivative
@@ -107,7 +107,7 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
     ``max_link_speed`` > 0 [m/s], the link at ``link_positions`` (points, 3) [m] moves no faster."""
     positions = np.asarray(positions, dtype=float)
     count, dof = positions.shape
-    if count < 2 or np.abs(np.diff(positions, axis=0)).max() < _STILL:
+    if count < 2 or np.abs(np.diff(positions, axis=0)).max() < STILL:
         return TimedPath(np.arange(count) * MIN_STEP_DURATION, np.zeros((count, dof)), np.zeros((count, dof)))
     coordinates, max_velocities, max_accelerations = positions, limits.max_velocities, limits.max_accelerations
     if max_link_speed > 0 and link_positions is not None:
@@ -135,34 +135,6 @@ def time_parameterize(positions: np.ndarray, limits: JointLimits, *, link_positi
     velocities = first * sd_points[:, None]
     accelerations = second * sd_points[:, None] ** 2 + first * sdd_points[:, None]
     return TimedPath(times, velocities, accelerations)
-
-
-def time_straight_line(positions: np.ndarray, limits: JointLimits) -> TimedPath:
-    """The time-optimal timing, from rest to rest, of ``positions`` (points, joints) on one straight line in joint
-    space from the first to the last: the trapezoidal (or triangular) profile of the path length within the
-    fastest velocity and acceleration every joint allows along the line's direction."""
-    positions = np.asarray(positions, dtype=float)
-    count, dof = positions.shape
-    delta = positions[-1] - positions[0]
-    length = float(np.linalg.norm(delta))
-    if count < 2 or length < _STILL:
-        return TimedPath(np.arange(count) * MIN_STEP_DURATION, np.zeros((count, dof)), np.zeros((count, dof)))
-    direction = delta / length
-    moving = np.abs(direction) > 0
-    speed = float(np.min(limits.max_velocities[moving] / np.abs(direction[moving])))
-    acceleration = float(np.min(limits.max_accelerations[moving] / np.abs(direction[moving])))
-    along = np.clip((positions - positions[0]) @ direction, 0.0, length)
-    ramp = min(speed * speed / acceleration, length) / 2.0  # the distance of each ramp
-    peak = np.sqrt(2.0 * acceleration * ramp)  # the top speed (speed when the profile is a trapezoid)
-    ramp_time, cruise_time = peak / acceleration, (length - 2.0 * ramp) / peak
-    accelerating, decelerating = along < ramp, along > length - ramp
-    times = np.where(accelerating, np.sqrt(2.0 * along / acceleration),
-                     np.where(decelerating, 2.0 * ramp_time + cruise_time - np.sqrt(
-                         2.0 * np.maximum(length - along, 0.0) / acceleration), ramp_time + (along - ramp) / peak))
-    path_speed = np.where(accelerating, acceleration * times, np.where(
-        decelerating, acceleration * (2.0 * ramp_time + cruise_time - times), peak))
-    path_acceleration = np.where(accelerating, acceleration, np.where(decelerating, -acceleration, 0.0))
-    return TimedPath(times, path_speed[:, None] * direction, path_acceleration[:, None] * direction)
 
 
 @functools.lru_cache(maxsize=64)
