@@ -13,7 +13,7 @@ of a move back along the same line with the same acceleration. Every dropped poi
 between the kept points around it, so every state between the answer's points is a state between the checked ones,
 proven free: at most six points per straight move. Points timed by toppra (linear moves, blended paths) all differ
 in acceleration and are all kept. Compiled: a plan's answer is built on every plan (1,124 points in 0.3 ms as
-numpy arrays, a few microseconds here).
+numpy arrays, 32 us here).
 """
 from __future__ import annotations
 
@@ -35,9 +35,14 @@ def sparse_plan(plan: MotionPlan) -> MotionPlan:
     answer sends (a few points per straight move instead of one every resolution)."""
     if plan.controller_points_only or plan.timing is None:
         return plan
-    kept = needed_points(plan.positions, plan.timing)
-    timing = TimedPath(plan.timing.time_from_start[kept], plan.timing.velocities[kept], plan.timing.accelerations[kept])
-    return replace(plan, positions=plan.positions[kept], timing=timing, controller_points_only=True)
+    positions, timing = sparse_trajectory(plan.positions, plan.timing)
+    return replace(plan, positions=positions, timing=timing, controller_points_only=True)
+
+
+def sparse_trajectory(positions: np.ndarray, timed: TimedPath) -> tuple[np.ndarray, TimedPath]:
+    """The points of ``positions`` timed by ``timed`` that a controller needs (``needed_points``), with their timing."""
+    kept = needed_points(positions, timed)
+    return positions[kept], TimedPath(timed.time_from_start[kept], timed.velocities[kept], timed.accelerations[kept])
 
 
 def needed_points(positions: np.ndarray, timed: TimedPath) -> np.ndarray:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..compiled import compiled_kernel
+from .path_check import steps_between
 from .time_parameterization import MIN_STEP_DURATION, STILL, JointLimits, TimedPath
 
 
@@ -31,7 +32,7 @@ def timed_joint_moves(waypoints: np.ndarray, limits: JointLimits,
     """(positions, timing) of the straight joint moves through ``waypoints`` (at least two), each densified to steps
     of at most ``resolution`` per joint and timed from rest to rest, one after the other."""
     waypoints = np.ascontiguousarray(waypoints, dtype=float)
-    steps = np.maximum(1, np.ceil(np.abs(np.diff(waypoints, axis=0)).max(axis=1) / resolution - 1e-9)).astype(np.int64)
+    steps = np.array([steps_between(a, b, resolution) for a, b in zip(waypoints[:-1], waypoints[1:])], dtype=np.int64)
     count, dof = 1 + int(steps.sum()), waypoints.shape[1]
     positions, times = np.empty((count, dof)), np.empty(count)
     velocities, accelerations = np.empty((count, dof)), np.empty((count, dof))
@@ -59,7 +60,6 @@ def _time_moves(waypoints, steps, max_velocities, max_accelerations, positions, 
         _time_line(positions[first:last + 1], max_velocities, max_accelerations, times[first],
                    times[first:last + 1], velocities[first:last + 1], accelerations[first:last + 1])
         accelerations[first] = junction
-        velocities[first] = 0.0
         first = last
 
 

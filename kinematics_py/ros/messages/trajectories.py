@@ -12,7 +12,7 @@ from moveit_msgs.msg import RobotTrajectory
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from ...errors import ErrorCode, RequestError
-from ...planning.controller_points import needed_points
+from ...planning.controller_points import sparse_trajectory
 from ...planning.time_parameterization import TimedPath
 
 
@@ -44,10 +44,8 @@ def trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, time
 
 def plan_trajectory_msg(frame: str, names: Sequence[str], positions: np.ndarray, timed: TimedPath,
                         stamp, trajectory: RobotTrajectory | None = None) -> RobotTrajectory:
-    """A plan's trajectory as ``trajectory_msg``, with the points a controller needs (``needed_points``)."""
-    kept = needed_points(positions, timed)
-    return trajectory_msg(frame, names, positions[kept], TimedPath(
-        timed.time_from_start[kept], timed.velocities[kept], timed.accelerations[kept]), stamp, trajectory)
+    """A plan's trajectory as ``trajectory_msg``, with the points a controller needs (``sparse_trajectory``)."""
+    return trajectory_msg(frame, names, *sparse_trajectory(positions, timed), stamp, trajectory)
 
 
 def duration_parts(seconds: np.ndarray) -> tuple[list[int], list[int]]:
