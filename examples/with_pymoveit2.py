@@ -98,7 +98,8 @@ def main() -> None:
                       group_name="ur_manipulator", callback_group=callback_group)
     executor = MultiThreadedExecutor(2)
     executor.add_node(node)
-    Thread(target=executor.spin, daemon=True).start()
+    spinning = Thread(target=executor.spin, daemon=True)
+    spinning.start()
     scene = Scene(node, callback_group)
     wait_until(lambda: node_ready(node), "kinematics_node's services and scene topics")
 
@@ -153,7 +154,11 @@ def main() -> None:
                           timeout_sec=WAIT_S)
     report("pose goal", goal_position + goal_orientation)
     report("pose goal plan", [list(point.positions) for point in motion.points] if motion else [])
-    rclpy.shutdown()
+    executor.shutdown(timeout_sec=2.0)  # the spinning thread ends before the context does (else: abort at exit)
+    spinning.join(2.0)
+    moveit2.destroy()
+    node.destroy_node()
+    rclpy.try_shutdown()
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ class MotionExecution:
         source = node.get_fully_qualified_name()
         self.controllers = ControllerClients(node, config, store, positions, callback_group)
         #: The simulated controllers (None unless simulate_controllers).
-        self.simulated = SimulatedControllers(node, config, store, callback_group) if simulate else None
+        self.simulated = SimulatedControllers(node, config, store, positions, callback_group) if simulate else None
         execution = ExecutionService(self.controllers)
         planned = PlanExecution(self.controllers, store, positions, transforms, node.get_logger())
         moves = MoveGroupService(planners.motion, planned)

@@ -1,6 +1,7 @@
 """simulate_controllers without a controller configuration: the node serves one whole-robot controller,
 ``joint_trajectory_controller/follow_joint_trajectory``, starts the joints at ``initial_positions.<joint>`` where
-given, else at the SRDF's first group state (the bundled UR5's ``home``, its elbow moved to 0.5 here), and executes
+given, else at the SRDF's first group state (the bundled UR5's ``home``, its elbow moved to 0.5 here), the node's
+own state there from its first answer (not only once its joint_states reach its subscription), and executes
 an execute_trajectory goal through it, joint_states ending at the trajectory's last point; a goal sent to it
 directly naming a joint it does not control is aborted INVALID_JOINTS, the joints left where they are."""
 from __future__ import annotations
@@ -48,7 +49,8 @@ def test_one_whole_robot_controller_from_the_srdf_state(module_processes, tmp_pa
     assert HOME["elbow_joint"] == 0.5
     with serving_node(module_processes, tmp_path, parameters, "simulating_ur5") as node:
         home = np.array([{**HOME, "wrist_1_joint": -1.0}[joint] for joint in UR5_JOINTS])
-        wait_for(lambda: np.allclose(current_positions(node), home, atol=1e-12, rtol=0), 30.0, "the home state")
+        np.testing.assert_allclose(current_positions(node), home, atol=1e-12, rtol=0,
+                                   err_msg="the node's state is where its simulated joints start, from its first answer")
         actions = {name for name, _ in get_action_names_and_types(node.node)}
         assert f"{node.namespace}/joint_trajectory_controller/follow_joint_trajectory" in actions, actions
         executing = ActionClient(node.node, ExecuteTrajectory, f"{node.namespace}/execute_trajectory")

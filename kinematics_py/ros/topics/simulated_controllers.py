@@ -21,6 +21,7 @@ from ...execution.follower import TrajectoryFollower
 from ...execution.trajectory import check_trajectory
 from ...robot_setup import RobotSetup
 from ..messages.joint_trajectory import joint_trajectory_from_msg
+from ..messages.robot_state import JointPositions
 from ..serving_state import StateStore
 from ..transport.actions import serve_action
 
@@ -34,8 +35,9 @@ class SimulatedControllers:
     """FollowJointTrajectory servers of ``config``'s controllers, moving simulated joints published on
     joint_states."""
 
-    def __init__(self, node, config: ControllerConfig, store: StateStore, callback_group):
-        self._node, self._config, self._store = node, config, store
+    def __init__(self, node, config: ControllerConfig, store: StateStore, positions: JointPositions,
+                 callback_group):
+        self._node, self._config, self._store, self._positions = node, config, store, positions
         self._lock = threading.Lock()
         self._follower: TrajectoryFollower | None = None
         self._model = None
@@ -62,7 +64,11 @@ class SimulatedControllers:
         with self._lock:
             if setup is not None and setup.model is not self._model:
                 self._model = setup.model
-                self._follower = TrajectoryFollower(initial_positions(setup, self._config.initial_positions))
+                start = initial_positions(setup, self._config.initial_positions)
+                self._follower = TrajectoryFollower(start)
+                # The node's state is where its simulated joints are from the start, not from their first
+                # joint_states message, which reaches its own subscription a moment later.
+                self._positions.update(list(start), list(start.values()))
             return self._follower
 
     def _publish_joint_states(self) -> None:
