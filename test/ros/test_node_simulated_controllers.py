@@ -50,7 +50,7 @@ def test_one_whole_robot_controller_from_the_srdf_state(module_processes, tmp_pa
     with serving_node(module_processes, tmp_path, parameters, "simulating_ur5") as node:
         home = np.array([{**HOME, "wrist_1_joint": -1.0}[joint] for joint in UR5_JOINTS])
         np.testing.assert_allclose(current_positions(node), home, atol=1e-12, rtol=0,
-                                   err_msg="the node's state is where its simulated joints start, from its first answer")
+                                   err_msg="the node's state is where its simulated joints start from its first answer")
         actions = {name for name, _ in get_action_names_and_types(node.node)}
         assert f"{node.namespace}/joint_trajectory_controller/follow_joint_trajectory" in actions, actions
         executing = ActionClient(node.node, ExecuteTrajectory, f"{node.namespace}/execute_trajectory")
