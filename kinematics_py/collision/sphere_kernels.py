@@ -6,8 +6,10 @@ exact checker too, for the pairs they test (``sphere_world`` decides which). Eac
 bounding sphere, tested first against obstacles and the other bodies; its spheres are placed and tested only when that
 one touches. Obstacles are primitives in the planning frame: spheres, boxes, solid cylinders (cones are tested as their
 cylinder) and planes (a body collides with a plane's sheet when one of its spheres crosses it, as the exact checker's
-plane). Touching counts as a collision. ``Workspace.growth`` grows every sphere of a body (``sphere_proof``: a clearance
-margin); zero for the search.
+plane). Touching counts as a collision. ``Workspace.growth`` is a clearance margin (``sphere_proof``), zero for the
+search: its first B entries grow every sphere of a body against the obstacles, entry B + p the gap a self pair p's
+spheres must keep (``sphere_proof.growth_reach``: their distance changes only with the joints that move one of them
+and not the other).
 
 Speed (about 12 -> 2 us per state for the Panda among boxes): the checks of a state are one inlined loop over arrays
 read once from the tables (a numba call that takes these tuples of arrays costs about 0.2 us in reference counts, as
@@ -135,7 +137,7 @@ def place_state(q_group, indices, tree, table, work):
 
 @compiled_kernel(inline="always")
 def touching(table, work, first, self_hit, world_hit):
-    """Whether a pair of the placed state touches (every robot sphere grown by ``work.growth`` of its body): with
+    """Whether a pair of the placed state touches (with the margins of ``work.growth``: ``Workspace``): with
     ``first``, True at the first such pair (``self_hit`` and ``world_hit`` left alone); otherwise every such pair
     marked in them (``self_hit[p]`` for ``table.self_pairs[p]``, ``world_hit[b, m]`` for body b and obstacle m)."""
     table = SphereTable(*table)
@@ -143,17 +145,19 @@ def touching(table, work, first, self_hit, world_hit):
     body_radius, pairs, kinds, T_plan = table.body_radius, table.self_pairs, table.obstacle_kind, table.T_obstacle_plan
     size, o_center, o_radius, tested = table.obstacle_size, table.obstacle_center, table.obstacle_radius, \
         table.world_tested
-    poses, spheres, bodies, placed, growth = work.link_poses, work.world_spheres, work.world_bodies, work.placed, \
-        work.growth
+    poses, spheres, world_bodies, placed, growth = work.link_poses, work.world_spheres, work.world_bodies, \
+        work.placed, work.growth
     found = False
-    for b in range(body_link.shape[0]):
+    bodies = body_link.shape[0]
+    for b in range(bodies):
         bound = body_radius[b] + growth[b]
         for m in range(kinds.shape[0]):
             if not tested[b, m]:
                 continue
-            if o_radius[m] >= 0.0 and not _near(bodies, b, o_center, m, bound + o_radius[m]):
+            if o_radius[m] >= 0.0 and not _near(world_bodies, b, o_center, m, bound + o_radius[m]):
                 continue
-            if not _obstacle_touch(bodies[b, 0], bodies[b, 1], bodies[b, 2], bound, kinds[m], T_plan, size, m):
+            if not _obstacle_touch(world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2], bound, kinds[m], T_plan,
+                                   size, m):
                 continue
             if not placed[b]:
                 _place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
@@ -167,8 +171,9 @@ def touching(table, work, first, self_hit, world_hit):
                     break
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
-        bound_a, bound_b = body_radius[a] + growth[a], body_radius[b] + growth[b]
-        if not _near(bodies, a, bodies, b, bound_a + bound_b):
+        gap = growth[bodies + p]
+        bound_b = body_radius[b] + gap
+        if not _near(world_bodies, a, world_bodies, b, body_radius[a] + bound_b):
             continue
         for k in (a, b):
             if not placed[k]:
@@ -176,11 +181,11 @@ def touching(table, work, first, self_hit, world_hit):
                 placed[k] = True
         hit = False
         for s in range(body_first[a], body_first[a + 1]):
-            r = radius[s] + growth[a]
-            if not _near(spheres, s, bodies, b, r + bound_b):
+            r = radius[s] + gap
+            if not _near(spheres, s, world_bodies, b, radius[s] + bound_b):
                 continue
             for t in range(body_first[b], body_first[b + 1]):
-                if _near(spheres, s, spheres, t, r + radius[t] + growth[b]):
+                if _near(spheres, s, spheres, t, r + radius[t]):
                     hit = True
                     break
             if hit:
@@ -203,7 +208,8 @@ class Workspace(NamedTuple):
     local: np.ndarray  # (3,)
     self_hit: np.ndarray  # (P,) bool, unused by ``state_collides`` (its ``_touching`` stops at the first pair)
     world_hit: np.ndarray  # (B, M) bool, likewise
-    growth: np.ndarray  # (B,) [m] added to every sphere of a body (0: the spheres as generated)
+    growth: np.ndarray  # (B + P,) [m]: added to every sphere of a body against obstacles, then the gap each self
+    #                     pair's spheres keep (0: the spheres as generated)
     scratch: np.ndarray  # (2, 4, 4)
 
 
@@ -216,7 +222,7 @@ def workspace(base: np.ndarray, link_count: int, table: SphereTable) -> Workspac
     return Workspace(np.array(base, dtype=float), poses[:link_count + 1], np.empty((len(table.sphere_radius), 3)),
                      np.empty((bodies, 3)), np.zeros(bodies, dtype=bool), np.empty(3),
                      np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool),
-                     np.zeros(bodies), poses[link_count + 1:])
+                     np.zeros(bodies + len(table.self_pairs)), poses[link_count + 1:])
 
 
 @compiled_kernel(inline="always")
@@ -230,7 +236,7 @@ def collides(q_group, indices, tree, table, work):
 @compiled_kernel
 def state_collides(q_group, indices, tree, table, work):
     """True when the spheres of the state (the group's values ``q_group`` at ``indices`` of ``work.q``) touch an
-    obstacle or each other (the ``self_pairs``), each sphere grown by ``work.growth`` of its body. ``tree`` and
+    obstacle or each other (the ``self_pairs``), with the margins of ``work.growth``. ``tree`` and
     ``table`` are the plain tuples of a ``TreeTable`` and a ``SphereTable``."""
     return collides(q_group, indices, tree, table, work)
 
@@ -350,7 +356,7 @@ def place_chain(q_group, chain, table, work):
 
 @compiled_kernel(inline="always")
 def chain_collides(q_group, chain, table, work):
-    """``collides`` for a chain's frames (``sphere_chain``), each sphere grown by ``work.growth`` of its body."""
+    """``collides`` for a chain's frames (``sphere_chain``), with the margins of ``work.growth``."""
     place_chain(q_group, chain, table, work)
     return touching(table, work, True, work.self_hit, work.world_hit)
 
@@ -384,7 +390,7 @@ def chain_motion_collides(q_from, q_to, resolution, chain, table, work, between)
 
 @compiled_kernel
 def chain_states_free(positions, growth, chain, table, work, free):
-    """free[k] <- the group state ``positions[k]`` is free for the spheres, each body's grown by ``growth[k, b]``
+    """free[k] <- the group state ``positions[k]`` is free for the spheres with the margins ``growth[k]``
     (``sphere_proof.grown_free`` on a chain's frames: ``sphere_chain``'s ``chain`` and ``table``)."""
     for k in range(positions.shape[0]):
         for b in range(growth.shape[1]):

@@ -5,7 +5,9 @@ The spheres contain the exact geometry (padding included), so spheres grown by g
 ``motion_bound``'s argument then holds for them: over a straight joint step every point of link l stays within ``delta_l
 / 2`` of where it was at one of the step's ends (``delta_l = sum_j |dq_j| R[l, j]``), so when each body's spheres, grown
 by half its motion over the step, are free at both ends of a step, the step is free throughout, its ends included, for
-every pair the spheres test (a superset of the exact checker's: ``sphere_world``). Blocks of steps are proven the same
+every pair the spheres test (a superset of the exact checker's: ``sphere_world``). Two links of the robot need only keep
+a gap of half their relative motion: a joint that moves both moves them as one rigid body (``growth_reach``; a UR5's
+forearm and wrist then grow by their wrist joints' motion, not by the shoulder's). Blocks of steps are proven the same
 way, largest first (``block_proof``): a block's middle point free with the spheres grown by the most a body travels from
 there to either end proves the whole block. Pairs that no joint of the group moves (a base link and the floor, two links
 before the first joint) keep their distance on the whole path: they are left out of the spheres' test and decided once
@@ -72,14 +74,15 @@ _STACK_DEPTH = 128
 @compiled_kernel
 def block_proof(positions, travel, chain, table, work, points, steps):
     """Prove blocks of a path free, largest first: points[k] (and steps[k], the step from point k to k + 1) <- True
-    for every point (step) of a block found free. ``travel`` (k, bodies): how far each body can have moved from the
-    path's first point to point k, summed over the steps (``motion_bound``). A block of points i .. j is free,
-    every state of its steps included, when its middle point c is free with each body's spheres grown by the
-    most it moves from there to either end (max(travel[c] - travel[i], travel[j] - travel[c])); a block that is
-    not is halved, down to single steps (both ends free with the spheres grown by half the step's travel). Points
-    and steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the
-    group's frames and the spheres in them (``chain_tables``)."""
-    count, bodies, checked = positions.shape[0], travel.shape[1], 0
+    for every point (step) of a block found free. ``travel`` (k, bodies + self pairs): how far each body (and each
+    pair, relative to each other) can have moved from the path's first point to point k, summed over the steps
+    (``motion_bound``, ``growth_reach``). A block of points i .. j is free, every state of its steps included, when its
+    middle point c is free with each margin (``Workspace.growth``) the most it moves from there to either end
+    (max(travel[c] - travel[i], travel[j] - travel[c])); a block that is not is halved, down to single steps (both
+    ends free with each margin half the step's travel). Points and steps not proven are left as they are. Returns
+    the number of states checked. ``chain``, ``table``: the group's frames and the spheres in them
+    (``chain_tables``)."""
+    count, margins, checked = positions.shape[0], travel.shape[1], 0
     stack = np.empty((_STACK_DEPTH, 2), dtype=np.int64)
     stack[0, 0], stack[0, 1], top = 0, count - 1, 1
     while top > 0 and count > 1:
@@ -87,7 +90,7 @@ def block_proof(positions, travel, chain, table, work, points, steps):
         i, j = stack[top, 0], stack[top, 1]
         if j - i >= 2:
             c = (i + j) // 2
-            for b in range(bodies):
+            for b in range(margins):
                 work.growth[b] = max(travel[c, b] - travel[i, b], travel[j, b] - travel[c, b])
             checked += 1
             if chain_collides(positions[c], chain, table, work):
@@ -96,7 +99,7 @@ def block_proof(positions, travel, chain, table, work, points, steps):
                 top += 2
                 continue
         else:
-            for b in range(bodies):
+            for b in range(margins):
                 work.growth[b] = (travel[j, b] - travel[i, b]) / 2
             checked += 2
             if chain_collides(positions[i], chain, table, work) or chain_collides(positions[j], chain, table, work):
@@ -112,10 +115,20 @@ class ProofTable(NamedTuple):
 
     table: SphereTable  # without the pairs no joint of the group moves, nor those too coarse (``sphere_pairs``)
     reach: np.ndarray  # (bodies, joints) ``link_reach``'s R
+    growth_reach: np.ndarray  # (bodies + self pairs, joints) the margins' R (``growth_reach``) for ``table``
     dropped: bool  # whether pairs no joint moves were left out (the exact check of a path's first point decides them)
     coarse: CollisionChecker | None  # an exact checker of the coarse pairs alone (None: there are none)
     coarse_reach: np.ndarray | None  # its R (``sphere_pairs.relative_reach``; None: ``link_reach``'s)
     coarse_pairs: tuple = ()  # the names of those pairs (links, or a link and a world object)
+
+
+def growth_reach(reach: np.ndarray, self_pairs: np.ndarray) -> np.ndarray:
+    """R (bodies + self pairs, joints) of the spheres' margins (``Workspace.growth``): a body's row of ``reach``
+    (``link_reach``: its travel against the obstacles), then per self pair (a, b) the sum of both rows over the joints
+    that move one of them and not the other (a joint that moves both moves them as one rigid body: their distance
+    changes only with the others)."""
+    a, b = reach[self_pairs[:, 0]], reach[self_pairs[:, 1]]
+    return np.vstack([reach, np.where((a > 0) & (b > 0), 0.0, a + b)])
 
 
 def moving_table(check: PathCheck) -> ProofTable | None:
@@ -139,9 +152,9 @@ def moving_table(check: PathCheck) -> ProofTable | None:
         coarse, coarse_world = coarse_pairs(check, table_moving)
         pairs = [body_names(check, table, pair) for pair in table_moving.self_pairs[coarse]] + \
             world_pair_names(check, table, coarse_world)
-        found = ProofTable(table_moving._replace(self_pairs=table_moving.self_pairs[~coarse],
-                                                 world_tested=table_moving.world_tested & ~coarse_world),
-                           bound[1], dropped,
+        proof_table = table_moving._replace(self_pairs=table_moving.self_pairs[~coarse],
+                                            world_tested=table_moving.world_tested & ~coarse_world)
+        found = ProofTable(proof_table, bound[1], growth_reach(bound[1], proof_table.self_pairs), dropped,
                            pairs_check(check, pairs).checker if pairs else None,
                            relative_reach(check, pairs, bound[1]) if pairs else None, tuple(pairs))
     kept[check.joint_names] = (table, found)
@@ -188,8 +201,8 @@ def _kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, 
 
 
 def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
-    """(n,) bool: which of the group ``states`` (n, joints) are free for ``table``'s spheres grown by ``growth``
-    (n, bodies)."""
+    """(n,) bool: which of the group ``states`` (n, joints) are free for ``table``'s spheres with the margins
+    ``growth`` (n, bodies + self pairs)."""
     free = np.zeros(len(states), dtype=bool)
     chain_states_free(np.ascontiguousarray(states, dtype=float), np.ascontiguousarray(growth),
                       *_kernel_inputs(check, table), free)
@@ -199,7 +212,7 @@ def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.n
 def _block_proven(check: PathCheck, table: SphereTable, positions: np.ndarray,
                   half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(points (k,), steps (k - 1,)) of the path ``positions`` (k, joints) that ``block_proof`` proves free with
-    ``table``'s spheres; ``half`` (k - 1, bodies): half of each body's travel over each step."""
+    ``table``'s spheres; ``half`` (k - 1, bodies + self pairs): half of each margin's travel over each step."""
     travel = np.zeros((len(positions), half.shape[1]))
     np.cumsum(2 * half, axis=0, out=travel[1:])
     points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
@@ -217,10 +230,10 @@ def sphere_proof(check: PathCheck, positions: np.ndarray,
     found = found or moving_table(check)
     if found is None:
         return None
-    table, reach, dropped = found.table, found.reach, found.dropped
+    table, reach, dropped = found.table, found.growth_reach, found.dropped
     if dropped and _fixed_pairs_collide(check, positions[0]):
         return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
-    half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies)
+    half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies + self pairs)
     points, steps = _block_proven(check, table, positions, half)
     doubt = np.flatnonzero(~points)
     points[doubt] = _free(check, table, positions[doubt], np.zeros((len(doubt), len(reach))))
@@ -306,8 +319,11 @@ def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points
     if key not in kept or kept[key][0] is not found:
         pairs = list(found.coarse_pairs) + [body_names(check, table, pair) for pair in table.self_pairs[hit]]
         reach = relative_reach(check, pairs, found.reach)
+        bodies = len(table.body_link)
         kept[key] = (found, None if reach is None else found._replace(
-            table=table._replace(self_pairs=table.self_pairs[~hit]), coarse=pairs_check(check, pairs).checker,
+            table=table._replace(self_pairs=table.self_pairs[~hit]),
+            growth_reach=np.vstack([found.growth_reach[:bodies], found.growth_reach[bodies:][~hit]]),
+            coarse=pairs_check(check, pairs).checker,
             coarse_reach=reach, coarse_pairs=tuple(pairs)))
     return kept[key][1]
 
@@ -329,7 +345,7 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
             return int(first)
         rest = order[touching + 1:]
         free[first] = False  # valid: checked exactly, every pair, just now
-        free[rest] = _free(check, found.table, states[rest], np.zeros((len(rest), len(found.reach))))
+        free[rest] = _free(check, found.table, states[rest], np.zeros((len(rest), len(found.growth_reach))))
         doubt = rest[~free[rest]]
     check.states_checked += int(free.sum())
     for checked, rows in ((_coarse_check(check, found), np.flatnonzero(free)), (check, np.sort(doubt))):

@@ -12,6 +12,7 @@ from test_sphere_search import BOXES, TIME, panda, problems
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
+from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning import sphere_pairs
 from kinematics_py.planning import sphere_proof as sphere_proof_module
@@ -20,6 +21,7 @@ from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck, densify
+from kinematics_py.planning.sphere_pairs import body_names
 from kinematics_py.planning.sphere_proof import checked_path, moving_table, segment_free, sphere_proof
 
 SEED = 30
@@ -172,3 +174,47 @@ def test_self_pairs_touching_along_a_path_are_left_to_the_exact_checker_and_answ
         narrowed += sphere_proof_module._narrowed(check, found, path, points, steps) is not None
         assert_checked_path_is_exact(check, path)
     assert narrowed > 0
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5"])
+def test_a_self_pairs_margin_bounds_how_far_its_links_move_relative_to_each_other(robot, table_wall):
+    """Over straight joint motions, the distance between a point of one link of a self pair and a point of the other
+    changes by no more than the pair's margin row (``growth_reach``) times the joint steps (the joints that move both
+    left out); the UR5's forearm and wrist_2 get less than half of what their own travel would give them."""
+    if robot == "panda":
+        plugin, checker = table_wall
+        names = tuple(plugin.getJointNames())
+    else:
+        checker, names = ur5_table_wall()
+    check = PathCheck(checker, names)
+    found = moving_table(check)
+    table, bodies = found.table, len(found.table.body_link)
+    links = checker.model.link_names
+    corners = {}
+    for a, b in table.self_pairs:
+        for body in (a, b):
+            (link,) = body_names(check, table, [body])
+            corners[body] = np.vstack([shape_polytope(placed)[2] for placed in checker.link_geometry[link]])
+    rng = np.random.default_rng(SEED)
+    joints = checker.model.joints
+    lower, upper = (np.array([getattr(joints[n], side) for n in names]) for side in ("lower", "upper"))
+    for _ in range(40):
+        q0 = lower + rng.random(len(names)) * (upper - lower)
+        dq = rng.uniform(-0.3, 0.3, len(names))
+        placed = []
+        for t in np.linspace(0.0, 1.0, 9):
+            poses = checker.model.tree.link_poses(check.full_state(q0 + t * dq))
+            placed.append({body: points @ poses[links.index(body_names(check, table, [body])[0])][:3, :3].T +
+                           poses[links.index(body_names(check, table, [body])[0])][:3, 3]
+                           for body, points in corners.items()})
+        for p, (a, b) in enumerate(table.self_pairs):
+            bound = found.growth_reach[bodies + p] @ np.abs(dq)
+            start = np.linalg.norm(placed[0][a][:, None] - placed[0][b][None], axis=2)
+            for t, at in zip(np.linspace(0.0, 1.0, 9), placed):
+                moved = np.abs(np.linalg.norm(at[a][:, None] - at[b][None], axis=2) - start).max()
+                assert moved <= t * bound + 1e-9, (body_names(check, table, [a, b]), t, moved, t * bound)
+    if robot == "ur5":
+        pair = next(p for p, (a, b) in enumerate(table.self_pairs)
+                    if set(body_names(check, table, [a, b])) == {"forearm_link", "wrist_2_link"})
+        a, b = table.self_pairs[pair]
+        assert found.growth_reach[bodies + pair].sum() < 0.5 * (found.reach[a] + found.reach[b]).sum()

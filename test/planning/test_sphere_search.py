@@ -243,7 +243,8 @@ def test_the_chain_of_frames_answers_grown_states_as_the_links_do(table_wall):
     chain, in_frames = chain_tables(check, table)
     rng = np.random.default_rng(SEED)
     states = lower + rng.random((400, len(lower))) * (upper - lower)
-    growth = rng.uniform(0.0, 0.05, (len(states), len(table.body_radius))) * (rng.random((len(states), 1)) < 0.7)
+    margins = len(table.body_radius) + len(table.self_pairs)  # bodies against obstacles, then self pairs' gaps
+    growth = rng.uniform(0.0, 0.05, (len(states), margins)) * (rng.random((len(states), 1)) < 0.7)
     links_work = workspace(check.base, len(checker.model.link_names), table)
     links = np.zeros(len(states), dtype=bool)
     for k, (q, grown) in enumerate(zip(states, growth)):
