@@ -68,15 +68,18 @@ def planner_id_or_default(planner_id: str) -> str:
 def search_path(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
                 planner_id: str, time_limit: float, should_stop: Callable[[], bool] | None = None,
                 simplify: bool = True) -> SearchResult:
-    """A path from ``start`` to one of the ``goals`` (rows), all collision-free and within ``bounds``, found and
-    simplified by OMPL's shortcutting (when ``simplify``: a quarter of the time, at most SIMPLIFY_MAX_S) within
-    ``time_limit`` [s], or until ``should_stop()``."""
+    """A path from ``start`` to one of the ``goals`` (rows), all collision-free and within ``bounds`` (widened to
+    hold the start and the goals: a continuous joint's bounds are a half turn either way of the plan's start, and a
+    goal or a detour's end may lie beyond), found and simplified by OMPL's shortcutting (when ``simplify``: a
+    quarter of the time, at most SIMPLIFY_MAX_S) within ``time_limit`` [s], or until ``should_stop()``."""
     base, geometric = load_ompl()
     planner_id = planner_id_or_default(planner_id)
     dof = len(start)
     space = base.RealVectorStateSpace(dof)
     space_bounds = base.RealVectorBounds(dof)
-    for i, (low, high) in enumerate(zip(*bounds)):
+    ends = np.vstack([start, goals])
+    for i, (low, high) in enumerate(zip(np.minimum(bounds[0], ends.min(axis=0)),
+                                        np.maximum(bounds[1], ends.max(axis=0)))):
         space_bounds.setLow(i, float(low))
         space_bounds.setHigh(i, float(high))
     space.setBounds(space_bounds)

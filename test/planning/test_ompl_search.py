@@ -46,6 +46,18 @@ def test_every_segment_of_a_simplified_path_is_free_by_the_given_check(around_th
         assert all(check.segment_free(a, b) for a, b in itertools.pairwise(waypoints))
 
 
+def test_the_bounds_widen_to_hold_the_start_and_goals(around_the_obstacle):
+    """A goal beyond the bounds (a continuous joint's are a half turn either way of the plan's start; a detour's end
+    may lie beyond them) is still planned to: OMPL refused it as an invalid goal state before."""
+    check, start, goal, (lower, upper) = around_the_obstacle
+    narrow = (np.where(goal < start, goal + 0.05, lower), np.where(goal > start, goal - 0.05, upper))
+    assert not np.all((narrow[0] <= goal) & (goal <= narrow[1]))
+    waypoints = search_path(check, start, goal[None, :], narrow, "RRTConnect", 2.0).waypoints
+    assert waypoints is not None
+    np.testing.assert_array_equal(waypoints[[0, -1]], [start, goal])
+    assert all(check.segment_free(a, b) for a, b in itertools.pairwise(waypoints))
+
+
 class _CuttingSimplifier:
     """A simplifier whose partial shortcut joins the path's ends straight (through the obstacle)."""
 
