@@ -35,7 +35,7 @@ from ..state_check import StateCheck
 from .blending import ToolPositions, blend_radii, blended_path
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
-from .ompl_search import DEFAULT_PLANNER, search_path
+from .ompl_search import DEFAULT_PLANNER
 from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
 from .path_check import PathCheck, densify
 from .path_speed import ToolLimits, time_along_path
@@ -519,14 +519,15 @@ def _repair_deadline(run: _Run) -> float:
 def _detour(run: _Run, points: np.ndarray, motions: Sequence[str], segment: int,
             deadline: float) -> tuple[int, int, list[np.ndarray]] | None:
     """(first, last, between): the joint segment ``segment`` (from ``points[segment]`` to the next) searched again
-    at the trajectory's resolution by the default planner (it stops at its first path), ``between`` its inner
-    waypoints; None for a linear segment, an end that is not free, or no detour before ``deadline``."""
+    at the trajectory's resolution by the default planner (the spheres' search first: ``fast_or_ompl_search``),
+    ``between`` its inner waypoints; None for a linear segment, an end that is not free, or no detour before
+    ``deadline``."""
     q_from, q_to = points[segment], points[segment + 1]
     if motions[segment + 1] != "joint" or time.perf_counter() >= deadline or not (
             run.check.state_free(q_from) and run.check.state_free(q_to)):
         return None
-    detour = search_path(run.check, q_from, q_to[None, :], (run.bounds.bounds_lower, run.bounds.bounds_upper),
-                         DEFAULT_PLANNER, deadline - time.perf_counter(), run.should_stop)
+    detour = fast_or_ompl_search(run.check, q_from, q_to[None, :], (run.bounds.bounds_lower, run.bounds.bounds_upper),
+                                 DEFAULT_PLANNER, deadline - time.perf_counter(), run.should_stop)
     return None if detour.waypoints is None else (segment, segment + 1, list(detour.waypoints[1:-1]))
 
 
