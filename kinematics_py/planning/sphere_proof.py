@@ -72,20 +72,74 @@ _STACK_DEPTH = 128
 
 
 @compiled_kernel
-def block_proof(positions, travel, chain, table, work, points, steps):
+def _halved_step(positions, travel, i, halvings, chain, table, work, between):
+    """Whether step i of the path (its ends free with bare spheres) is proven free by halving it up to ``halvings``
+    times: a part of the step (a share f of it) is free throughout when its ends are free with each margin f times
+    half the step's travel; a part that is not is halved. An end found free with a margin is free with a smaller
+    one, so it is not checked again. Returns (proven, states checked)."""
+    dof, margins, checked = positions.shape[1], travel.shape[1], 0
+    # parts to prove: (first, last) shares of the step, their depth, and whether their ends are known free
+    first, last = np.empty(2 * halvings + 2), np.empty(2 * halvings + 2)
+    depth = np.empty(2 * halvings + 2, dtype=np.int64)
+    first_free, last_free = np.empty(2 * halvings + 2, dtype=np.bool_), np.empty(2 * halvings + 2, dtype=np.bool_)
+    first[0], last[0], depth[0], first_free[0], last_free[0] = 0.0, 0.5, 1, False, False
+    first[1], last[1], depth[1], first_free[1], last_free[1] = 0.5, 1.0, 1, False, False
+    top = 2
+    while top > 0:
+        top -= 1
+        a, b, d, free_a, free_b = first[top], last[top], depth[top], first_free[top], last_free[top]
+        for m in range(margins):
+            work.growth[m] = (b - a) * (travel[i + 1, m] - travel[i, m]) / 2
+        for end in range(2):
+            if (free_a if end == 0 else free_b):
+                continue
+            share = a if end == 0 else b
+            for k in range(dof):
+                between[k] = positions[i, k] + share * (positions[i + 1, k] - positions[i, k])
+            checked += 1
+            if chain_collides(between, chain, table, work):
+                break
+            if end == 0:
+                free_a = True
+            else:
+                free_b = True
+        if free_a and free_b:
+            continue
+        if d >= halvings:
+            return False, checked
+        middle = (a + b) / 2
+        first[top], last[top], depth[top], first_free[top], last_free[top] = middle, b, d + 1, False, free_b
+        first[top + 1], last[top + 1], depth[top + 1], first_free[top + 1], last_free[top + 1] = \
+            a, middle, d + 1, free_a, False
+        top += 2
+    return True, checked
+
+
+#: Depth of ``block_proof``'s stack: a path of up to 2**60 points.
+_STACK_DEPTH = 128
+
+
+@compiled_kernel
+def block_proof(positions, travel, halvings, chain, table, work, points, steps):
     """Prove blocks of a path free, largest first: points[k] (and steps[k], the step from point k to k + 1) <- True
     for every point (step) of a block found free. ``travel`` (k, bodies + self pairs): how far each body (and each
     pair, relative to each other) can have moved from the path's first point to point k, summed over the steps
     (``motion_bound``, ``growth_reach``). A block of points i .. j is free, every state of its steps included, when its
     middle point c is free with each margin (``Workspace.growth``) the most it moves from there to either end
     (max(travel[c] - travel[i], travel[j] - travel[c])); a block that is not is halved, down to single steps (both
-    ends free with each margin half the step's travel). Points and steps not proven are left as they are. Returns
-    the number of states checked. ``chain``, ``table``: the group's frames and the spheres in them
-    (``chain_tables``)."""
+    ends free with each margin half the step's travel). A step that is not has its ends checked with the bare
+    spheres (a point so found free is proven) and, when both are free, is halved up to ``halvings`` times
+    (``_halved_step``). Points and steps not proven are left as they are. Returns the number of states checked.
+    ``chain``, ``table``: the group's frames and the spheres in them (``chain_tables``)."""
     count, margins, checked = positions.shape[0], travel.shape[1], 0
+    between = np.empty(positions.shape[1])
     stack = np.empty((_STACK_DEPTH, 2), dtype=np.int64)
     stack[0, 0], stack[0, 1], top = 0, count - 1, 1
-    while top > 0 and count > 1:
+    if count == 1:
+        work.growth[:] = 0.0
+        points[0] = not chain_collides(positions[0], chain, table, work)
+        return 1
+    while top > 0:
         top -= 1
         i, j = stack[top, 0], stack[top, 1]
         if j - i >= 2:
@@ -103,10 +157,20 @@ def block_proof(positions, travel, chain, table, work, points, steps):
                 work.growth[b] = (travel[j, b] - travel[i, b]) / 2
             checked += 2
             if chain_collides(positions[i], chain, table, work) or chain_collides(positions[j], chain, table, work):
+                work.growth[:] = 0.0
+                for k in (i, j):
+                    if not points[k]:
+                        checked += 1
+                        points[k] = not chain_collides(positions[k], chain, table, work)
+                if points[i] and points[j] and halvings > 0:
+                    proven, states = _halved_step(positions, travel, i, halvings, chain, table, work, between)
+                    steps[i] = proven
+                    checked += states
                 continue
         for k in range(i, j):
             points[k] = steps[k] = True
         points[j] = True
+    work.growth[:] = 0.0
     return checked
 
 
@@ -216,7 +280,7 @@ def _block_proven(check: PathCheck, table: SphereTable, positions: np.ndarray,
     travel = np.zeros((len(positions), half.shape[1]))
     np.cumsum(2 * half, axis=0, out=travel[1:])
     points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
-    check.states_checked += block_proof(np.ascontiguousarray(positions, dtype=float), travel,
+    check.states_checked += block_proof(np.ascontiguousarray(positions, dtype=float), travel, SPHERE_HALVINGS,
                                         *_kernel_inputs(check, table), points, steps)
     return points, steps
 
@@ -234,36 +298,7 @@ def sphere_proof(check: PathCheck, positions: np.ndarray,
     if dropped and _fixed_pairs_collide(check, positions[0]):
         return np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
     half = np.abs(np.diff(positions, axis=0)) @ reach.T / 2  # (steps, bodies + self pairs)
-    points, steps = _block_proven(check, table, positions, half)
-    doubt = np.flatnonzero(~points)
-    points[doubt] = _free(check, table, positions[doubt], np.zeros((len(doubt), len(reach))))
-    hopeless = ~(points[:-1] & points[1:])  # an end the bare spheres touch: no halving proves the step
-    _halved(check, table, positions, half, points, steps, np.flatnonzero(~steps & ~hopeless))
-    return points, steps
-
-
-def _halved(check: PathCheck, table: SphereTable, positions: np.ndarray, half: np.ndarray, points: np.ndarray,
-            steps: np.ndarray, todo: np.ndarray) -> None:
-    """Prove the steps ``todo`` of ``sphere_proof`` by halving them up to SPHERE_HALVINGS times: at halving h, the
-    2**h + 1 states of a step, each with its bodies grown by 1 / 2**h of half their travel over the step. A state
-    found free at halving h - 1 is free at h too (its growth halved), so only the new middles and the states not
-    found free before are checked."""
-    was_free = np.zeros((len(todo), 2), dtype=bool)  # halving 0: the ends, left to the steps' proof
-    for halving in range(1, SPHERE_HALVINGS + 1):
-        if not len(todo):
-            return
-        count = 2**halving + 1
-        free = np.zeros((len(todo), count), dtype=bool)
-        free[:, ::2] = was_free
-        rows, columns = np.nonzero(~free)
-        states = positions[todo[rows]] + (columns / (count - 1))[:, None] * (positions[todo[rows] + 1] -
-                                                                                positions[todo[rows]])
-        free[rows, columns] = _free(check, table, states, half[todo[rows]] / 2**halving)
-        proven = free.all(axis=1)
-        steps[todo] = proven
-        points[todo] |= free[:, 0]
-        points[todo + 1] |= free[:, -1]
-        todo, was_free = todo[~proven], free[~proven]
+    return _block_proven(check, table, positions, half)
 
 
 def checked_path(check: PathCheck, positions: np.ndarray, halvings: int = MAX_HALVINGS) -> tuple[int, int | None]:
