@@ -172,8 +172,7 @@ def touching(table, work, first, self_hit, world_hit):
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         gap = growth[bodies + p]
-        bound_b = body_radius[b] + gap
-        if not _near(world_bodies, a, world_bodies, b, body_radius[a] + bound_b):
+        if not _near(world_bodies, a, world_bodies, b, body_radius[a] + body_radius[b] + gap):
             continue
         for k in (a, b):
             if not placed[k]:
@@ -182,7 +181,7 @@ def touching(table, work, first, self_hit, world_hit):
         hit = False
         for s in range(body_first[a], body_first[a + 1]):
             r = radius[s] + gap
-            if not _near(spheres, s, world_bodies, b, radius[s] + bound_b):
+            if not _near(spheres, s, world_bodies, b, r + body_radius[b]):
                 continue
             for t in range(body_first[b], body_first[b + 1]):
                 if _near(spheres, s, spheres, t, r + radius[t]):

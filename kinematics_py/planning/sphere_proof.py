@@ -354,11 +354,9 @@ def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points
     if key not in kept or kept[key][0] is not found:
         pairs = list(found.coarse_pairs) + [body_names(check, table, pair) for pair in table.self_pairs[hit]]
         reach = relative_reach(check, pairs, found.reach)
-        bodies = len(table.body_link)
         kept[key] = (found, None if reach is None else found._replace(
             table=table._replace(self_pairs=table.self_pairs[~hit]),
-            growth_reach=np.vstack([found.growth_reach[:bodies], found.growth_reach[bodies:][~hit]]),
-            coarse=pairs_check(check, pairs).checker,
+            growth_reach=growth_reach(found.reach, table.self_pairs[~hit]), coarse=pairs_check(check, pairs).checker,
             coarse_reach=reach, coarse_pairs=tuple(pairs)))
     return kept[key][1]
 
