@@ -8,7 +8,10 @@ request for the kernels it alone reaches. This builds the robot set-up of each b
 the node does and runs each kind of computation the node's services run once: FK and Jacobians, IK of every
 group (single and batch, with and without collision avoidance), collision checks with contacts (whole robot and
 a group's links, against a world object the robot touches, and an octree), a collision-aware Cartesian
-path, velocity IK (single and batch) and the sphere search of plans (``planning.sphere_search``).
+path, velocity IK (single and batch), a motion plan and the parts of planning a plan reaches only sometimes
+(``_warm_up_planning``), and the closed form of a calibrated arm (``_warm_up_near_ideal``). A kernel first compiled
+inside a request costs seconds of its planning time: test_warm_up.py checks that this reaches every kernel that
+Python code calls.
 ``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks that a
 node's first calls then compile nothing.
 """
@@ -23,16 +26,33 @@ from .collision.geometry import Box
 from .collision.octree import Octree
 from .collision.scene import PlanningScene
 from .geometry.poses import Pose, transform_from_any_pose
+from .geometry.transforms import rotation_about_axis
+from .ik.closed_form.classification import ChainGeometry, classify_chain, classify_geometry
 from .ik.velocity import VelocityIKSolver
+from .model.robot_model import joint_motion
 from .planning.cartesian_path import compute_cartesian_path
+from .planning.controller_points import sparse_plan
+from .planning.goals import JointGoal
+from .planning.motion import plan
+from .planning.options import PlanOptions
 from .planning.path_check import PathCheck
-from .planning.sphere_proof import checked_path
+from .planning.sphere_proof import checked_path, moving_table, spheres_free
 from .planning.sphere_search import sphere_search
+from .planning.straight_timing import time_straight_line
+from .planning.time_parameterization import joint_limits
 from .robot_setup import SetupInputs, build_robot_setup
 from .robots import BUNDLED_ROBOTS, bundled_robot_path
 
 #: IK time budget of each warm-up call [s]: enough to reach every kernel once.
 TIMEOUT_S = 0.05
+#: Planning time of the warm-up's plan [s] (a straight plan between free states: far more than it needs).
+PLANNING_TIME_S = 5.0
+#: How far (at most, per joint) the warm-up's plan goes from the middle of the limits [rad or m], and how many
+#: random goals it tries for a free one.
+PLAN_REACH = 0.3
+GOAL_TRIES = 20
+#: How far the warm-up's calibrated arm turns its axes from its family's ideal: axis i by (i + 1) times this [rad].
+CALIBRATION_TURN = 1e-4
 
 
 def warm_up_robot(robot: str) -> list[str]:
@@ -43,6 +63,11 @@ def warm_up_robot(robot: str) -> list[str]:
     model, checker = setup.model, setup.collision.checker
     state = model.resolve_joint_values({})
     model.link_poses(state)
+    model.tree.link_poses_batch(np.array([model.state_vector(state)] * 2))
+    for joint in model.description.joints:  # the description publisher's frames
+        if joint.is_movable and joint.type != "fixed":
+            joint_motion(joint, state[joint.name])
+    rotation_about_axis(np.array([0.0, 0.0, 1.0]), 0.1)
     checkers = []
     if checker is not None:
         checkers = [checker, checker.for_scene(_touching_scene(model, checker, state))]
@@ -67,12 +92,9 @@ def warm_up_robot(robot: str) -> list[str]:
             target[2, 3] += 0.02
             for validity in [None] + [each.validity(joints, state) for each in checkers]:
                 compute_cartesian_path(plugin, middle, [target], 0.01, validity=validity)
-            if checker is not None:  # the sphere search's kernels (spheres, RRT-Connect, shortcutting, the proof)
-                lower = np.array([model.joints[j].lower for j in joints])
-                upper = np.array([model.joints[j].upper for j in joints])
-                sphere_search(PathCheck(checker, joints, state), np.array(middle),
-                              np.array([lower * 0.9 + upper * 0.1]), (lower, upper), TIMEOUT_S)
-                checked_path(PathCheck(checker, joints, state), np.array([middle, lower * 0.9 + upper * 0.1]))
+            if checker is not None:
+                results.append(_warm_up_planning(plugin, checker, state, np.array(middle)))
+            _warm_up_near_ideal(plugin)
             velocity = VelocityIKSolver(plugin)
             velocity.cart_to_jnt(middle, np.full(6, 0.01))
             velocity.svd_result  # noqa: B018 (compiles the on-demand SVD)
@@ -81,6 +103,43 @@ def warm_up_robot(robot: str) -> list[str]:
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")
     return lines
+
+
+def _warm_up_planning(plugin, checker, state: dict, middle: np.ndarray):
+    """The kernels of a plan from ``middle`` (a free state) to a free state near it: the sphere search (spheres,
+    RRT-Connect, shortcutting), the proof, the check of states with grown spheres that ``sphere_proof.first_invalid``
+    reaches only when the spheres block a free state, the timing of joint moves and of a straight line, and the
+    points a controller needs. Returns the plan's result."""
+    model, joints = plugin.robot_model, plugin.getJointNames()
+    lower = np.array([model.joints[j].lower for j in joints])
+    upper = np.array([model.joints[j].upper for j in joints])
+    check = PathCheck(checker, joints, state)
+    rng = np.random.default_rng(0)
+    goals = np.clip(middle + rng.uniform(-PLAN_REACH, PLAN_REACH, (GOAL_TRIES, len(joints))), lower, upper)
+    goal = next((q for q in goals if check.state_free(q)), goals[0])
+    sphere_search(check, middle, goal[None], (lower, upper), TIMEOUT_S)
+    checked_path(check, np.array([middle, goal]))
+    proof = moving_table(check)
+    if proof is not None:
+        spheres_free(check, proof.table, np.array([middle, goal]), np.zeros((2, len(proof.growth_reach))))
+    time_straight_line(np.array([middle, goal]), joint_limits(model, joints))
+    result = plan(plugin, checker, middle, [JointGoal(goal)], PlanOptions(planning_time=PLANNING_TIME_S))
+    sparse_plan(result)
+    return result
+
+
+def _warm_up_near_ideal(plugin) -> None:
+    """The closed form's search for the nearest ideal arm, which a calibrated arm (its axes a little off its
+    family's) needs when its plugin starts: the group's chain, when it is of a family, with its axes turned."""
+    model, base, tip = plugin.robot_model, plugin.getBaseFrame(), plugin.getTipFrames()[0]
+    if classify_chain(model, base, tip) is None:
+        return
+    ideal = ChainGeometry.of_chain(model.chain(base, tip))
+    axes = ideal.axes.copy()
+    for i, axis in enumerate(axes):  # turned by different angles: parallel axes are no longer parallel
+        axis += (i + 1) * CALIBRATION_TURN * np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
+        axis /= np.linalg.norm(axis)
+    classify_geometry(ChainGeometry(axes, ideal.points.copy(), ideal.T_zero.copy()))
 
 
 def _touching_scene(model, checker, state) -> PlanningScene:

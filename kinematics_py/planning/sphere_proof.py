@@ -264,7 +264,7 @@ def _kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, 
     return chain, arrays, workspace(check.base, len(check.checker.model.link_names), table)
 
 
-def _free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
+def spheres_free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
     """(n,) bool: which of the group ``states`` (n, joints) are free for ``table``'s spheres with the margins
     ``growth`` (n, bodies + self pairs)."""
     free = np.zeros(len(states), dtype=bool)
@@ -378,7 +378,7 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
             return int(first)
         rest = order[touching + 1:]
         free[first] = False  # valid: checked exactly, every pair, just now
-        free[rest] = _free(check, found.table, states[rest], np.zeros((len(rest), len(found.growth_reach))))
+        free[rest] = spheres_free(check, found.table, states[rest], np.zeros((len(rest), len(found.growth_reach))))
         doubt = rest[~free[rest]]
     check.states_checked += int(free.sum())
     for checked, rows in ((_coarse_check(check, found), np.flatnonzero(free)), (check, np.sort(doubt))):
