@@ -238,7 +238,7 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, chain, arrays, work)
     waypoints = path[:count].copy()
     if relaxed is not table or moving.coarse is not None:
-        return _exact_segments(check, waypoints, bounds, time.perf_counter() + time_limit, should_stop)
+        return _exact_segments(check, waypoints, bounds, deadline, should_stop)
     return waypoints
 
 
