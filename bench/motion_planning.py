@@ -11,7 +11,8 @@ the joint limits and [-pi, pi] (seed ``--seed``; the UR5's joints turn +-2 pi; `
 each collision-free for both planners, whose straight joint segment collides (checked at 0.01 rad). Both planners
 get the same pairs, the same robot (the bundled URDF's primitive collision shapes and the SRDF's disabled pairs),
 the same boxes and the same joint velocity and acceleration limits; on each problem they take turns in a random
-order (seed + 1), so background load falls on both alike. One untimed warm-up plan each first. Timing: the whole
+order (seed + 1), so background load falls on both alike. One untimed warm-up plan each first (ours also
+loads every kernel a plan may call, as the node's planning processes do: ``planning.kernel_warm_up``). Timing: the whole
 call, everything included (ours: goal checks, search, simplification, re-checks, timing; mplib: RRTConnect,
 simplification, TOPP at ``--time-step``); mplib's is measured inside its worker, so the pipe is not counted.
 Success: a trajectory returned within ``--planning-time`` (both are given that budget; mplib's applies to its
@@ -73,6 +74,7 @@ from kinematics_py.collision.checker import CollisionChecker  # noqa: E402
 from kinematics_py.collision.geometry import Box  # noqa: E402
 from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.planning.goals import GroupLimits, JointGoal  # noqa: E402
+from kinematics_py.planning.kernel_warm_up import warm_up_planning  # noqa: E402
 from kinematics_py.planning.motion import plan  # noqa: E402
 from kinematics_py.planning.motion_bound import first_unproven  # noqa: E402
 from kinematics_py.planning.options import PlanOptions  # noqa: E402
@@ -219,6 +221,11 @@ class Problem:
             depth = max([depth] + [abs(float(c.depth)) for c in contacts])
         unproven = bool(len(colliding)) or first_unproven(PathCheck(self.checker, self.names), dense) != -1
         return len(colliding), outside, wrong_ends, depth, unproven
+
+    def warm_up_ours(self, start) -> None:
+        """Load the kernels a plan may call (``kernel_warm_up``, as a planning process of the node does)."""
+        model = self.plugin.robot_model
+        warm_up_planning(self.plugin, self.checker, model.resolve_joint_values({}), np.asarray(start, dtype=float))
 
     def plan_ours(self, start, goal, *, planning_time):
         began = time.perf_counter()
@@ -422,6 +429,7 @@ def main(argv=None) -> int:
                                                     time_step=args.time_step)
             if plainmp is not None:
                 planners[PLAINMP] = functools.partial(plainmp.plan, planning_time=args.planning_time)
+            problem.warm_up_ours(pairs[0][0])
             for run in planners.values():  # warm-up (numba's compiled kernels, mplib's first plan), untimed
                 run(*pairs[0])
             records = {name: Record() for name in planners}

@@ -8,10 +8,10 @@ request for the kernels it alone reaches. This builds the robot set-up of each b
 the node does and runs each kind of computation the node's services run once: FK and Jacobians, IK of every
 group (single and batch, with and without collision avoidance), collision checks with contacts (whole robot and
 a group's links, against a world object the robot touches, and an octree), a collision-aware Cartesian
-path, velocity IK (single and batch), a motion plan and the parts of planning a plan reaches only sometimes
-(``_warm_up_planning``), and the closed form of a calibrated arm (``_warm_up_near_ideal``). A kernel first compiled
-inside a request costs seconds of its planning time: test_warm_up.py checks that this reaches every kernel that
-Python code calls.
+path, velocity IK (single and batch), a motion plan with the parts of planning a plan reaches only sometimes
+(``planning.kernel_warm_up``), and the closed form of a calibrated arm (``_warm_up_near_ideal``). A kernel first
+compiled inside a request costs seconds of its time: test/test_compiled.py checks that this compiles every kernel
+that Python code calls.
 ``scripts/setup_venv.sh`` runs it whenever the package's sources change; test_node_first_calls.py checks that a
 node's first calls then compile nothing.
 """
@@ -31,26 +31,12 @@ from .ik.closed_form.classification import ChainGeometry, classify_chain, classi
 from .ik.velocity import VelocityIKSolver
 from .model.robot_model import joint_motion
 from .planning.cartesian_path import compute_cartesian_path
-from .planning.controller_points import sparse_plan
-from .planning.goals import JointGoal
-from .planning.motion import plan
-from .planning.options import PlanOptions
-from .planning.path_check import PathCheck
-from .planning.sphere_proof import checked_path, moving_table, spheres_free
-from .planning.sphere_search import sphere_search
-from .planning.straight_timing import time_straight_line
-from .planning.time_parameterization import joint_limits
+from .planning.kernel_warm_up import warm_up_planning
 from .robot_setup import SetupInputs, build_robot_setup
 from .robots import BUNDLED_ROBOTS, bundled_robot_path
 
 #: IK time budget of each warm-up call [s]: enough to reach every kernel once.
 TIMEOUT_S = 0.05
-#: Planning time of the warm-up's plan [s] (a straight plan between free states: far more than it needs).
-PLANNING_TIME_S = 5.0
-#: How far (at most, per joint) the warm-up's plan goes from the middle of the limits [rad or m], and how many
-#: random goals it tries for a free one.
-PLAN_REACH = 0.3
-GOAL_TRIES = 20
 #: How far the warm-up's calibrated arm turns its axes from its family's ideal: axis i by (i + 1) times this [rad].
 CALIBRATION_TURN = 1e-4
 
@@ -93,7 +79,7 @@ def warm_up_robot(robot: str) -> list[str]:
             for validity in [None] + [each.validity(joints, state) for each in checkers]:
                 compute_cartesian_path(plugin, middle, [target], 0.01, validity=validity)
             if checker is not None:
-                results.append(_warm_up_planning(plugin, checker, state, np.array(middle)))
+                results.append(warm_up_planning(plugin, checker, state, np.array(middle)))
             _warm_up_near_ideal(plugin)
             velocity = VelocityIKSolver(plugin)
             velocity.cart_to_jnt(middle, np.full(6, 0.01))
@@ -103,29 +89,6 @@ def warm_up_robot(robot: str) -> list[str]:
         lines.append(f"{robot}/{name}: FK {'ok' if ok else 'failed'}, IK "
                      f"{', '.join(result.error_code.name for result in results)}")
     return lines
-
-
-def _warm_up_planning(plugin, checker, state: dict, middle: np.ndarray):
-    """The kernels of a plan from ``middle`` (a free state) to a free state near it: the sphere search (spheres,
-    RRT-Connect, shortcutting), the proof, the check of states with grown spheres that ``sphere_proof.first_invalid``
-    reaches only when the spheres block a free state, the timing of joint moves and of a straight line, and the
-    points a controller needs. Returns the plan's result."""
-    model, joints = plugin.robot_model, plugin.getJointNames()
-    lower = np.array([model.joints[j].lower for j in joints])
-    upper = np.array([model.joints[j].upper for j in joints])
-    check = PathCheck(checker, joints, state)
-    rng = np.random.default_rng(0)
-    goals = np.clip(middle + rng.uniform(-PLAN_REACH, PLAN_REACH, (GOAL_TRIES, len(joints))), lower, upper)
-    goal = next((q for q in goals if check.state_free(q)), goals[0])
-    sphere_search(check, middle, goal[None], (lower, upper), TIMEOUT_S)
-    checked_path(check, np.array([middle, goal]))
-    proof = moving_table(check)
-    if proof is not None:
-        spheres_free(check, proof.table, np.array([middle, goal]), np.zeros((2, len(proof.growth_reach))))
-    time_straight_line(np.array([middle, goal]), joint_limits(model, joints))
-    result = plan(plugin, checker, middle, [JointGoal(goal)], PlanOptions(planning_time=PLANNING_TIME_S))
-    sparse_plan(result)
-    return result
 
 
 def _warm_up_near_ideal(plugin) -> None:

@@ -43,13 +43,7 @@ from .proof_repair import nearest_segment, repaired_span
 from .sphere_proof import checked_path, segment_free
 from .sphere_search import fast_or_ompl_search
 from .straight_timing import timed_joint_moves
-from .time_parameterization import (
-    JointLimits,
-    TimedPath,
-    TimeParameterizationError,
-    joint_limits,
-    time_parameterize,
-)
+from .time_parameterization import JointLimits, TimedPath, TimeParameterizationError, joint_limits, time_parameterize
 
 #: Part of an attempt's time the search may take: the rest is for re-checking its path at the trajectory's
 #: resolution (the optimizing planners, RRT* and BIT*, search until their time is up).
@@ -478,14 +472,17 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
                     should_stop) -> tuple[np.ndarray, _Candidate] | None:
     """The shortest path found to one of the candidates: the straight motion to the nearest candidate it is free
     to (no path to any candidate is shorter than the straight one to it), else the shortest of ``attempts``
-    searches. Every segment of the answer is free at ``check``'s resolution."""
+    searches. Every segment of the answer is free at ``search_resolution`` (the trajectory's final check, at
+    ``check``'s, searches again a segment that fails it)."""
+    search_check = check.with_resolution(max(search_resolution, check.resolution))
     distances = np.array([np.linalg.norm(c.q - q_start) for c in candidates])
-    for k in np.argsort(distances, kind="stable"):
-        if segment_free(check, q_start, candidates[k].q):
-            return np.array([q_start, candidates[k].q]), candidates[k]
+    straight = next((k for k in np.argsort(distances, kind="stable")
+                     if segment_free(search_check, q_start, candidates[k].q)), None)
+    check.states_checked, search_check.states_checked = check.states_checked + search_check.states_checked, 0
+    if straight is not None:
+        return np.array([q_start, candidates[straight].q]), candidates[straight]
     goals = np.array([c.q for c in candidates])
     deadline = time.perf_counter() + time_limit
-    search_check = check.with_resolution(max(search_resolution, check.resolution))
     best = None
     for attempt in range(max(1, attempts)):
         remaining = deadline - time.perf_counter()

@@ -3,7 +3,8 @@
 OMPL's bindings hold the GIL while they search: a plan on one of a server's threads makes every other thread of
 that process wait for it. ``PlanningProcesses`` runs ``motion.plan`` in worker processes (multiprocessing's
 spawn start method). Each worker builds the robot set-up from the same ``SetupInputs`` the server built its own
-from, once per robot (``prepare``, at robot set-up, for the processes ``start`` started), and keeps the
+from, once per robot (``prepare``, at robot set-up, for the processes ``start`` started), loads the kernels of a
+plan on it then (``kernel_warm_up``: not in its first job), and keeps the
 scene of its last job: a job sends the scene's immutable objects and settings (``SceneContent``) only when they
 changed since that worker's last job. A job (``PlanJob``) holds what ``plan`` takes: its ``PlanOptions``, its
 goals (a pose goal with its ``check``) and its path check, ``StateCheck`` values that the worker's ``plan`` binds to
@@ -35,6 +36,7 @@ from ..robot_setup import RobotSetup, SetupInputs, build_robot_setup
 from ..state_check import StateCheck
 from .controller_points import sparse_plan
 from .goals import Goal
+from .kernel_warm_up import warm_up_setup
 from .motion import MotionPlan, plan
 from .options import PlanningError, PlanOptions
 
@@ -335,6 +337,7 @@ def serve(conn, cancelled) -> None:
     def setup_of(key: int, inputs: SetupInputs) -> RobotSetup:
         if key not in setups:
             setups[key] = build_robot_setup(inputs)
+            warm_up_setup(setups[key])  # the plan kernels loaded now, not in the first job
             while len(setups) > SETUPS_KEPT:
                 setups.popitem(last=False)
         setups.move_to_end(key)

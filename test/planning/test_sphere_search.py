@@ -25,7 +25,7 @@ from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify, segment_states
-from kinematics_py.planning.sphere_proof import chain_tables, moving_table
+from kinematics_py.planning.sphere_proof import chain_tables, moving_table, segment_free
 from kinematics_py.planning.sphere_search import sphere_search
 
 SEED = 11
@@ -160,6 +160,21 @@ def test_a_path_the_spheres_approve_but_the_exact_geometry_refuses_is_never_retu
     result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)],
                   PlanOptions(planning_time=TIME, search_resolution=COARSE, attempts=through[0] + 1))
     assert result.success, result.message
+    assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+
+
+def test_a_straight_motion_free_at_the_search_resolution_alone_is_searched_again():
+    """The straight motion to a goal is checked at the search resolution, as the search's motions are: through the
+    plate it passes that check, fails the trajectory's, and its segment is searched again at the fine resolution."""
+    plugin, checker = panda({"plate": PLATE})
+    names = plugin.getJointNames()
+    assert exact_colliding(checker, names, [LEFT, RIGHT]) > 0
+    one_step = float(np.abs(RIGHT - LEFT).max())  # the straight motion checked at RIGHT alone
+    assert segment_free(PathCheck(checker, names, resolution=one_step), LEFT, RIGHT)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)],
+                  PlanOptions(planning_time=TIME, search_resolution=one_step))
+    assert result.success, result.message
+    assert len(result.waypoints) > 2
     assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
 
 

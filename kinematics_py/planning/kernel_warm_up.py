@@ -1,0 +1,69 @@
+"""Every compiled kernel a plan may call, loaded from numba's cache (compiled, when the cache is stale) ahead of the
+first plan: a kernel a plan reaches only sometimes (the spheres' check of states with margins, when they block a
+free state) would otherwise cost that plan the milliseconds of its loading, or the seconds of its compiling.
+
+The set-up's warm-up (``python -m kinematics_py.warm_up``) runs this on the bundled robots; a planning process
+(``processes``) runs it on each robot set-up it builds, before its first job.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..collision.checker import CollisionChecker
+from ..ik.plugin import KinematicsPlugin
+from ..robot_setup import RobotSetup
+from .controller_points import sparse_plan
+from .goals import JointGoal
+from .motion import MotionPlan, plan
+from .options import PlanOptions
+from .path_check import PathCheck
+from .sphere_proof import checked_path, moving_table, spheres_free
+from .sphere_search import sphere_search
+from .straight_timing import time_straight_line
+from .time_parameterization import joint_limits
+
+#: How far (at most, per joint) the warm-up's plan goes from its start [rad or m], and how many random goals it
+#: tries for a free one.
+PLAN_REACH = 0.3
+GOAL_TRIES = 20
+#: Time of the warm-up's plan and of its sphere search [s] (a short straight plan between free states needs a few
+#: milliseconds; a robot whose start is blocked ends at once).
+PLANNING_TIME_S = 0.5
+SEARCH_TIME_S = 0.05
+
+
+def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state: dict[str, float],
+                     start: np.ndarray) -> MotionPlan:
+    """Load the kernels of a plan of ``plugin``'s group from ``start`` to a free state near it (the robot's other
+    joints at ``state``): the sphere search (spheres, RRT-Connect, shortcutting), the proof, the check of states
+    with grown spheres that ``sphere_proof.first_invalid`` reaches only when the spheres block a free state, the
+    timing of joint moves and of a straight line, and the points a controller needs. Returns the plan's result."""
+    model, joints = plugin.robot_model, plugin.getJointNames()
+    lower = np.array([model.joints[j].lower for j in joints])
+    upper = np.array([model.joints[j].upper for j in joints])
+    check = PathCheck(checker, joints, state)
+    rng = np.random.default_rng(0)
+    goals = np.clip(start + rng.uniform(-PLAN_REACH, PLAN_REACH, (GOAL_TRIES, len(joints))), lower, upper)
+    goal = next((q for q in goals if check.state_free(q)), goals[0])
+    sphere_search(check, start, goal[None], (np.maximum(lower, start - PLAN_REACH),
+                                             np.minimum(upper, start + PLAN_REACH)), SEARCH_TIME_S)
+    checked_path(check, np.array([start, goal]))
+    proof = moving_table(check)
+    if proof is not None:
+        spheres_free(check, proof.table, np.array([start, goal]), np.zeros((2, len(proof.growth_reach))))
+    time_straight_line(np.array([start, goal]), joint_limits(model, joints))
+    result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=PLANNING_TIME_S))
+    sparse_plan(result)
+    return result
+
+
+def warm_up_setup(setup: RobotSetup) -> MotionPlan | None:
+    """``warm_up_planning`` on the first group of ``setup`` (by name) from its default state (every group's plans
+    call the same kernels); None when the robot has no collision geometry or no group."""
+    checker = setup.collision.checker
+    if checker is None or not setup.groups:
+        return None
+    _, plugin = min(setup.groups.items())
+    state = setup.model.resolve_joint_values({})
+    start = np.array([state[joint] for joint in plugin.getJointNames()])
+    return warm_up_planning(plugin, checker, state, start)

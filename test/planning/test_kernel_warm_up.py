@@ -1,0 +1,60 @@
+"""A planning process loads every kernel a plan may call when it builds a robot set-up (``kernel_warm_up``), so
+that no plan pays for loading one (milliseconds) or compiling one (seconds) out of its planning time: checked in a
+fresh process, where nothing else loaded them."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+#: The kernels of planning that Python code calls (see test_compiled.py), the rarely reached one first.
+PLAN_KERNELS = (
+    ("kinematics_py.collision.sphere_kernels", "chain_states_free"),
+    ("kinematics_py.planning.sphere_proof", "block_proof"),
+    ("kinematics_py.planning.sphere_proof", "first_touching"),
+    ("kinematics_py.planning.sphere_search", "rrt_connect"),
+    ("kinematics_py.planning.sphere_search", "shortcut"),
+    ("kinematics_py.planning.straight_timing", "_time_moves"),
+    ("kinematics_py.planning.straight_timing", "_time_line"),
+    ("kinematics_py.planning.controller_points", "_keep_needed"),
+)
+#: Builds a bundled robot's set-up, warms it up when told to, and prints the warm-up plan's error code and which
+#: of the kernels given on stdin the process has loaded.
+LOADED_SCRIPT = textwrap.dedent("""
+    import importlib, json, sys
+    from kinematics_py.planning.kernel_warm_up import warm_up_setup
+    from kinematics_py.robot_setup import SetupInputs, build_robot_setup
+    from kinematics_py.robots import bundled_robot_path
+    robot, warm = sys.argv[1], sys.argv[2] == "warm"
+    setup = build_robot_setup(SetupInputs(urdf=bundled_robot_path(robot).read_text(encoding="utf-8"),
+                                          srdf=bundled_robot_path(robot, "srdf").read_text(encoding="utf-8")))
+    result = warm_up_setup(setup) if warm else None
+    print(json.dumps([None if result is None else int(result.error_code),
+                      [[m, n] for m, n in json.loads(sys.stdin.read())
+                       if getattr(importlib.import_module(m), n).signatures]]))
+""")
+#: The warm-up compiles every kernel when the cache is stale (a kernel module edited since the set-up ran).
+COMPILE_TIMEOUT_S = 1200.0
+
+
+def _loaded(robot: str, warm: bool) -> tuple[int | None, set[tuple[str, str]]]:
+    result = subprocess.run([sys.executable, "-c", LOADED_SCRIPT, robot, "warm" if warm else "cold"],
+                            input=json.dumps(PLAN_KERNELS), capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr
+    code, loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    return code, {tuple(kernel) for kernel in loaded}
+
+
+@pytest.mark.parametrize("robot", ["ur5", "panda"])
+def test_a_robot_set_up_warmed_up_has_every_plan_kernel_loaded(robot):
+    code, loaded = _loaded(robot, warm=True)
+    assert code == 1, f"the warm-up plan failed: error code {code}"  # it reached the timing and controller points
+    assert loaded == set(PLAN_KERNELS)
+
+
+def test_a_robot_set_up_alone_loads_no_plan_kernel():
+    """What the warm-up is for: building a set-up (as a planning process does) loads none of them."""
+    assert _loaded("panda", warm=False) == (None, set())
