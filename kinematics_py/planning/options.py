@@ -70,7 +70,7 @@ class PlanOptions:
     no ROS answer carries them: the search for them took about a sixth of a plan's time). ``diagnose``: the answer
     lists the collisions and limit violations of the start and of every goal.
     Its points are at most ``resolution`` apart per joint [rad or m], each checked; the search checks its motions at
-    ``search_resolution``.
+    ``search_resolution`` (the straight motion to a goal too).
 
     Notes: the search resolution is six times the trajectory's: a coarse check finds a path sooner, and a segment
     that fails the trajectory's final check is searched again at the fine resolution.
