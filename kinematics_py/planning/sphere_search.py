@@ -10,8 +10,10 @@ segments.
 The spheres contain the exact geometry, so the path is free for the exact checker at the search's resolution too. Pairs
 no joint of the group moves are left out (``sphere_proof.moving_table``: the start is free, so they are), so are self
 pairs whose spheres are too coarse (``sphere_pairs``: touching in many states where the exact geometry never does).
-Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are left out
-of the search, so that a start or goal near an obstacle still gets the fast path; the path found is then checked at the
+Pairs the spheres find touching at the start or a goal (free for the exact checker: ``plan`` checked them) are relaxed,
+so that a start or goal near an obstacle still gets the fast path: a self pair is searched with its spheres shrunk by
+the smallest of SELF_SHRINKS that parts them there (a pair of links whose spheres bulge beyond flat ends), a pair that
+does not part so, and a body-obstacle pair, left out (``_relaxed``); the path found is then checked at the
 search's resolution (``sphere_proof.segment_free``: states the full spheres call free, the others with the exact
 checker), a segment it refuses searched again between its ends by OMPL's search (OMPL's search takes the whole problem
 over when a waypoint collides or no detour is found). The path is never returned unchecked: ``motion.plan`` checks it at
@@ -42,6 +44,10 @@ TREE_CAPACITY = 8192
 SHORTCUT_TRIES = 16
 MIN_GAIN_SHARE = 0.01
 TRAPPED, ADVANCED, REACHED = 0, 1, 2
+#: Gaps [m] tried (smallest first) to part a self pair whose spheres touch at the start or a goal where the exact
+#: geometry does not (the spheres of a short cylinder bulge 20-35 mm beyond its flat ends): the search keeps the pair
+#: shrunk by the first that parts it rather than leaving it out (``_relaxed``).
+SELF_SHRINKS = (0.005, 0.01, 0.02, 0.04)
 #: Share of a search's time the sphere search may take before OMPL's search takes the rest.
 FAST_SHARE = 0.5
 #: The sphere search's time at most [s]: a path it finds takes a few milliseconds; where the spheres are too coarse
@@ -192,15 +198,35 @@ def seed_random(seed):
 
 
 def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: tuple, work) -> SphereTable:
-    """``table`` without the pairs whose spheres touch in one of ``states`` (the start and goals); ``table`` itself
-    when there are none."""
+    """``table`` for a search between ``states`` (the start and goals), whose spheres may touch where the exact
+    geometry does not: each self pair whose spheres touch in one of them shrunk (a negative gap in ``work.growth``,
+    the smallest of SELF_SHRINKS that parts them there, less than the pair's smallest sphere), or left out when
+    none does; each body-obstacle pair that touches left out. ``table`` itself when none touches. The search's path
+    is then checked by the exact checker (``_exact_segments``)."""
     self_hit = np.zeros(len(table.self_pairs), dtype=bool)
     world_hit = np.zeros(table.world_tested.shape, dtype=bool)
     for q in states:
         colliding_pairs(q, indices, tree, tuple(table), work, self_hit, world_hit)
     if not (self_hit.any() or world_hit.any()):
         return table
-    return table._replace(self_pairs=table.self_pairs[~self_hit], world_tested=table.world_tested & ~world_hit)
+    bodies, pairs = len(table.body_radius), table.self_pairs
+    body_smallest = np.minimum.reduceat(table.sphere_radius, table.body_first[:-1])
+    smallest = np.minimum(body_smallest[pairs[:, 0]], body_smallest[pairs[:, 1]])
+    gaps, touching = np.zeros(len(pairs)), self_hit
+    for shrink in SELF_SHRINKS:
+        trying = touching & (shrink < smallest)
+        if not trying.any():
+            break
+        gaps[trying] = -shrink
+        work.growth[bodies:bodies + len(gaps)] = gaps
+        hit = np.zeros(len(gaps), dtype=bool)
+        for q in states:
+            colliding_pairs(q, indices, tree, tuple(table), work, hit, np.zeros_like(world_hit))
+        touching = touching & hit
+    kept = ~touching
+    work.growth[:] = 0.0
+    work.growth[bodies:bodies + kept.sum()] = gaps[kept]
+    return table._replace(self_pairs=pairs[kept], world_tested=table.world_tested & ~world_hit)
 
 
 def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],

@@ -14,6 +14,7 @@ from kinematics_py.collision.geometry import Box, Mesh
 from kinematics_py.collision.sphere_kernels import (
     chain_motion_collides,
     chain_states_free,
+    colliding_pairs,
     sphere_chain,
     state_collides,
     workspace,
@@ -26,7 +27,7 @@ from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify, segment_states
 from kinematics_py.planning.sphere_proof import chain_tables, moving_table, segment_free
-from kinematics_py.planning.sphere_search import sphere_search
+from kinematics_py.planning.sphere_search import SELF_SHRINKS, _relaxed, sphere_search
 
 SEED = 11
 PROBLEMS = 8
@@ -135,6 +136,41 @@ def test_a_start_the_spheres_block_still_gets_the_fast_path_and_its_path_is_chec
         planned = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
         assert planned.success and exact_colliding(checker, names, planned.positions, FINE_RESOLUTION) == 0, k
     assert fast >= 2
+
+
+def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_left_out():
+    """The UR5's spheres bulge beyond its cylinders' flat ends: in states where its links' exact shapes are apart,
+    a self pair's spheres may touch. The search keeps such a pair, with a gap that parts its spheres there."""
+    urdf, srdf = bundled_robot("ur5.urdf").read_text(), bundled_robot("ur5.srdf").read_text()
+    model = RobotModel.from_urdf_string(urdf)
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    names = [n for n in model.variable_names if model.joints[n].is_movable]
+    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
+    table, tree = moving_table(check).table, model.tree.table_arrays
+    rng = np.random.default_rng(SEED)
+    lower, upper = np.array([model.joints[n].lower for n in names]), np.array([model.joints[n].upper for n in names])
+    for _ in range(2000):  # a state free for the exact checker in which a self pair's spheres touch
+        q = lower + rng.random(len(names)) * (upper - lower)
+        work = workspace(check.base, len(model.link_names), table)
+        hit = np.zeros(len(table.self_pairs), dtype=bool)
+        colliding_pairs(q, check.indices, tree, tuple(table), work, hit, np.zeros(table.world_tested.shape, bool))
+        if hit.any() and not checker.check_batch(q[None], joint_names=names).any():
+            break
+    else:
+        pytest.fail("no state whose spheres touch where the exact shapes do not")
+    relaxed = _relaxed(table, q[None], check.indices, tree, work)
+    touching = set(map(tuple, table.self_pairs[hit]))
+    kept = [k for k, pair in enumerate(map(tuple, relaxed.self_pairs)) if pair in touching]
+    assert kept, "every touching pair was left out"
+    gaps = work.growth[len(table.body_radius) + np.array(kept)]
+    assert (gaps < 0).all() and set(-gaps) <= set(SELF_SHRINKS)
+    parted = np.zeros(len(relaxed.self_pairs), dtype=bool)
+    colliding_pairs(q, check.indices, tree, tuple(relaxed), work, parted, np.zeros(table.world_tested.shape, bool))
+    assert not parted[kept].any()
+    goal = np.clip(q + 0.3, lower, upper)
+    if not checker.check_batch(goal[None], joint_names=names).any():
+        path = sphere_search(check, q, goal[None], (lower, upper), TIME)
+        assert path is None or exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0
 
 
 def test_fast_path_and_ompl_search_agree_on_success(table_wall):
