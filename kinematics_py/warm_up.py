@@ -79,7 +79,8 @@ def warm_up_robot(robot: str) -> list[str]:
             for validity in [None] + [each.validity(joints, state) for each in checkers]:
                 compute_cartesian_path(plugin, middle, [target], 0.01, validity=validity)
             if checker is not None:
-                results.append(warm_up_planning(plugin, checker, state, np.array(middle)))
+                planned = warm_up_planning(plugin, checker, state, np.array(middle))
+                results += [planned] if planned is not None else []
             _warm_up_near_ideal(plugin)
             velocity = VelocityIKSolver(plugin)
             velocity.cart_to_jnt(middle, np.full(6, 0.01))

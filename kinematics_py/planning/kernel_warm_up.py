@@ -22,8 +22,8 @@ from .sphere_search import sphere_search
 from .straight_timing import time_straight_line
 from .time_parameterization import joint_limits
 
-#: How far (at most, per joint) the warm-up's plan goes from its start [rad or m], and how many random goals it
-#: tries for a free one.
+#: How far (at most, per joint) the warm-up's plan's states are from the state given [rad or m], and how many random
+#: states it tries for two free ones.
 PLAN_REACH = 0.3
 GOAL_TRIES = 20
 #: Time of the warm-up's plan and of its sphere search [s] (a short straight plan between free states needs a few
@@ -33,20 +33,24 @@ SEARCH_TIME_S = 0.05
 
 
 def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state: dict[str, float],
-                     start: np.ndarray) -> MotionPlan:
-    """Load the kernels of a plan of ``plugin``'s group from ``start`` to a free state near it (the robot's other
-    joints at ``state``): the sphere search (spheres, RRT-Connect, shortcutting), the proof, the check of states
-    with grown spheres that ``sphere_proof.first_invalid`` reaches only when the spheres block a free state, the
-    timing of joint moves and of a straight line, and the points a controller needs. Returns the plan's result."""
+                     near: np.ndarray) -> MotionPlan | None:
+    """Load the kernels of a plan of ``plugin``'s group between two free states at or near ``near`` (the robot's
+    other joints at ``state``): the sphere search (spheres, RRT-Connect, shortcutting), the proof, the check of
+    states with grown spheres that ``sphere_proof.first_invalid`` reaches only when the spheres block a free state,
+    the timing of joint moves and of a straight line, and the points a controller needs. Returns the plan's result;
+    None when no two of GOAL_TRIES states near ``near`` are free (nothing loaded)."""
     model, joints = plugin.robot_model, plugin.getJointNames()
     lower = np.array([model.joints[j].lower for j in joints])
     upper = np.array([model.joints[j].upper for j in joints])
     check = PathCheck(checker, joints, state)
     rng = np.random.default_rng(0)
-    goals = np.clip(start + rng.uniform(-PLAN_REACH, PLAN_REACH, (GOAL_TRIES, len(joints))), lower, upper)
-    goal = next((q for q in goals if check.state_free(q)), goals[0])
-    sphere_search(check, start, goal[None], (np.maximum(lower, start - PLAN_REACH),
-                                             np.minimum(upper, start + PLAN_REACH)), SEARCH_TIME_S)
+    tried = near + np.vstack([np.zeros(len(joints)), rng.uniform(-PLAN_REACH, PLAN_REACH, (GOAL_TRIES, len(joints)))])
+    free = [q for q in np.clip(tried, lower, upper) if check.state_free(q)][:2]
+    if len(free) < 2:
+        return None
+    start, goal = free
+    sphere_search(check, start, goal[None], (np.maximum(lower, np.minimum(start, goal) - PLAN_REACH),
+                                             np.minimum(upper, np.maximum(start, goal) + PLAN_REACH)), SEARCH_TIME_S)
     checked_path(check, np.array([start, goal]))
     proof = moving_table(check)
     if proof is not None:
@@ -58,12 +62,11 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
 
 
 def warm_up_setup(setup: RobotSetup) -> MotionPlan | None:
-    """``warm_up_planning`` on the first group of ``setup`` (by name) from its default state (every group's plans
-    call the same kernels); None when the robot has no collision geometry or no group."""
+    """``warm_up_planning`` on the first group of ``setup`` (by name) near its default state (every group's plans
+    call the same kernels); None when the robot has no collision geometry or no group, or no free states are found."""
     checker = setup.collision.checker
     if checker is None or not setup.groups:
         return None
     _, plugin = min(setup.groups.items())
     state = setup.model.resolve_joint_values({})
-    start = np.array([state[joint] for joint in plugin.getJointNames()])
-    return warm_up_planning(plugin, checker, state, start)
+    return warm_up_planning(plugin, checker, state, np.array([state[joint] for joint in plugin.getJointNames()]))

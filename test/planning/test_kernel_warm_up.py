@@ -9,6 +9,12 @@ import sys
 import textwrap
 
 import pytest
+from robots import SMALL_URDF_DIR
+
+from kinematics_py.model.robot_model import RobotModel
+from kinematics_py.planning.kernel_warm_up import warm_up_setup
+from kinematics_py.robot_setup import SetupInputs, build_robot_setup
+from kinematics_py.robots import bundled_robot_path
 
 #: The kernels of planning that Python code calls (see test_compiled.py), the rarely reached one first.
 PLAN_KERNELS = (
@@ -58,3 +64,16 @@ def test_a_robot_set_up_warmed_up_has_every_plan_kernel_loaded(robot):
 def test_a_robot_set_up_alone_loads_no_plan_kernel():
     """What the warm-up is for: building a set-up (as a planning process does) loads none of them."""
     assert _loaded("panda", warm=False) == (None, set())
+
+
+@pytest.mark.parametrize("urdf", ["panda", "prismatic"])
+def test_a_robot_without_free_states_near_its_default_or_collision_geometry_is_left_alone(urdf):
+    """The Panda without its SRDF collides with itself at and near its default state (adjacent links touch); the
+    small prismatic arm has no collision geometry: the warm-up plans nothing and raises nothing."""
+    path = bundled_robot_path(urdf) if urdf == "panda" else SMALL_URDF_DIR / f"{urdf}.urdf"
+    text = path.read_text(encoding="utf-8")
+    model = RobotModel.from_urdf_string(text)
+    tip = [link for link in model.link_names if not any(j.parent == link for j in model.description.joints)][-1]
+    setup = build_robot_setup(SetupInputs(urdf=text, base_frame=model.root_link, tip_frames=(tip,)))
+    assert setup.groups
+    assert warm_up_setup(setup) is None
