@@ -147,7 +147,8 @@ class KinematicsNode(LeanNode):
         #: Where plan_kinematic_path plans (None: on the node's threads); each process builds every robot served.
         self.planning = PlanningProcesses(processes) if processes else None
         self._setups = SetupUpdates(self._store, lambda changes: self._node_parameters.setup_inputs(
-            self._topic_descriptions, changes, self._description_sources), self.get_logger(), self._on_served)
+            self._topic_descriptions, changes, self._description_sources), self.get_logger(), self._on_served,
+            self._on_installing)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set_parameters)
 
@@ -348,6 +349,13 @@ class KinematicsNode(LeanNode):
     def _description_missing(self, which: str) -> bool:
         """Whether the node has no ``which`` description: its parameter empty, none received."""
         return not (self._node_parameters.value(which) or self._topic_descriptions[which])
+
+    def _on_installing(self, setup) -> None:
+        """A robot set-up is about to serve: simulated joints start at its initial positions, the node's state with
+        them (not from their first joint_states message, which its subscription receives a moment later)."""
+        execution = getattr(self, "execution", None)  # None until the node's execution is served
+        if execution is not None and execution.simulated is not None:
+            execution.simulated.prepare(setup)
 
     def _on_served(self, setup) -> None:
         """A robot set-up now serves: its groups' parameters are declared, the planning processes build it."""

@@ -29,12 +29,14 @@ class SetupUpdates:
     """Validates, builds and installs robot set-ups for a node.
 
     ``inputs(changes)`` gives the set-up inputs of the current parameters and topics with ``changes`` (parameter
-    name -> value, not yet set) applied; ``on_served(setup)`` runs after a set-up is installed (the node declares
-    the new groups' parameters)."""
+    name -> value, not yet set) applied; ``on_installing(setup)`` runs just before a set-up is installed, under the
+    store's lock (what a request reads with it must be ready then: the simulated joints' initial positions);
+    ``on_served(setup)`` runs after (the node declares the new groups' parameters)."""
 
     def __init__(self, store: StateStore, inputs: Callable[[Mapping[str, Any] | None], SetupInputs], logger,
-                 on_served: Callable[[RobotSetup], None]):
+                 on_served: Callable[[RobotSetup], None], on_installing: Callable[[RobotSetup], None]):
         self._store, self._inputs, self._logger, self._on_served = store, inputs, logger, on_served
+        self._on_installing = on_installing
         self._lock = threading.Lock()
         #: The set-up the last accepted parameter change gives, prepared while validating it.
         self._validated: RobotSetup | None = None
@@ -115,6 +117,7 @@ class SetupUpdates:
                 return
             _print(self._logger, setup.log)
             before = self._store.current
+            self._on_installing(setup)
             note = carried_over(before, self._store.change(lambda state: state.with_setup(setup)))
         if note:
             self._logger.info(note)

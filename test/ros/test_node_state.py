@@ -1,5 +1,6 @@
 """What kinematics_node's requests read, in-process (no ROS process started): ServingState, StateStore and
-JointPositions change only by whole swaps, and a new robot keeps the world of the old one."""
+JointPositions change only by whole swaps, a new robot keeps the world of the old one, and what requests read with a
+new robot is ready before it serves."""
 from __future__ import annotations
 
 import threading
@@ -14,6 +15,7 @@ from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.messages.robot_state import JointPositions
 from kinematics_py.ros.serving_state import ServiceSettings, ServingState, StateStore, carried_over
+from kinematics_py.ros.setup_updates import SetupUpdates
 
 THREADS = 8
 CHANGES_PER_THREAD = 200
@@ -116,3 +118,36 @@ def test_joint_states_merge_without_losing_updates():
     assert not seen, "a mapping once read never changes"
     with pytest.raises(TypeError):
         positions.current["joint_0_0"] = 1.0
+
+
+class _Log:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, line):
+        self.lines.append(line)
+
+    error = warning = info
+
+
+def test_what_requests_read_with_a_new_set_up_is_ready_before_it_serves():
+    """``SetupUpdates`` calls ``on_installing`` under the store's lock before the swap (the node starts its
+    simulated joints there: a request that reads the new robot reads their positions too), ``on_served`` after."""
+    urdf, srdf = bundled_robot_path("ur5").read_text(), bundled_robot_path("ur5", "srdf").read_text()
+    store = StateStore(ServingState(ServiceSettings(10.0, "error")))
+    positions, seen = JointPositions(), []
+
+    def installing(setup):
+        assert store.lock._is_owned()  # noqa: SLF001 (RLock's own check: held by this thread)
+        seen.append(("installing", store.current.setup, setup))
+        positions.update(["shoulder_pan_joint"], [0.5])
+
+    def served(setup):
+        seen.append(("served", store.current.setup, setup))
+
+    updates = SetupUpdates(store, lambda changes: SetupInputs(urdf, srdf), _Log(), served, installing)
+    updates.serve("test", wait=None)
+    (first, before, setup), (second, after, same) = seen
+    assert (first, before, second) == ("installing", None, "served")
+    assert after is setup and same is setup and store.current.setup is setup
+    assert positions.current["shoulder_pan_joint"] == 0.5

@@ -58,18 +58,27 @@ class SimulatedControllers:
     def close(self) -> None:
         self._stopping.set()
 
+    def prepare(self, setup: RobotSetup) -> None:
+        """Start the simulated joints of ``setup``, about to be served, at its initial positions; the node's state
+        is there from now (the node calls this under the store's lock, just before it installs ``setup``)."""
+        with self._lock:
+            self._start(setup)
+
     def follower(self) -> TrajectoryFollower | None:
         """The simulated joints of the robot served now (rebuilt, from the initial positions, for a new robot)."""
-        setup = self._store.current.setup
-        with self._lock:
-            if setup is not None and setup.model is not self._model:
-                self._model = setup.model
-                start = initial_positions(setup, self._config.initial_positions)
-                self._follower = TrajectoryFollower(start)
-                # The node's state is where its simulated joints are from the start, not from their first
-                # joint_states message, which reaches its own subscription a moment later.
-                self._positions.update(list(start), list(start.values()))
-            return self._follower
+        with self._store.lock:  # not between ``prepare`` and the installation of its set-up
+            setup = self._store.current.setup
+            with self._lock:
+                if setup is not None and setup.model is not self._model:
+                    self._start(setup)
+                return self._follower
+
+    def _start(self, setup: RobotSetup) -> None:
+        """The simulated joints of ``setup`` at its initial positions, and the node's state with them (held: _lock)."""
+        self._model = setup.model
+        start = initial_positions(setup, self._config.initial_positions)
+        self._follower = TrajectoryFollower(start)
+        self._positions.update(list(start), list(start.values()))
 
     def _publish_joint_states(self) -> None:
         period = 1.0 / JOINT_STATES_RATE_HZ
