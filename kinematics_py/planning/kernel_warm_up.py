@@ -17,7 +17,7 @@ from .goals import JointGoal
 from .motion import MotionPlan, plan
 from .options import PlanOptions
 from .path_check import PathCheck
-from .sphere_proof import checked_path, moving_table, spheres_free
+from .sphere_proof import moving_table, spheres_free
 from .sphere_search import sphere_search
 from .straight_timing import time_straight_line
 from .time_parameterization import joint_limits
@@ -35,10 +35,11 @@ SEARCH_TIME_S = 0.05
 def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state: dict[str, float],
                      near: np.ndarray) -> MotionPlan | None:
     """Load the kernels of a plan of ``plugin``'s group between two free states at or near ``near`` (the robot's
-    other joints at ``state``): the sphere search (spheres, RRT-Connect, shortcutting), the proof, the check of
-    states with grown spheres that ``sphere_proof.first_invalid`` reaches only when the spheres block a free state,
-    the timing of joint moves and of a straight line, and the points a controller needs. Returns the plan's result;
-    None when no two of GOAL_TRIES states near ``near`` are free (nothing loaded)."""
+    other joints at ``state``): the sphere search (spheres, RRT-Connect, shortcutting; the plan itself takes the
+    straight motion), the plan's straight check and proof, the check of states with grown spheres that
+    ``sphere_proof.first_invalid`` reaches only when the spheres block a free state, the timing of joint moves and
+    of a straight line, and the points a controller needs. Returns the plan's result; None when no two of
+    GOAL_TRIES states near ``near`` are free (nothing loaded)."""
     model, joints = plugin.robot_model, plugin.getJointNames()
     lower = np.array([model.joints[j].lower for j in joints])
     upper = np.array([model.joints[j].upper for j in joints])
@@ -51,7 +52,6 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
     start, goal = free
     sphere_search(check, start, goal[None], (np.maximum(lower, np.minimum(start, goal) - PLAN_REACH),
                                              np.minimum(upper, np.maximum(start, goal) + PLAN_REACH)), SEARCH_TIME_S)
-    checked_path(check, np.array([start, goal]))
     proof = moving_table(check)
     if proof is not None:
         spheres_free(check, proof.table, np.array([start, goal]), np.zeros((2, len(proof.growth_reach))))

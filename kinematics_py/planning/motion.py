@@ -478,7 +478,8 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     distances = np.array([np.linalg.norm(c.q - q_start) for c in candidates])
     straight = next((k for k in np.argsort(distances, kind="stable")
                      if segment_free(search_check, q_start, candidates[k].q)), None)
-    check.states_checked, search_check.states_checked = check.states_checked + search_check.states_checked, 0
+    check.states_checked += search_check.states_checked
+    search_check.states_checked = 0
     if straight is not None:
         return np.array([q_start, candidates[straight].q]), candidates[straight]
     goals = np.array([c.q for c in candidates])
