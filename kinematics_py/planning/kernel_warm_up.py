@@ -26,10 +26,9 @@ from .time_parameterization import joint_limits
 #: states it tries for two free ones.
 PLAN_REACH = 0.3
 GOAL_TRIES = 20
-#: Time of the warm-up's plan and of its sphere search [s] (a short straight plan between free states needs a few
-#: milliseconds; a robot whose start is blocked ends at once).
+#: Time of the warm-up's plan and of its sphere search [s]: far more than either takes between states this near (a
+#: few milliseconds), so that on a busy machine too the search runs and finds its path (its shortcutting loaded).
 PLANNING_TIME_S = 0.5
-SEARCH_TIME_S = 0.05
 
 
 def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state: dict[str, float],
@@ -51,7 +50,7 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
         return None
     start, goal = free
     sphere_search(check, start, goal[None], (np.maximum(lower, np.minimum(start, goal) - PLAN_REACH),
-                                             np.minimum(upper, np.maximum(start, goal) + PLAN_REACH)), SEARCH_TIME_S)
+                                             np.minimum(upper, np.maximum(start, goal) + PLAN_REACH)), PLANNING_TIME_S)
     proof = moving_table(check)
     if proof is not None:
         spheres_free(check, proof.table, np.array([start, goal]), np.zeros((2, len(proof.growth_reach))))
