@@ -19,6 +19,11 @@ from ..messages.conversions import error_code_msg
 Execution = Callable[[object, object, Callable[[], str]], "tuple[ErrorCode, str]"]
 #: How often [s] the ROS graph is asked whether an action still has a client.
 CLIENTS_CHECK_S = 0.1
+#: How long [s] a goal's client may stay unseen in the node's ROS graph before it counts as gone. Its goal request
+#: can arrive before the node has discovered its feedback subscription (DDS announces a participant's endpoints one
+#: by one, later on a busy machine), and the client it replaced may have left the graph already: zero
+#: subscribers then is discovery, not a departure.
+CLIENT_DISCOVERY_S = 2.0
 
 
 def waiting_long(node):
@@ -67,21 +72,26 @@ def serve_action(node, action_type, name: str, execution: Execution, callback_gr
 class _Stop:
     """Why a goal should stop ("" while it runs on): its client asked to cancel it, or no client of its action is
     left in the ROS graph (its client is gone, and with it anyone to tell the result: DDS announces a client that
-    ends at once, one whose process was killed when its lease runs out). rclpy does not name a goal's client, so a
-    client that leaves while another client of the action stays is not seen."""
+    ends at once, one whose process was killed when its lease runs out). A client of the action counts as gone once
+    one was seen during the goal, or CLIENT_DISCOVERY_S after the goal began (its client may not be discovered yet).
+    rclpy does not name a goal's client, so a client that leaves while another client of the action stays is not
+    seen."""
 
-    def __init__(self, node, action: str, goal_handle):
-        self._node, self._goal_handle = node, goal_handle
+    def __init__(self, node, action: str, goal_handle, clock: Callable[[], float] = time.monotonic):
+        self._node, self._goal_handle, self._clock = node, goal_handle, clock
         self._feedback_topic = f"{action}/_action/feedback"  # every rclpy and rclcpp action client subscribes to it
         self._next_check = 0.0
+        self._unseen_until = clock() + CLIENT_DISCOVERY_S  # None once a client was seen
 
     def __call__(self) -> str:
         if self._goal_handle.is_cancel_requested:
             return "cancelled by its client"
-        now = time.monotonic()
+        now = self._clock()
         if now >= self._next_check:
             self._next_check = now + CLIENTS_CHECK_S
-            if self._node.count_subscribers(self._feedback_topic) == 0:
+            if self._node.count_subscribers(self._feedback_topic) > 0:
+                self._unseen_until = None
+            elif self._unseen_until is None or now >= self._unseen_until:
                 return f"no client of {self._feedback_topic.split('/_action')[0]} is left: its client is gone"
         return ""
 

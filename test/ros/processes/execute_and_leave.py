@@ -1,5 +1,6 @@
 """Send one execute_trajectory goal (--joints from --positions, 60 s still), say ``accepted`` once the node accepted
-it, then wait to be stopped (SIGTERM: rclpy's handler shuts the context down, and the client leaves the graph)."""
+it, then wait to be stopped (SIGTERM: rclpy's handler shuts the context down, and the client leaves the graph). A
+result that arrives before is printed (``result <status> <error code> <message>``), for the test's failure message."""
 import argparse
 import contextlib
 import time
@@ -29,7 +30,12 @@ def main() -> None:
             JointTrajectoryPoint(positions=args.positions, time_from_start=Duration(sec=sec)) for sec in (0, 60)]
         sent = client.send_goal_async(goal)
         rclpy.spin_until_future_complete(node, sent, timeout_sec=60.0)
-        print("accepted" if sent.result() is not None and sent.result().accepted else "refused", flush=True)
+        handle = sent.result()
+        print("accepted" if handle is not None and handle.accepted else "refused", flush=True)
+        if handle is not None and handle.accepted:
+            handle.get_result_async().add_done_callback(lambda done: print(
+                "result", done.result().status, done.result().result.error_code.val,
+                done.result().result.error_code.message, flush=True))
         while rclpy.ok():
             rclpy.spin_once(node, timeout_sec=0.1)
             time.sleep(0.01)
