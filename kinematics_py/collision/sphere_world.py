@@ -10,21 +10,39 @@ checker. A scene they cannot represent (attached objects, world meshes and octre
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
 
 from .checker import CollisionChecker
 from .geometry import Box, Cone, Cylinder, Plane, Sphere
-from .sphere_kernels import BOX, CYLINDER, PLANE, SPHERE, SphereTable
+from .sphere_kernels import BOX, CYLINDER, PLANE, SPHERE, SphereTable, state_collides, workspace
 from .spheres import robot_spheres
 
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Scratch of ``free_for_spheres`` per thread: the table it was made for and its workspace.
+_scratch = threading.local()
 
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
     """The checker's robot and scene as a ``SphereTable``, or why they cannot be one (kept per scene version)."""
     return _kept(checker)[0]
+
+
+def free_for_spheres(checker: CollisionChecker, state: np.ndarray) -> bool:
+    """Whether the robot's spheres are free in the full ``state`` (every pair the checker tests, and more, is
+    tested: the checker finds such a state free too); False where they touch or there is no table (ask the
+    checker then). A few microseconds, where the checker takes tens."""
+    table = sphere_table(checker)
+    if isinstance(table, str):
+        return False
+    kept = getattr(_scratch, "kept", None)
+    if kept is None or kept[0] is not table or len(kept[1].q) != len(state):
+        kept = _scratch.kept = (table, workspace(state, len(checker.model.link_names), table),
+                                np.arange(len(state), dtype=np.int64), tuple(table))
+    _, work, indices, arrays = kept
+    return not state_collides(np.asarray(state, dtype=float), indices, checker.model.tree.table_arrays, arrays, work)
 
 
 def obstacle_owners(checker: CollisionChecker) -> tuple[str, ...]:

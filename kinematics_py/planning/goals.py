@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ NUMERICAL_RESTARTS = 16
 NUMERICAL_RESTART_TIMEOUT = 0.02
 #: A joint this far past a limit [rad or m] is outside it (rounding of values at the limit).
 LIMIT_TOLERANCE = 1e-9
+_LIMITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {joint names: ``_group_limits``}
 #: Two solutions closer than this in every joint are the same one [rad or m].
 SAME_SOLUTION = 1e-6
 
@@ -101,13 +103,8 @@ class GroupLimits:
     start; a revolute joint's whole turns are the values 2 pi apart within its limits."""
 
     def __init__(self, plugin: KinematicsPlugin, start: np.ndarray):
-        model = plugin.robot_model
-        joints = [model.joints[name] for name in plugin.getJointNames()]
-        self.names = tuple(plugin.getJointNames())
-        self.lower = np.array([joint.lower for joint in joints], dtype=float)
-        self.upper = np.array([joint.upper for joint in joints], dtype=float)
-        self.revolute = np.array([joint.type in ("revolute", "continuous") for joint in joints])
-        unbounded = ~(np.isfinite(self.lower) & np.isfinite(self.upper))
+        self.names, self.lower, self.upper, self.revolute, unbounded = _group_limits(plugin.robot_model,
+                                                                                     tuple(plugin.getJointNames()))
         self.bounds_lower = np.where(unbounded, start - math.pi, self.lower)
         self.bounds_upper = np.where(unbounded, start + math.pi, self.upper)
 
@@ -119,6 +116,9 @@ class GroupLimits:
 
     def first_outside(self, positions: np.ndarray) -> int:
         """Index of the first row of ``positions`` with a joint outside its limits (as ``violations``), -1: none."""
+        if (positions.min(axis=0) >= self.lower - LIMIT_TOLERANCE).all() and \
+                (positions.max(axis=0) <= self.upper + LIMIT_TOLERANCE).all():
+            return -1
         outside = np.any((positions < self.lower - LIMIT_TOLERANCE) | (positions > self.upper + LIMIT_TOLERANCE),
                          axis=1)
         return int(np.argmax(outside)) if outside.any() else -1
@@ -134,6 +134,21 @@ class GroupLimits:
                           math.floor((high - value) / (2 * math.pi) + 1e-9) + 1)
             options.append([value + 2 * math.pi * k for k in turns] or [value])
         return [np.array(choice) for choice in itertools.product(*options)]
+
+
+def _group_limits(model, names: tuple[str, ...]) -> tuple:
+    """(names, lower, upper, revolute, unbounded) of the joints ``names`` (read-only arrays), kept per model."""
+    kept = _LIMITS.setdefault(model, {})
+    if names not in kept:
+        joints = [model.joints[name] for name in names]
+        lower = np.array([joint.lower for joint in joints], dtype=float)
+        upper = np.array([joint.upper for joint in joints], dtype=float)
+        arrays = (lower, upper, np.array([joint.type in ("revolute", "continuous") for joint in joints]),
+                  ~(np.isfinite(lower) & np.isfinite(upper)))
+        for array in arrays:
+            array.flags.writeable = False
+        kept[names] = (names, *arrays)
+    return kept[names]
 
 
 def goal_candidates(goal: Goal, plugin: KinematicsPlugin, start: np.ndarray, limits: GroupLimits,

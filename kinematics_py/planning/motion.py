@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..collision.checker import CollisionChecker
+from ..collision.sphere_world import free_for_spheres
 from ..errors import ErrorCode, Verdict
 from ..geometry.poses import transform_from_any_pose
 from ..ik.budget import UNBOUNDED, Budget
@@ -189,10 +190,10 @@ class _Run:
                           diagnosis=diagnosis)
 
     def diagnose(self, what: str, q: np.ndarray) -> StateDiagnosis:
-        violations = tuple(self.bounds.violations(q))
-        report = self.check.checker.check(self.check.full_state(q))
+        violations, state = tuple(self.bounds.violations(q)), self.check.full_state(q)
+        pairs = () if free_for_spheres(self.check.checker, state) else self.check.checker.check(state).pairs
         other = self.check.validity_problem(q)
-        return StateDiagnosis(what, report.pairs, violations, (other,) if other else ())
+        return StateDiagnosis(what, pairs, violations, (other,) if other else ())
 
     def link_poses(self, q: np.ndarray) -> Mapping[str, np.ndarray]:
         """T_model_link (4, 4) of every link with the group at ``q``, the other joints at the base state."""
@@ -244,7 +245,7 @@ def _candidates(run: _Run, q_free: np.ndarray,
                 start_report: StateDiagnosis) -> tuple[list[_Candidate], list[StateDiagnosis]] | MotionPlan:
     """Every goal's valid candidates reached from ``q_free`` and the diagnosis (the start's, then each goal's),
     or the failure when no goal has one."""
-    T_model_links = run.link_poses(q_free)
+    T_model_links = run.link_poses(q_free) if any(isinstance(goal, PoseGoal) for goal in run.goals) else None
     candidates, diagnosis = [], [start_report]
     for index, goal in enumerate(run.goals):
         found, report = _goal_candidates(run, index, goal, q_free, T_model_links)
@@ -429,6 +430,8 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
     """(positions, timing) of the path through ``waypoints``: each joint move a straight line at most
     ``resolution`` apart per joint, timed on its own from rest to rest (so the trajectory is exactly the checked
     path: a spline through a corner would leave it), each run of linear moves timed as one smooth path."""
+    if len(waypoints) > 1 and all(w.motion == "joint" for w in waypoints[1:]):  # joint moves alone: one call
+        return timed_joint_moves(np.array([waypoint.positions for waypoint in waypoints]), limits, resolution)
     runs: list[np.ndarray] = []
     for previous, waypoint in zip(waypoints[:-1], waypoints[1:]):
         if waypoint.motion == "linear" and runs and previous.motion == "linear":

@@ -10,6 +10,7 @@ travelled) with that speed as its velocity limit.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ DEFAULT_MAX_VELOCITY = 1.0
 DEFAULT_MAX_ACCELERATION = 1.0
 #: Acceleration bound of the Cartesian-distance coordinate: its speed alone is limited.
 _UNBOUNDED_ACCELERATION = 1e9
+_URDF_LIMITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {joint names: ``joint_limits``}
 #: Joint motion [rad or m] below which a path does not move and each step gets MIN_STEP_DURATION.
 STILL = 1e-12
 MIN_STEP_DURATION = 1e-3
@@ -77,8 +79,24 @@ def joint_limits(model: RobotModel, joint_names: Sequence[str],
                  overrides: dict[str, dict[str, object]] | None = None) -> JointLimits:
     """The limits of ``joint_names``: velocities from the URDF, accelerations from ``overrides`` (MoveIt's
     joint_limits.yaml: joint -> {has_velocity_limits, max_velocity, has_acceleration_limits, max_acceleration};
-    its velocities replace the URDF's), DEFAULT_MAX_VELOCITY / DEFAULT_MAX_ACCELERATION where none is given."""
-    overrides = overrides or {}
+    its velocities replace the URDF's), DEFAULT_MAX_VELOCITY / DEFAULT_MAX_ACCELERATION where none is given. Without
+    overrides, kept per model and joints (read-only arrays)."""
+    if not overrides:
+        kept = _URDF_LIMITS.setdefault(model, {})
+        names = tuple(joint_names)
+        if names not in kept:
+            kept[names] = _read_only(_limits_of(model, names, {}))
+        return kept[names]
+    return _limits_of(model, joint_names, overrides)
+
+
+def _read_only(limits: JointLimits) -> JointLimits:
+    for array in (limits.max_velocities, limits.max_accelerations):
+        array.flags.writeable = False
+    return limits
+
+
+def _limits_of(model: RobotModel, joint_names: Sequence[str], overrides: dict[str, dict[str, object]]) -> JointLimits:
     velocities, accelerations = [], []
     for name in joint_names:
         given = overrides.get(name, {})

@@ -12,6 +12,7 @@ from test_sphere_search import BOXES, TIME, panda, problems
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
+from kinematics_py.collision.sphere_kernels import SphereTable, place_chain, workspace
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning import sphere_pairs
@@ -22,7 +23,13 @@ from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck, densify
 from kinematics_py.planning.sphere_pairs import body_names
-from kinematics_py.planning.sphere_proof import checked_path, moving_table, segment_free, sphere_proof
+from kinematics_py.planning.sphere_proof import (
+    chain_tables,
+    checked_path,
+    moving_table,
+    segment_free,
+    sphere_proof,
+)
 
 SEED = 30
 CHECK_STEP = 0.005
@@ -218,3 +225,59 @@ def test_a_self_pairs_margin_bounds_how_far_its_links_move_relative_to_each_othe
                     if set(body_names(check, table, [a, b])) == {"forearm_link", "wrist_2_link"})
         a, b = table.self_pairs[pair]
         assert found.growth_reach[bodies + pair].sum() < 0.5 * (found.reach[a] + found.reach[b]).sum()
+
+
+def sphere_points(arrays: SphereTable, poses: np.ndarray) -> list[np.ndarray]:
+    """Each body's spheres' centres and the ends of their three axes (placed by the chain frames' ``poses``)."""
+    table = SphereTable(*arrays)
+    offsets = np.vstack([np.zeros(3), np.eye(3), -np.eye(3)])
+    points = []
+    for b, frame in enumerate(table.body_link):
+        rows = slice(table.body_first[b], table.body_first[b + 1])
+        local = (table.sphere_center[rows][:, None] + table.sphere_radius[rows][:, None, None] * offsets).reshape(-1, 3)
+        points.append(local @ poses[frame][:3, :3].T + poses[frame][:3, 3])
+    return points
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5"])
+def test_a_states_own_margins_bound_how_far_its_spheres_move_and_are_tighter_than_the_paths(robot, table_wall):
+    """Over straight joint motions from a state, every point of a body's spheres moves no farther than the margin
+    ``_tightened`` gives the body in that state, and the distance between points of a self pair's bodies changes by
+    no more than the pair's; the lower of those margins and ``link_reach``'s (the same in every state), which the
+    proof uses, are less than two thirds of ``link_reach``'s."""
+    if robot == "panda":
+        plugin, checker = table_wall
+        names = tuple(plugin.getJointNames())
+    else:
+        checker, names = ur5_table_wall()
+    check = PathCheck(checker, names)
+    found = moving_table(check)
+    chain, arrays = chain_tables(check, found.table)
+    bound = sphere_proof_module.proof_bound(check, found.table)
+    bodies, pairs = len(found.table.body_link), found.table.self_pairs
+    work = workspace(check.base, len(checker.model.link_names), found.table)
+    rng = np.random.default_rng(SEED + 5)
+    joints = checker.model.joints
+    lower, upper = (np.array([getattr(joints[n], side) for n in names]) for side in ("lower", "upper"))
+    tightened, loose = [], []
+    for _ in range(40):
+        q0 = lower + rng.random(len(names)) * (upper - lower)
+        dq = rng.uniform(-0.05, 0.05, len(names))  # a block of a few steps
+        place_chain(q0, chain, arrays, work)
+        work.growth[:] = np.inf
+        sphere_proof_module._tightened(np.abs(dq), bound, chain, arrays, work)
+        margins = work.growth.copy()
+        tightened.append(margins)
+        loose.append(found.growth_reach @ np.abs(dq))
+        start = sphere_points(arrays, work.link_poses)
+        for t in np.linspace(0.0, 1.0, 11)[1:]:
+            place_chain(q0 + t * dq, chain, arrays, work)
+            at = sphere_points(arrays, work.link_poses)
+            for b in range(bodies):
+                assert np.linalg.norm(at[b] - start[b], axis=1).max() <= margins[b] + 1e-9, (b, t)
+            for p, (a, b) in enumerate(pairs):
+                before = np.linalg.norm(start[a][:, None] - start[b][None], axis=2)
+                moved = np.abs(np.linalg.norm(at[a][:, None] - at[b][None], axis=2) - before).max()
+                assert moved <= margins[bodies + p] + 1e-9, (p, t)
+    kept = np.minimum(tightened, loose)  # what the proof uses: the lower of the two
+    assert kept.sum() < 2 / 3 * np.sum(loose), kept.sum() / np.sum(loose)

@@ -19,7 +19,7 @@ from kinematics_py.collision.sphere_kernels import (
     state_collides,
     workspace,
 )
-from kinematics_py.collision.sphere_world import sphere_table
+from kinematics_py.collision.sphere_world import free_for_spheres, sphere_table
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
@@ -112,6 +112,19 @@ def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall):
     exact = checker.check_batch(states, joint_names=names)
     assert exact.any() and (~spheres).any()
     assert not (exact & ~spheres).any()  # spheres contain the geometry: free for them is free
+    # the diagnosis's shortcut (``free_for_spheres``, a full state) answers as they do
+    free = np.array([free_for_spheres(checker, check.full_state(q)) for q in states[:300]])
+    assert np.array_equal(free, ~spheres[:300])
+
+
+def test_a_scene_the_spheres_cannot_hold_is_never_free_for_them_and_is_left_to_the_checker():
+    plugin, checker = panda(BOXES)
+    check = PathCheck(checker, plugin.getJointNames())
+    assert free_for_spheres(checker, check.full_state(LEFT))
+    triangle = Mesh(np.array([[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [0.0, 0.01, 0.0]]), np.array([[0, 1, 2]]))
+    checker.scene.add_object("chip", [triangle], pose=make_transform(None, (2.0, 2.0, 2.0)))
+    assert "chip" in sphere_table(checker)
+    assert not free_for_spheres(checker, check.full_state(LEFT))
 
 
 def test_sphere_paths_are_free_for_the_exact_checker_at_the_search_resolution(table_wall):
