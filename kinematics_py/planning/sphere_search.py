@@ -32,7 +32,7 @@ from ..collision.sphere_kernels import SphereTable, chain_motion_collides, colli
 from ..compiled import compiled_kernel
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
-from .sphere_proof import chain_tables, moving_table, segment_free
+from .sphere_proof import chain_tables, first_touching, moving_table, segment_free
 
 #: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
 RANGE_SHARE = 0.2
@@ -238,14 +238,15 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     moving = moving_table(check)
     if moving is None or len(goals) > TREE_CAPACITY // 2:
         return None
-    table = moving.table
-    model_tree = check.checker.model.tree.table_arrays
+    table, ends = moving.table, np.vstack([start, goals])
     work = workspace(check.base, len(check.checker.model.link_names), table)
-    relaxed = _relaxed(table, np.vstack([start, goals]), check.indices, model_tree, work)
-    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
-    tables = chain_tables(check, relaxed)
+    relaxed, tables = table, chain_tables(check, table)
     if tables is None:
         return None
+    if first_touching(ends, *tables, work) >= 0:  # (one compiled call for the usual case: none touches)
+        relaxed = _relaxed(table, ends, check.indices, check.checker.model.tree.table_arrays, work)
+        tables = chain_tables(check, relaxed)
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     chain, arrays = tables
     nodes = np.empty((2, TREE_CAPACITY, len(start)))
     parents = np.full((2, TREE_CAPACITY), -1, dtype=np.int64)
