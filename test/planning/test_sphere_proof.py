@@ -183,18 +183,23 @@ def test_self_pairs_touching_along_a_path_are_left_to_the_exact_checker_and_answ
     assert narrowed > 0
 
 
-@pytest.mark.parametrize("robot", ["panda", "ur5"])
-def test_a_self_pairs_margin_bounds_how_far_its_links_move_relative_to_each_other(robot, table_wall):
-    """Over straight joint motions, the distance between a point of one link of a self pair and a point of the other
-    changes by no more than the pair's margin row (``growth_reach``) times the joint steps (the joints that move both
-    left out); the UR5's forearm and wrist_2 get less than half of what their own travel would give them."""
+def proof_of(robot: str, table_wall) -> tuple:
+    """(checker, joint names, PathCheck, ``moving_table``) of the Panda or the UR5 among the table and wall."""
     if robot == "panda":
         plugin, checker = table_wall
         names = tuple(plugin.getJointNames())
     else:
         checker, names = ur5_table_wall()
     check = PathCheck(checker, names)
-    found = moving_table(check)
+    return checker, names, check, moving_table(check)
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5"])
+def test_a_self_pairs_margin_bounds_how_far_its_links_move_relative_to_each_other(robot, table_wall):
+    """Over straight joint motions, the distance between a point of one link of a self pair and a point of the other
+    changes by no more than the pair's margin row (``growth_reach``) times the joint steps (the joints that move both
+    left out); the UR5's forearm and wrist_2 get less than half of what their own travel would give them."""
+    checker, names, check, found = proof_of(robot, table_wall)
     table, bodies = found.table, len(found.table.body_link)
     links = checker.model.link_names
     corners = {}
@@ -245,13 +250,7 @@ def test_a_states_own_margins_bound_how_far_its_spheres_move_and_are_tighter_tha
     ``_tightened`` gives the body in that state, and the distance between points of a self pair's bodies changes by
     no more than the pair's; the lower of those margins and ``link_reach``'s (the same in every state), which the
     proof uses, are less than two thirds of ``link_reach``'s."""
-    if robot == "panda":
-        plugin, checker = table_wall
-        names = tuple(plugin.getJointNames())
-    else:
-        checker, names = ur5_table_wall()
-    check = PathCheck(checker, names)
-    found = moving_table(check)
+    checker, names, check, found = proof_of(robot, table_wall)
     chain, arrays = chain_tables(check, found.table)
     bound = sphere_proof_module.proof_bound(check, found.table)
     bodies, pairs = len(found.table.body_link), found.table.self_pairs
