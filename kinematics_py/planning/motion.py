@@ -192,8 +192,7 @@ class _Run:
     def diagnose(self, what: str, q: np.ndarray) -> StateDiagnosis:
         violations, state = tuple(self.bounds.violations(q)), self.check.full_state(q)
         pairs = () if free_for_spheres(self.check.checker, state) else self.check.checker.check(state).pairs
-        other = self.check.validity_problem(q)
-        return StateDiagnosis(what, pairs, violations, (other,) if other else ())
+        return StateDiagnosis(what, pairs, violations, (other,) if (other := self.check.validity_problem(q)) else ())
 
     def link_poses(self, q: np.ndarray) -> Mapping[str, np.ndarray]:
         """T_model_link (4, 4) of every link with the group at ``q``, the other joints at the base state."""
