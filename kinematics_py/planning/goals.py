@@ -116,11 +116,10 @@ class GroupLimits:
 
     def first_outside(self, positions: np.ndarray) -> int:
         """Index of the first row of ``positions`` with a joint outside its limits (as ``violations``), -1: none."""
-        if (positions.min(axis=0) >= self.lower - LIMIT_TOLERANCE).all() and \
-                (positions.max(axis=0) <= self.upper + LIMIT_TOLERANCE).all():
+        low, high = self.lower - LIMIT_TOLERANCE, self.upper + LIMIT_TOLERANCE
+        if (positions.min(axis=0) >= low).all() and (positions.max(axis=0) <= high).all():
             return -1
-        outside = np.any((positions < self.lower - LIMIT_TOLERANCE) | (positions > self.upper + LIMIT_TOLERANCE),
-                         axis=1)
+        outside = np.any((positions < low) | (positions > high), axis=1)
         return int(np.argmax(outside)) if outside.any() else -1
 
     def whole_turns(self, q: np.ndarray) -> list[np.ndarray]:
