@@ -120,7 +120,7 @@ def test_the_warm_up_compiles_every_kernel_that_python_code_calls():
     """A kernel first compiled inside a request costs seconds of its time (a plan's repair ran out of it so)."""
     kernels = sorted(kernels_python_calls())
     assert {("kinematics_py.collision.sphere_kernels", "chain_states_free"),
-            ("kinematics_py.planning.straight_timing", "_time_moves"),
+            ("kinematics_py.planning.straight_timing", "timed_moves"),
             ("kinematics_py.model.tree_kernels", "joint_motion")} <= set(kernels)
     result = subprocess.run([sys.executable, "-c", UNREACHED_SCRIPT], input=json.dumps(kernels), capture_output=True,
                             text=True, timeout=WARM_UP_TIMEOUT_S)

@@ -20,7 +20,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .path_check import PathCheck, densify, steps_between
+from .path_speed import ToolLimits, time_along_path
 from .sphere_proof import first_invalid
+from .time_parameterization import JointLimits, TimedPath
 
 #: Radii tried per waypoint, as fractions of the largest one: the first whose blend is free is kept.
 TRIED_FRACTIONS = (1.0, 0.5, 0.25, 0.125)
@@ -186,3 +188,16 @@ def blended_path(waypoints: Sequence[np.ndarray], motions: Sequence[str], radii:
     stops = [where[index[(i, 1.0)]] for i in range(1, len(points) - 1)
              if index[(i, 1.0)] in where and not (motions[i] == motions[i + 1] == "linear")]
     return np.concatenate(parts), stops
+
+
+def blended_trajectory(points: Sequence[np.ndarray], motions: Sequence[str], radii: Sequence[float],
+                       limits: JointLimits, resolution: float,
+                       tool: ToolPositions | None = None) -> tuple[np.ndarray, TimedPath]:
+    """(positions, timing) of the path flowing through the waypoints ``points`` within their blend radii
+    (``blended_path``; ``tool`` the tip's positions, for the radii [m] next to linear moves), timed as one path
+    within the joint limits, at rest only where it stops."""
+    positions, stops = blended_path(points, motions, radii, resolution, tool)
+    unlimited = np.full(len(positions) - 1, np.inf)
+    no_tool_limits = ToolLimits(unlimited, unlimited, unlimited, unlimited, unlimited)
+    return positions, time_along_path(positions, np.zeros((len(positions), 3)), np.zeros(len(positions) - 1), limits,
+                                      no_tool_limits, stops)

@@ -110,6 +110,9 @@ class GroupLimits:
 
     def violations(self, q: np.ndarray) -> list[str]:
         """Each joint outside its limits, with its value and limits."""
+        q = np.asarray(q, dtype=float)
+        if ((q >= self.lower - LIMIT_TOLERANCE) & (q <= self.upper + LIMIT_TOLERANCE)).all():  # (NaN is outside)
+            return []
         return [f"{name} = {value:.6g} outside [{low:.6g}, {high:.6g}]"
                 for name, value, low, high in zip(self.names, q, self.lower, self.upper)
                 if not (low - LIMIT_TOLERANCE <= value <= high + LIMIT_TOLERANCE)]

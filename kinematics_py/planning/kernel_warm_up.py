@@ -17,9 +17,9 @@ from .goals import JointGoal
 from .motion import MotionPlan, plan
 from .options import PlanOptions
 from .path_check import PathCheck
-from .sphere_proof import moving_table, spheres_free
+from .sphere_proof import moving_table, sphere_proof, spheres_free
 from .sphere_search import sphere_search
-from .straight_timing import time_straight_line
+from .straight_timing import time_straight_line, timed_joint_moves
 from .time_parameterization import joint_limits
 
 #: How far (at most, per joint) the warm-up's plan's states are from the state given [rad or m], and how many random
@@ -35,10 +35,10 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
                      near: np.ndarray) -> MotionPlan | None:
     """Load the kernels of a plan of ``plugin``'s group between two free states at or near ``near`` (the robot's
     other joints at ``state``): the sphere search (spheres, RRT-Connect, shortcutting; the plan itself takes the
-    straight motion), the plan's straight check and proof, the check of states with grown spheres that
-    ``sphere_proof.first_invalid`` reaches only when the spheres block a free state, the timing of joint moves and
-    of a straight line, and the points a controller needs. Returns the plan's result; None when no two of
-    GOAL_TRIES states near ``near`` are free (nothing loaded)."""
+    straight motion), the plan's straight check and proof (of joint moves with their timing, and alone), the check
+    of states with grown spheres that ``sphere_proof.first_invalid`` reaches only when the spheres block a free
+    state, the timing of joint moves and of a straight line, and the points a controller needs. Returns the plan's
+    result; None when no two of GOAL_TRIES states near ``near`` are free (nothing loaded)."""
     model, joints = plugin.robot_model, plugin.getJointNames()
     lower = np.array([model.joints[j].lower for j in joints])
     upper = np.array([model.joints[j].upper for j in joints])
@@ -54,7 +54,10 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
     proof = moving_table(check)
     if proof is not None:
         spheres_free(check, proof.table, np.array([start, goal]), np.zeros((2, len(proof.growth_reach))))
-    time_straight_line(np.array([start, goal]), joint_limits(model, joints))
+        sphere_proof(check, np.array([start, goal]), proof)  # (a plan's path with linear moves is proven so)
+    limits = joint_limits(model, joints)
+    time_straight_line(np.array([start, goal]), limits)
+    timed_joint_moves(np.array([start, goal]), limits, check.resolution)  # (a plan's moves not proven on spheres)
     result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=PLANNING_TIME_S))
     sparse_plan(result)
     return result

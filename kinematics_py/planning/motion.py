@@ -33,14 +33,14 @@ from ..geometry.poses import transform_from_any_pose
 from ..ik.budget import UNBOUNDED, Budget
 from ..ik.plugin import KinematicsPlugin
 from ..state_check import StateCheck
-from .blending import ToolPositions, blend_radii, blended_path
+from .blending import blend_radii, blended_trajectory
 from .cartesian_path import compute_cartesian_path
 from .goals import Candidates, Goal, GoalError, GroupLimits, PoseGoal, goal_candidates, pose_candidates
 from .ompl_search import DEFAULT_PLANNER
 from .options import TOUCH_NEEDS, Approach, PlanningError, PlanOptions, unit_direction
 from .path_check import PathCheck, densify
-from .path_speed import ToolLimits, time_along_path
 from .proof_repair import nearest_segment, repaired_span
+from .proven_moves import proven_joint_moves
 from .sphere_proof import checked_path, segment_free
 from .sphere_search import fast_or_ompl_search
 from .straight_timing import timed_joint_moves
@@ -203,14 +203,14 @@ class _Run:
         """The tip's position [m] (k, 3), in the plugin's base frame, at each row of ``positions`` (k, dof)."""
         return np.array([_tip_transform(self.plugin, q)[:3, 3] for q in positions])
 
-    def trajectory_verdict(self, positions: np.ndarray) -> tuple[str, int | None, int]:
+    def trajectory_verdict(self, positions: np.ndarray, proof: tuple | None = None) -> tuple[str, int | None, int]:
         """(why a densified path cannot be returned, "" when it can: a state in collision, off the path constraints
         or outside the limits; when it can, ``first_unproven``'s answer; the invalid point, -1 when there is none or
-        the path leaves the limits), the spheres' proof first (``sphere_proof``)."""
+        the path leaves the limits), the spheres' proof first (``sphere_proof``; ``proof``: made already)."""
         outside = self.bounds.first_outside(positions)
         if outside >= 0:
             return "joint limits: " + ", ".join(self.bounds.violations(positions[outside])), -1, -1
-        invalid, unproven = checked_path(self.check, positions)
+        invalid, unproven = checked_path(self.check, positions, proof=proof)
         if invalid < 0:
             return "", unproven, -1
         return f"point {invalid}: {self.check.state_problem(positions[invalid])}", -1, invalid
@@ -353,15 +353,21 @@ def _blended(run: _Run, waypoints: list[Waypoint]) -> list[Waypoint]:
     return [Waypoint(w.positions, w.motion, r) for w, r in zip(waypoints, radii)]
 
 
-def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath] | MotionPlan:
-    """(positions, timing) of the path within the scaled limits, or the failure when it cannot be timed."""
+def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath, tuple | None] | MotionPlan:
+    """(positions, timing, the spheres' proof of a path of joint moves: ``proven_joint_moves``) of the path within
+    the scaled limits, or the failure when it cannot be timed."""
     options = run.options
     limits = options.limits or joint_limits(run.plugin.robot_model, run.names)
     try:
         scaled = limits.scaled(options.velocity_scaling, options.acceleration_scaling)
         if options.blend:
-            return blended_trajectory(waypoints, scaled, options.resolution, run.tip_positions)
-        return timed_trajectory(waypoints, scaled, options.resolution)
+            return *blended_trajectory([w.positions for w in waypoints], [w.motion for w in waypoints],
+                                       [w.blend_radius for w in waypoints], scaled, options.resolution,
+                                       run.tip_positions), None
+        if all(w.motion == "joint" for w in waypoints[1:]):
+            return proven_joint_moves(run.check, np.array([w.positions for w in waypoints]), scaled,
+                                      options.resolution)
+        return *timed_trajectory(waypoints, scaled, options.resolution), None
     except TimeParameterizationError as error:
         return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path cannot be timed: {error}")
 
@@ -380,12 +386,12 @@ def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.nd
         timed = _timed(run, waypoints)
         if isinstance(timed, MotionPlan):
             return timed
-        positions = timed[0]
-        problem, unproven, invalid = run.trajectory_verdict(positions)
+        positions, timing, proof = timed
+        problem, unproven, invalid = run.trajectory_verdict(positions, proof)
         if problem and invalid < 0:
             return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
         if not problem and (unproven is None or unproven < 0):
-            return (waypoints, *timed)
+            return waypoints, positions, timing
         points = np.array([w.positions for w in waypoints])
         if problem:  # a point between the search's checks (it checks more coarsely) collides: search its segment again
             detour_deadline = detour_deadline or _repair_deadline(run)
@@ -429,8 +435,6 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
     """(positions, timing) of the path through ``waypoints``: each joint move a straight line at most
     ``resolution`` apart per joint, timed on its own from rest to rest (so the trajectory is exactly the checked
     path: a spline through a corner would leave it), each run of linear moves timed as one smooth path."""
-    if len(waypoints) > 1 and all(w.motion == "joint" for w in waypoints[1:]):  # joint moves alone: one call
-        return timed_joint_moves(np.array([waypoint.positions for waypoint in waypoints]), limits, resolution)
     runs: list[np.ndarray] = []
     for previous, waypoint in zip(waypoints[:-1], waypoints[1:]):
         if waypoint.motion == "linear" and runs and previous.motion == "linear":
@@ -456,19 +460,6 @@ def timed_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits,
                                                 np.concatenate(accelerations))
 
 
-def blended_trajectory(waypoints: Sequence[Waypoint], limits: JointLimits, resolution: float,
-                       tool: ToolPositions | None = None) -> tuple[np.ndarray, TimedPath]:
-    """(positions, timing) of the path flowing through the waypoints within their blend radii (``blended_path``;
-    ``tool`` the tip's positions, for the radii [m] next to linear moves), timed as one path within the joint
-    limits, at rest only where it stops."""
-    positions, stops = blended_path([w.positions for w in waypoints], [w.motion for w in waypoints],
-                                    [w.blend_radius for w in waypoints], resolution, tool)
-    unlimited = np.full(len(positions) - 1, np.inf)
-    tool = ToolLimits(unlimited, unlimited, unlimited, unlimited, unlimited)
-    return positions, time_along_path(positions, np.zeros((len(positions), 3)), np.zeros(len(positions) - 1), limits,
-                                      tool, stops)
-
-
 def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndarray, candidates: list[_Candidate],
                     bounds: GroupLimits, planner_id: str, time_limit: float, attempts: int,
                     should_stop) -> tuple[np.ndarray, _Candidate] | None:
@@ -477,9 +468,9 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     searches. Every segment of the answer is free at ``search_resolution`` (the trajectory's final check, at
     ``check``'s, searches again a segment that fails it)."""
     search_check = check.with_resolution(max(search_resolution, check.resolution))
-    distances = np.array([np.linalg.norm(c.q - q_start) for c in candidates])
-    straight = next((k for k in np.argsort(distances, kind="stable")
-                     if segment_free(search_check, q_start, candidates[k].q)), None)
+    nearest_first = [0] if len(candidates) == 1 else np.argsort(
+        [np.linalg.norm(c.q - q_start) for c in candidates], kind="stable")
+    straight = next((k for k in nearest_first if segment_free(search_check, q_start, candidates[k].q)), None)
     check.states_checked += search_check.states_checked
     search_check.states_checked = 0
     if straight is not None:
@@ -497,7 +488,7 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
         waypoints = result.waypoints
         if waypoints is None:
             continue
-        length = float(np.linalg.norm(np.diff(waypoints, axis=0), axis=1).sum())
+        length = float(np.linalg.norm(np.diff(waypoints, axis=0), axis=1).sum()) if attempts > 1 else 0.0
         if best is None or length < best[0]:
             best = (length, waypoints)
         check.states_checked += search_check.states_checked
@@ -505,7 +496,7 @@ def _path_to_one_of(check: PathCheck, search_resolution: float, q_start: np.ndar
     if best is None:
         return None
     waypoints = best[1]
-    reached = int(np.argmin(np.abs(goals - waypoints[-1]).max(axis=1)))
+    reached = 0 if len(goals) == 1 else int(np.argmin(np.abs(goals - waypoints[-1]).max(axis=1)))
     waypoints[-1] = goals[reached]
     return waypoints, candidates[reached]
 

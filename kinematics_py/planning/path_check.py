@@ -7,6 +7,7 @@ first a few states spread over the segment by bisection (where a collision is mo
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -99,8 +100,8 @@ class PathCheck:
 
     def with_resolution(self, resolution: float) -> PathCheck:
         """The same checks at another resolution (its states are counted separately)."""
-        other = PathCheck(self.checker, self.joint_names, self.base, resolution, self.state_validity)
-        other.fixed_pairs_free = self.fixed_pairs_free
+        other = copy.copy(self)  # (its binding to the checker made once)
+        other.resolution, other.states_checked = resolution, 0
         return other
 
     def full_state(self, q: np.ndarray) -> np.ndarray:

@@ -387,7 +387,7 @@ def proof_bound(check: PathCheck, table: SphereTable) -> tuple:
     return reach, lowest, np.empty(len(check.joint_names)), np.empty(reach.shape)
 
 
-def _kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, Workspace]:
+def kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, Workspace]:
     """(chain, table arrays, a workspace) of ``check``'s group for ``table``'s spheres (``moving_table`` made sure
     that the group has a chain)."""
     chain, arrays = chain_tables(check, table)
@@ -396,7 +396,7 @@ def _kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, 
 
 def _workspace(check: PathCheck, table: SphereTable) -> Workspace:
     """A workspace for ``table``'s spheres, no margins set, kept per thread (the kernels given one by
-    ``_kernel_inputs`` are done with it when they return)."""
+    ``kernel_inputs`` are done with it when they return)."""
     kept = getattr(_WORKSPACES, "kept", None)
     if kept is None:
         kept = _WORKSPACES.kept = {}
@@ -415,7 +415,7 @@ def spheres_free(check: PathCheck, table: SphereTable, states: np.ndarray, growt
     ``growth`` (n, bodies + self pairs)."""
     free = np.zeros(len(states), dtype=bool)
     chain_states_free(np.ascontiguousarray(states, dtype=float), np.ascontiguousarray(growth),
-                      *_kernel_inputs(check, table), free)
+                      *kernel_inputs(check, table), free)
     return free
 
 
@@ -425,7 +425,7 @@ def _block_proven(check: PathCheck, found: ProofTable, positions: np.ndarray) ->
     points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
     check.states_checked += block_proof(np.ascontiguousarray(positions, dtype=float), found.growth_reach,
                                         SPHERE_HALVINGS, proof_bound(check, found.table),
-                                        *_kernel_inputs(check, found.table), points, steps)
+                                        *kernel_inputs(check, found.table), points, steps)
     return points, steps
 
 
@@ -443,17 +443,20 @@ def sphere_proof(check: PathCheck, positions: np.ndarray,
     return _block_proven(check, found, positions)
 
 
-def checked_path(check: PathCheck, positions: np.ndarray, halvings: int = MAX_HALVINGS) -> tuple[int, int | None]:
+def checked_path(check: PathCheck, positions: np.ndarray, halvings: int = MAX_HALVINGS,
+                 proof: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[int, int | None]:
     """(invalid, unproven) of a path's points, as ``check.first_invalid`` (-1: every point valid) and, when they
     are, ``first_unproven`` (a point whose step to the next is not proven free within ``halvings``, -1: all are,
     None: cannot be proven here) answer them, the exact checks made only where the spheres prove nothing (and for
-    the coarse pairs)."""
+    the coarse pairs). ``proof``: ``sphere_proof``'s answer for the path when it was made already."""
     found = moving_table(check)
-    proof = sphere_proof(check, positions, found)
+    proof = sphere_proof(check, positions, found) if proof is None else proof
     if proof is None:
         invalid = check.first_invalid(positions)
         return invalid, (first_unproven(check, positions, halvings=halvings) if invalid < 0 else -1)
     points, steps = proof
+    if found.coarse is None and points.all() and steps.all():
+        return -1, -1
     pair_points, pair_steps = points, steps  # what the exact checker of the pairs left out must prove
     narrowed = _narrowed(check, found, positions, points, steps)
     if narrowed is not None:
@@ -481,9 +484,9 @@ def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points
     checker of those pairs alone (with the coarse ones), when more than NARROW_STEPS steps are not proven; None
     when that is not so or cannot be (``relative_reach`` bounds no such checker). Kept per checker, group, table
     and pairs."""
-    doubt = np.flatnonzero(~points)
-    if (~steps).sum() <= NARROW_STEPS or not len(doubt) or not len(found.table.self_pairs):
+    if (~steps).sum() <= NARROW_STEPS or points.all() or not len(found.table.self_pairs):
         return None
+    doubt = np.flatnonzero(~points)
     table = found.table
     work = workspace(check.base, len(check.checker.model.link_names), table)
     hit, world = np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool)
@@ -512,7 +515,7 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
     if found is None or not len(states) or (found.dropped and _fixed_pairs_collide(check, states[0])):
         return check.first_invalid(states)
     order = bisection_order(len(states))
-    touching = first_touching(np.ascontiguousarray(states[order], dtype=float), *_kernel_inputs(check, found.table))
+    touching = first_touching(np.ascontiguousarray(states[order], dtype=float), *kernel_inputs(check, found.table))
     free, doubt = np.ones(len(states), dtype=bool), np.empty(0, dtype=np.int64)
     if touching >= 0:
         first = order[touching]

@@ -23,16 +23,17 @@ answers None and the plan takes OMPL's search, as before.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
 import numpy as np
 
-from ..collision.sphere_kernels import SphereTable, chain_motion_collides, colliding_pairs, workspace
+from ..collision.sphere_kernels import SphereTable, chain_motion_collides, colliding_pairs
 from ..compiled import compiled_kernel
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
-from .sphere_proof import chain_tables, first_touching, moving_table, segment_free
+from .sphere_proof import chain_tables, first_touching, kernel_inputs, moving_table, segment_free
 
 #: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
 RANGE_SHARE = 0.2
@@ -239,21 +240,19 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     if moving is None or len(goals) > TREE_CAPACITY // 2:
         return None
     table, ends = moving.table, np.vstack([start, goals])
-    work = workspace(check.base, len(check.checker.model.link_names), table)
-    relaxed, tables = table, chain_tables(check, table)
-    if tables is None:
-        return None
-    if first_touching(ends, *tables, work) >= 0:  # (one compiled call for the usual case: none touches)
+    chain, arrays, work = kernel_inputs(check, table)  # (the workspace kept for the thread, its margins zero)
+    relaxed = table
+    if first_touching(ends, chain, arrays, work) >= 0:  # (one compiled call for the usual case: none touches)
         relaxed = _relaxed(table, ends, check.indices, check.checker.model.tree.table_arrays, work)
-        tables = chain_tables(check, relaxed)
+        chain, arrays = chain_tables(check, relaxed)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
-    chain, arrays = tables
     nodes = np.empty((2, TREE_CAPACITY, len(start)))
-    parents = np.full((2, TREE_CAPACITY), -1, dtype=np.int64)
+    parents = np.empty((2, TREE_CAPACITY), dtype=np.int64)  # set as nodes are added; the roots' -1 here
+    parents[0, 0], parents[1, :len(goals)] = -1, -1
     nodes[0, 0], nodes[1, :len(goals)] = start, goals
     counts = np.array([1, len(goals)], dtype=np.int64)
     path = np.empty((2 * TREE_CAPACITY + SHORTCUT_TRIES, len(start)))
-    step = RANGE_SHARE * float(np.linalg.norm(upper - lower))
+    step = RANGE_SHARE * math.dist(upper, lower)
     seed_random(seed)
     deadline, first, found = time.perf_counter() + time_limit, 0, 0
     while found == 0 and time.perf_counter() < deadline and not (should_stop and should_stop()):

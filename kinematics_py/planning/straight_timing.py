@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from ..compiled import compiled_kernel
-from .path_check import steps_between
 from .time_parameterization import MIN_STEP_DURATION, STILL, JointLimits, TimedPath
 
 
@@ -31,14 +30,27 @@ def timed_joint_moves(waypoints: np.ndarray, limits: JointLimits,
                       resolution: float) -> tuple[np.ndarray, TimedPath]:
     """(positions, timing) of the straight joint moves through ``waypoints`` (at least two), each densified to steps
     of at most ``resolution`` per joint and timed from rest to rest, one after the other."""
-    waypoints = np.ascontiguousarray(waypoints, dtype=float)
-    steps = np.array([steps_between(a, b, resolution) for a, b in zip(waypoints[:-1], waypoints[1:])], dtype=np.int64)
-    count, dof = 1 + int(steps.sum()), waypoints.shape[1]
+    positions, times, velocities, accelerations = timed_moves(
+        np.ascontiguousarray(waypoints, dtype=float), resolution, limits.max_velocities.astype(float),
+        limits.max_accelerations.astype(float))
+    return positions, TimedPath(times, velocities, accelerations)
+
+
+@compiled_kernel
+def timed_moves(waypoints, resolution, max_velocities, max_accelerations):
+    """(positions, times, velocities, accelerations) of ``timed_joint_moves``."""
+    moves, dof = waypoints.shape[0] - 1, waypoints.shape[1]
+    steps, count = np.empty(moves, dtype=np.int64), 1
+    for m in range(moves):
+        largest = 0.0
+        for d in range(dof):
+            largest = max(largest, abs(waypoints[m + 1, d] - waypoints[m, d]))
+        steps[m] = max(1, int(math.ceil(largest / resolution - 1e-9)))  # as ``path_check.steps_between``
+        count += steps[m]
     positions, times = np.empty((count, dof)), np.empty(count)
     velocities, accelerations = np.empty((count, dof)), np.empty((count, dof))
-    _time_moves(waypoints, steps, limits.max_velocities.astype(float), limits.max_accelerations.astype(float),
-                positions, times, velocities, accelerations)
-    return positions, TimedPath(times, velocities, accelerations)
+    _time_moves(waypoints, steps, max_velocities, max_accelerations, positions, times, velocities, accelerations)
+    return positions, times, velocities, accelerations
 
 
 @compiled_kernel

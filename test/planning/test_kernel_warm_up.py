@@ -23,7 +23,8 @@ PLAN_KERNELS = (
     ("kinematics_py.planning.sphere_proof", "first_touching"),
     ("kinematics_py.planning.sphere_search", "rrt_connect"),
     ("kinematics_py.planning.sphere_search", "shortcut"),
-    ("kinematics_py.planning.straight_timing", "_time_moves"),
+    ("kinematics_py.planning.proven_moves", "_timed_proof"),
+    ("kinematics_py.planning.straight_timing", "timed_moves"),
     ("kinematics_py.planning.straight_timing", "_time_line"),
     ("kinematics_py.planning.controller_points", "_keep_needed"),
 )
