@@ -361,16 +361,17 @@ def chain_collides(q_group, chain, table, work):
 
 
 @compiled_kernel
-def chain_motion_collides(q_from, q_to, resolution, chain, table, work, between):
-    """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides, on a chain's
-    frames (``sphere_chain``: ``table`` in its frames), checked at most ``resolution`` apart per joint, ``q_to``
-    first, then coarse to fine. ``between`` (len(q_from),) is scratch."""
+def first_touching_step(q_from, q_to, resolution, chain, table, work, between):
+    """The first state of the straight motion from ``q_from`` (not checked) to ``q_to`` found touching, as k of its
+    steps (its state k / steps of the way; 0: none touches), on a chain's frames (``sphere_chain``: ``table`` in its
+    frames), its states at most ``resolution`` apart per joint (as ``path_check.steps_between``), ``q_to`` first,
+    then coarse to fine. ``between`` (len(q_from),) is scratch."""
     largest = 0.0
     for i in range(q_from.shape[0]):
         largest = max(largest, abs(q_to[i] - q_from[i]))
     steps = max(1, int(math.ceil(largest / resolution - 1e-9)))
     if chain_collides(q_to, chain, table, work):
-        return True
+        return steps
     stride = 1
     while 2 * stride < steps:
         stride *= 2
@@ -381,10 +382,17 @@ def chain_motion_collides(q_from, q_to, resolution, chain, table, work, between)
                 for i in range(q_from.shape[0]):
                     between[i] = q_from[i] + (q_to[i] - q_from[i]) * k / steps
                 if chain_collides(between, chain, table, work):
-                    return True
+                    return k
             k += stride
         stride //= 2
-    return False
+    return 0
+
+
+@compiled_kernel
+def chain_motion_collides(q_from, q_to, resolution, chain, table, work, between):
+    """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides
+    (``first_touching_step``)."""
+    return first_touching_step(q_from, q_to, resolution, chain, table, work, between) > 0
 
 
 @compiled_kernel

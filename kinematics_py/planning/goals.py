@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiled import compiled_kernel
 from ..errors import KinematicsError
 from ..geometry.poses import transform_from_any_pose
 from ..geometry.transforms import invert_transform
@@ -119,11 +120,8 @@ class GroupLimits:
 
     def first_outside(self, positions: np.ndarray) -> int:
         """Index of the first row of ``positions`` with a joint outside its limits (as ``violations``), -1: none."""
-        low, high = self.lower - LIMIT_TOLERANCE, self.upper + LIMIT_TOLERANCE
-        if (positions.min(axis=0) >= low).all() and (positions.max(axis=0) <= high).all():
-            return -1
-        outside = np.any((positions < low) | (positions > high), axis=1)
-        return int(np.argmax(outside)) if outside.any() else -1
+        return _first_outside(np.ascontiguousarray(positions, dtype=float), self.lower - LIMIT_TOLERANCE,
+                              self.upper + LIMIT_TOLERANCE)
 
     def whole_turns(self, q: np.ndarray) -> list[np.ndarray]:
         """``q`` and its equivalents with revolute joints whole turns away, within the planning bounds."""
@@ -136,6 +134,16 @@ class GroupLimits:
                           math.floor((high - value) / (2 * math.pi) + 1e-9) + 1)
             options.append([value + 2 * math.pi * k for k in turns] or [value])
         return [np.array(choice) for choice in itertools.product(*options)]
+
+
+@compiled_kernel
+def _first_outside(positions, low, high):
+    """``GroupLimits.first_outside`` (a NaN is not outside: it fails every comparison)."""
+    for k in range(positions.shape[0]):
+        for d in range(positions.shape[1]):
+            if positions[k, d] < low[d] or positions[k, d] > high[d]:
+                return k
+    return -1
 
 
 def _group_limits(model, names: tuple[str, ...]) -> tuple:

@@ -55,6 +55,7 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
     if proof is not None:
         spheres_free(check, proof.table, np.array([start, goal]), np.zeros((2, len(proof.growth_reach))))
         sphere_proof(check, np.array([start, goal]), proof)  # (a plan's path with linear moves is proven so)
+    check.first_invalid(np.array([start, goal]))  # the exact check of states (their order: ``bisection_order``)
     limits = joint_limits(model, joints)
     time_straight_line(np.array([start, goal]), limits)
     timed_joint_moves(np.array([start, goal]), limits, check.resolution)  # (a plan's moves not proven on spheres)

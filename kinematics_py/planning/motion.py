@@ -8,11 +8,12 @@ dropped), the search for a path to one of the rest (the straight joint motion wh
 there is, else a compiled RRT-Connect on the robot's spheres, ``sphere_search``, for the default planner, or OMPL's
 planner, ``ompl_search``, when that finds nothing; a ``touch`` motion ends with a straight-line approach to its pose
 goal, the Cartesian planner), the blend radii (when asked), the timing (the path densified to steps of at most
-``resolution`` per joint, timed within the scaled joint limits) and the final check of the timed trajectory: every
-point checked, and every state between two points proven free (``motion_bound``), a joint segment with a point that
-fails searched again at that resolution, one not proven searched again with the links' clearance grown
-(``proof_repair``); a trajectory that fails a check or is not proven is never returned (where the proof cannot be
-made, attached objects or meshes checked as triangles, its points are checked alone).
+``resolution`` per joint, timed within the scaled joint limits; joint moves timed and proven on the spheres in one
+compiled call, ``proven_moves``) and the final check of the timed trajectory: every point checked, and every state
+between two points proven free (``motion_bound``), a joint segment with a point that fails searched again at that
+resolution, one not proven searched again with the links' clearance grown (``proof_repair``); a trajectory that
+fails a check or is not proven is never returned (where the proof cannot be made, attached objects or meshes checked
+as triangles, its points are checked alone).
 
 Failures say why, as Zivid's errors: the start is blocked (the colliding bodies, the joints out of their limits),
 every goal is blocked or outside the limits, or no path was found within the time.

@@ -39,6 +39,7 @@ from ..collision.sphere_kernels import (
     chain_collides,
     chain_states_free,
     colliding_pairs,
+    first_touching_step,
     place_chain,
     sphere_chain,
     touching,
@@ -48,7 +49,7 @@ from ..collision.sphere_world import sphere_table
 from ..compiled import compiled_kernel
 from ..model.tree_kernels import PRISMATIC, REVOLUTE
 from .motion_bound import MAX_HALVINGS, first_unproven, link_reach
-from .path_check import PathCheck, bisection_order, segment_states
+from .path_check import PathCheck, bisection_order, segment_states, steps_between
 from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach, world_pair_names
 
 #: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
@@ -535,5 +536,19 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
 
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:
     """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
-    valid (``first_invalid``: the spheres first)."""
+    valid (``first_invalid``: the spheres first). The spheres' check runs in one compiled call over the motion
+    (``first_touching_step``), the first state they find touching checked exactly at once (a motion through an
+    obstacle so refused in one exact check); where that state is free, ``first_invalid`` decides."""
+    found = moving_table(check)
+    if found is None or found.coarse is not None or (found.dropped and not check.fixed_pairs_free):
+        return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
+    q_from, q_to = (np.ascontiguousarray(q, dtype=float) for q in (q_from, q_to))
+    step = first_touching_step(q_from, q_to, check.resolution, *kernel_inputs(check, found.table),
+                               np.empty(len(q_from)))
+    steps = steps_between(q_from, q_to, check.resolution)
+    if step == 0:
+        check.states_checked += steps
+        return True
+    if check.first_invalid((q_from + (q_to - q_from) * step / steps)[None]) >= 0:
+        return False
     return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
