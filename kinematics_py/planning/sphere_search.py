@@ -160,7 +160,7 @@ def shortcut(path, count, tries, resolution, chain, table, work):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
     returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
     shortcuts (a random point of one segment joined to a random point of a later one: the new motion is checked, the
-    parts of the two segments it keeps were), then the first pass again. ``path`` has room for ``tries`` more
+    parts of the two segments it keeps were), then the first pass again when one of them shortened the path. ``path`` has room for ``tries`` more
     waypoints. Motions checked as ``rrt_connect``'s."""
     dof = path.shape[1]
     between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
@@ -169,6 +169,7 @@ def shortcut(path, count, tries, resolution, chain, table, work):
     for k in range(count - 1):
         length += _distance(path[k + 1], path[k])
     min_gain = MIN_GAIN_SHARE * length
+    shortened = False
     for _ in range(tries):
         if count <= 2:
             break
@@ -189,6 +190,9 @@ def shortcut(path, count, tries, resolution, chain, table, work):
         path[i + 2] = r
         path[i + 3:i + 3 + tail.shape[0]] = tail
         count = i + 3 + tail.shape[0]
+        shortened = True
+    if not shortened:  # the first pass's path: the pass again would keep it as it is
+        return count
     return _farthest_reach(path, count, resolution, chain, table, work, between)
 
 
