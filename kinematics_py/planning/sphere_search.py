@@ -160,8 +160,8 @@ def shortcut(path, count, tries, resolution, chain, table, work):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
     returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
     shortcuts (a random point of one segment joined to a random point of a later one: the new motion is checked, the
-    parts of the two segments it keeps were), then the first pass again when one of them shortened the path. ``path`` has room for ``tries`` more
-    waypoints. Motions checked as ``rrt_connect``'s."""
+    parts of the two segments it keeps were), then the first pass again when one of them shortened the path.
+    ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
     dof = path.shape[1]
     between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
     count = _farthest_reach(path, count, resolution, chain, table, work, between)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_sphere_proof import exact_colliding, random_paths
+from test_sphere_proof import exact_colliding, random_paths, random_waypoints
 from test_sphere_search import BOXES, panda
 
 from kinematics_py.collision.geometry import Sphere
@@ -26,25 +26,12 @@ def table_wall():
     return panda(BOXES)
 
 
-def waypoint_sets(checker, names, count, rng) -> list[np.ndarray]:
-    """Sets of 3 waypoints free for the exact checker (``random_paths``' waypoints, before densifying)."""
-    joints = checker.model.joints
-    lower = np.array([max(joints[n].lower, -np.pi) for n in names])
-    upper = np.array([min(joints[n].upper, np.pi) for n in names])
-    found = []
-    while len(found) < count:
-        waypoints = lower + rng.random((3, len(names))) * (upper - lower)
-        if not exact_colliding(checker, names, waypoints).any():
-            found.append(waypoints)
-    return found
-
-
 def test_moves_timed_and_proven_in_one_call_answer_as_the_timing_and_the_proof_apart(table_wall):
     plugin, checker = table_wall
     names = plugin.getJointNames()
     limits = joint_limits(checker.model, names)
     proven_any = unproven_any = False
-    for waypoints in waypoint_sets(checker, names, 12, np.random.default_rng(SEED)):
+    for waypoints in random_waypoints(checker, names, 12, np.random.default_rng(SEED)):
         check = PathCheck(checker, names)
         check.fixed_pairs_free = True  # (as a plan's free start makes it)
         positions, timing, proof = proven_joint_moves(check, waypoints, limits, 0.01)
@@ -64,7 +51,7 @@ def test_moves_timed_and_proven_in_one_call_answer_as_the_timing_and_the_proof_a
 def test_no_proof_is_made_where_the_spheres_cannot_stand_for_the_geometry(table_wall):
     plugin, checker = table_wall
     names = plugin.getJointNames()
-    waypoints = waypoint_sets(checker, names, 1, np.random.default_rng(SEED + 1))[0]
+    waypoints = random_waypoints(checker, names, 1, np.random.default_rng(SEED + 1))[0]
     limits = joint_limits(checker.model, names)
     check = PathCheck(checker, names, state_validity=lambda q: None)  # a path's own validity check
     positions, _timing, proof = proven_joint_moves(check, waypoints, limits, 0.01)

@@ -40,19 +40,24 @@ def exact_colliding(checker, names, states) -> np.ndarray:
     return checker.check_batch(np.atleast_2d(states), joint_names=names)
 
 
-def random_paths(checker, names, count, rng, free_ends=True):
-    """Paths of 3 waypoints within the limits, densified to FINE_RESOLUTION; with ``free_ends`` the waypoints are
-    free for the exact checker."""
+def random_waypoints(checker, names, count, rng, free_ends=True) -> list[np.ndarray]:
+    """Sets of 3 waypoints within the limits (and [-pi, pi]); with ``free_ends`` free for the exact checker."""
     joints = checker.model.joints
     lower = np.array([max(joints[n].lower, -np.pi) for n in names])
     upper = np.array([min(joints[n].upper, np.pi) for n in names])
-    paths = []
-    while len(paths) < count:
+    found = []
+    while len(found) < count:
         waypoints = lower + rng.random((3, len(names))) * (upper - lower)
         if free_ends and exact_colliding(checker, names, waypoints).any():
             continue
-        paths.append(densify(waypoints, FINE_RESOLUTION))
-    return paths
+        found.append(waypoints)
+    return found
+
+
+def random_paths(checker, names, count, rng, free_ends=True):
+    """``random_waypoints``' sets densified to FINE_RESOLUTION."""
+    return [densify(waypoints, FINE_RESOLUTION)
+            for waypoints in random_waypoints(checker, names, count, rng, free_ends)]
 
 
 def assert_checked_path_is_exact(check: PathCheck, path: np.ndarray) -> None:
