@@ -32,6 +32,7 @@ import numpy as np
 
 from ..compiled import compiled_kernel
 from ..geometry.kernels import compose_into, set_identity
+from ..model.joint_steps import straight_steps
 from ..model.tree_kernels import FIXED, PRISMATIC, REVOLUTE, TreeTable, joint_motion_into, tree_link_poses
 
 #: Obstacle kinds (``SphereTable.obstacle_kind``).
@@ -364,12 +365,9 @@ def chain_collides(q_group, chain, table, work):
 def first_touching_step(q_from, q_to, resolution, chain, table, work, between):
     """The first state of the straight motion from ``q_from`` (not checked) to ``q_to`` found touching, as k of its
     steps (its state k / steps of the way; 0: none touches), on a chain's frames (``sphere_chain``: ``table`` in its
-    frames), its states at most ``resolution`` apart per joint (as ``path_check.steps_between``), ``q_to`` first,
+    frames), its states at most ``resolution`` apart per joint (``model.joint_steps``), ``q_to`` first,
     then coarse to fine. ``between`` (len(q_from),) is scratch."""
-    largest = 0.0
-    for i in range(q_from.shape[0]):
-        largest = max(largest, abs(q_to[i] - q_from[i]))
-    steps = max(1, int(math.ceil(largest / resolution - 1e-9)))
+    steps = straight_steps(q_from, q_to, resolution)
     if chain_collides(q_to, chain, table, work):
         return steps
     stride = 1

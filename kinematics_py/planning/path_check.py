@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..collision.checker import CollisionChecker, first_colliding
 from ..compiled import compiled_kernel
+from ..model.joint_steps import straight_steps
 
 #: Largest joint change between two checked states of a returned trajectory [rad or m].
 FINE_RESOLUTION = 0.01
@@ -29,8 +29,10 @@ FIRST_ROUND = 8
 
 
 def steps_between(q_from: np.ndarray, q_to: np.ndarray, resolution: float) -> int:
-    """The number of steps (>= 1) that keep every joint's change per step within ``resolution``."""
-    return max(1, math.ceil(float(np.max(np.abs(q_to - q_from))) / resolution - 1e-9))
+    """The number of steps (>= 1) that keep every joint's change per step within ``resolution``
+    (``model.joint_steps``)."""
+    return straight_steps(np.ascontiguousarray(q_from, dtype=float), np.ascontiguousarray(q_to, dtype=float),
+                          float(resolution))
 
 
 def segment_states(q_from: np.ndarray, q_to: np.ndarray, resolution: float) -> np.ndarray:

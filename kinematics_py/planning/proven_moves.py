@@ -12,7 +12,7 @@ import numpy as np
 
 from ..compiled import compiled_kernel
 from .path_check import PathCheck
-from .sphere_proof import SPHERE_HALVINGS, block_proof, kernel_inputs, moving_table, proof_bound
+from .sphere_proof import SPHERE_HALVINGS, block_proof, kernel_inputs, proof_bound, usable_table
 from .straight_timing import timed_joint_moves, timed_moves
 from .time_parameterization import JointLimits, TimedPath
 
@@ -35,8 +35,8 @@ def proven_joint_moves(check: PathCheck, waypoints: np.ndarray, limits: JointLim
     ``timed_joint_moves`` answers them; ``proof``: (points, steps) the spheres prove free, as
     ``sphere_proof.sphere_proof`` answers for ``check``, or None where the spheres cannot be used (or the pairs no
     joint of the group moves are not known free: ``PathCheck.fixed_pairs_free``)."""
-    found = moving_table(check)
-    if found is None or (found.dropped and not check.fixed_pairs_free):
+    found = usable_table(check)
+    if found is None:
         return *timed_joint_moves(waypoints, limits, resolution), None
     positions, times, velocities, accelerations, points, steps, checked = _timed_proof(
         np.ascontiguousarray(waypoints, dtype=float), resolution, limits.max_velocities.astype(float),

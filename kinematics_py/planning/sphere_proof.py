@@ -8,11 +8,11 @@ by half its motion over the step, are free at both ends of a step, the step is f
 every pair the spheres test (a superset of the exact checker's: ``sphere_world``). Two links of the robot need only keep
 a gap of half their relative motion: a joint that moves both moves them as one rigid body (``growth_reach``; a UR5's
 forearm and wrist then grow by their wrist joints' motion, not by the shoulder's). Blocks of steps are proven the same
-way, largest first (``block_proof``): a block's middle point free with the spheres grown by the most a body travels from
-there to either end proves the whole block. ``R`` bounds a point's distance from each joint's origin in every state;
-each checked state lowers its margins to its own bound (``_tightened``): a point's distance from each joint's axis
-there, plus how far the joints below can move it meanwhile (Panda paths: 32 % fewer states checked, the proof 28 %
-faster; UR5: 30 % and 21 %). Pairs that no joint of the group moves (a base link and the floor, two links
+way, from the path's start (``block_proof``): a block's middle point free with the spheres grown by the most a body
+travels from there to either end proves the whole block. ``R`` bounds a point's distance from each joint's origin in
+every state; each checked state lowers its margins to its own bound (``_tightened``): a point's distance from each
+joint's axis there, plus how far the joints below can move it meanwhile (Panda paths: 32 % fewer states checked, the
+proof 28 % faster; UR5: 30 % and 21 %). Pairs that no joint of the group moves (a base link and the floor, two links
 before the first joint) keep their distance on the whole path: they are left out of the spheres' test and decided once
 (by the plan's start, or the exact check of the path's first point). The kernels place only the frames the group's
 joints move (``chain_tables``). Spheres that touch never fail a path: the points and steps they do not prove get the
@@ -198,68 +198,84 @@ def _halved_step(positions, joint_travel, reach, i, halvings, bound, chain, tabl
     return True, checked
 
 
-#: Depth of ``block_proof``'s stack: a path of up to 2**60 points.
-_STACK_DEPTH = 128
+#: ``block_proof``: blocks proven in a row at one size before the next tries twice that size (the bench's 30 Panda
+#: plans: 234 states checked a path when halving from the whole path each time; growing after 2: 184, after 3: 176).
+PROVEN_BEFORE_GROWING = 3
+
+
+@compiled_kernel(inline="always")
+def _step_proven(positions, joint_travel, reach, i, halvings, bound, chain, table, work, points, between):
+    """Whether step i of the path is proven free, its ends (points i and i + 1) with it: both ends free with each
+    margin half the step's travel; otherwise its ends checked with the bare spheres (an end so found free is proven:
+    ``points``) and, when both are free, the step halved up to ``halvings`` times (``_halved_step``). Returns
+    (proven, states checked)."""
+    j, checked = i + 1, 2
+    _set_margins(joint_travel, reach, i, j, 0.5, bound, work)
+    free_i = not _margined_collides(positions[i], bound, chain, table, work)
+    if free_i:
+        _set_margins(joint_travel, reach, i, j, 0.5, bound, work)  # the state's own bound lowered them
+    if free_i and not _margined_collides(positions[j], bound, chain, table, work):
+        return True, checked
+    work.growth[:] = 0.0
+    for k in (i, j):
+        if not points[k]:
+            checked += 1
+            points[k] = not chain_collides(positions[k], chain, table, work)
+    if not (points[i] and points[j]) or halvings == 0:
+        return False, checked
+    proven, states = _halved_step(positions, joint_travel, reach, i, halvings, bound, chain, table, work, between)
+    return proven, checked + states
 
 
 @compiled_kernel
 def block_proof(positions, reach, halvings, bound, chain, table, work, points, steps):
-    """Prove blocks of a path free, largest first: points[k] (and steps[k], the step from point k to k + 1) <- True
-    for every point (step) of a block found free. ``reach`` (bodies + self pairs, joints): how far each body (and
-    each pair, relative to each other) moves per unit of each joint (``growth_reach``), so that over a part of the
-    path it moves at most ``reach`` times its joints' travel there (``motion_bound``). A block of points i .. j is
-    free, every state of its steps included, when its middle point c is free with each margin
+    """Prove blocks of a path free, from its first point to its last: points[k] (and steps[k], the step from point
+    k to k + 1) <- True for every point (step) of a block found free. ``reach`` (bodies + self pairs, joints): how
+    far each body (and each pair, relative to each other) moves per unit of each joint (``growth_reach``), so that
+    over a part of the path it moves at most ``reach`` times its joints' travel there (``motion_bound``). A block of
+    points i .. j is free, every state of its steps included, when its middle point c is free with each margin
     (``Workspace.growth``) the most it moves from there to either end, or the state's own bound when lower
-    (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``); a block that is not is halved, down to
-    single steps (both ends free with each margin half the step's travel). A step that is not has its ends checked
-    with the bare spheres (a point so found free is proven) and, when both are free, is halved up to ``halvings``
-    times (``_halved_step``). Points and steps not proven are left as they are. Returns the number of states
-    checked. ``chain``, ``table``: the group's frames and the spheres in them (``chain_tables``)."""
+    (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``). The first block is the whole path; a
+    block not proven is tried again at half its size, down to a single step (``_step_proven``); after
+    PROVEN_BEFORE_GROWING blocks in a row proven at one size the next tries twice that size. A path's clearance
+    changes slowly along it, so each block starts near the size its neighbour needed (halving every block from the
+    whole path spent a failed check on each block above a proven one: about as many as the proven ones). Points and
+    steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the group's
+    frames and the spheres in them (``chain_tables``)."""
     count, dof, checked = positions.shape[0], positions.shape[1], 0
     between = np.empty(dof)
     joint_travel = np.zeros((count, dof))  # each joint's motion from the first point
     for k in range(1, count):
         for v in range(dof):
             joint_travel[k, v] = joint_travel[k - 1, v] + abs(positions[k, v] - positions[k - 1, v])
-    stack = np.empty((_STACK_DEPTH, 2), dtype=np.int64)
-    stack[0, 0], stack[0, 1], top = 0, count - 1, 1
     if count == 1:
         work.growth[:] = 0.0
         points[0] = not chain_collides(positions[0], chain, table, work)
         return 1
-    while top > 0:
-        top -= 1
-        i, j = stack[top, 0], stack[top, 1]
-        if j - i >= 2:
-            c = (i + j) // 2
-            checked += 1
-            _set_block_margins(joint_travel, reach, i, c, j, bound, work)
-            if _margined_collides(positions[c], bound, chain, table, work):
-                stack[top, 0], stack[top, 1] = c, j
-                stack[top + 1, 0], stack[top + 1, 1] = i, c
-                top += 2
-                continue
-        else:
-            checked += 2
-            _set_margins(joint_travel, reach, i, j, 0.5, bound, work)
-            free_i = not _margined_collides(positions[i], bound, chain, table, work)
-            if free_i:
-                _set_margins(joint_travel, reach, i, j, 0.5, bound, work)  # the state's own bound lowered them
-            if not free_i or _margined_collides(positions[j], bound, chain, table, work):
-                work.growth[:] = 0.0
-                for k in (i, j):
-                    if not points[k]:
-                        checked += 1
-                        points[k] = not chain_collides(positions[k], chain, table, work)
-                if points[i] and points[j] and halvings > 0:
-                    proven, states = _halved_step(positions, joint_travel, reach, i, halvings, bound, chain, table,
-                                                  work, between)
-                    steps[i] = proven
-                    checked += states
-                continue
+    i, size, streak = 0, count - 1, 0
+    while i < count - 1:
+        j = min(i + size, count - 1)
+        if j - i == 1:
+            proven, states = _step_proven(positions, joint_travel, reach, i, halvings, bound, chain, table, work,
+                                          points, between)
+            if proven:
+                points[i] = steps[i] = points[j] = True
+            checked += states
+            i, size, streak = j, 2, 0
+            continue
+        c = (i + j) // 2
+        checked += 1
+        _set_block_margins(joint_travel, reach, i, c, j, bound, work)
+        if _margined_collides(positions[c], bound, chain, table, work):
+            size, streak = (j - i) // 2, 0
+            continue
         for k in range(i, j):
             points[k] = steps[k] = True
         points[j] = True
+        i = j
+        streak += 1
+        if streak >= PROVEN_BEFORE_GROWING:
+            size, streak = 2 * size, 0
     work.growth[:] = 0.0
     return checked
 
@@ -313,6 +329,13 @@ def moving_table(check: PathCheck) -> ProofTable | None:
                            relative_reach(check, pairs, bound[1]) if pairs else None, tuple(pairs))
     kept[check.joint_names] = (table, found)
     return found
+
+
+def usable_table(check: PathCheck) -> ProofTable | None:
+    """``moving_table(check)`` where its spheres may decide a path alone: None where the spheres cannot be used or
+    the pairs no joint of the group moves are not known free (``PathCheck.fixed_pairs_free``)."""
+    found = moving_table(check)
+    return None if found is None or (found.dropped and not check.fixed_pairs_free) else found
 
 
 def _fixed_pairs_collide(check: PathCheck, q: np.ndarray) -> bool:
@@ -539,8 +562,8 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool
     valid (``first_invalid``: the spheres first). The spheres' check runs in one compiled call over the motion
     (``first_touching_step``), the first state they find touching checked exactly at once (a motion through an
     obstacle so refused in one exact check); where that state is free, ``first_invalid`` decides."""
-    found = moving_table(check)
-    if found is None or found.coarse is not None or (found.dropped and not check.fixed_pairs_free):
+    found = usable_table(check)
+    if found is None or found.coarse is not None:
         return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
     q_from, q_to = (np.ascontiguousarray(q, dtype=float) for q in (q_from, q_to))
     step = first_touching_step(q_from, q_to, check.resolution, *kernel_inputs(check, found.table),

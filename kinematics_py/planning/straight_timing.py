@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..compiled import compiled_kernel
+from ..model.joint_steps import straight_steps
 from .time_parameterization import MIN_STEP_DURATION, STILL, JointLimits, TimedPath
 
 
@@ -42,10 +43,7 @@ def timed_moves(waypoints, resolution, max_velocities, max_accelerations):
     moves, dof = waypoints.shape[0] - 1, waypoints.shape[1]
     steps, count = np.empty(moves, dtype=np.int64), 1
     for m in range(moves):
-        largest = 0.0
-        for d in range(dof):
-            largest = max(largest, abs(waypoints[m + 1, d] - waypoints[m, d]))
-        steps[m] = max(1, int(math.ceil(largest / resolution - 1e-9)))  # as ``path_check.steps_between``
+        steps[m] = straight_steps(waypoints[m], waypoints[m + 1], resolution)
         count += steps[m]
     positions, times = np.empty((count, dof)), np.empty(count)
     velocities, accelerations = np.empty((count, dof)), np.empty((count, dof))

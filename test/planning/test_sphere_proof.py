@@ -285,3 +285,34 @@ def test_a_states_own_margins_bound_how_far_its_spheres_move_and_are_tighter_tha
                 assert moved <= margins[bodies + p] + 1e-9, (p, t)
     kept = np.minimum(tightened, loose)  # what the proof uses: the lower of the two
     assert kept.sum() < 2 / 3 * np.sum(loose), kept.sum() / np.sum(loose)
+
+
+def test_a_proof_in_blocks_proves_every_step_its_steps_alone_prove_with_fewer_states_checked(table_wall):
+    """Blocks sized from their neighbours' (``block_proof``) never prove less than each step proven alone (a block
+    not proven is halved down to single steps), and check fewer states than the paths have steps."""
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names)
+    found = moving_table(check)
+    bound = sphere_proof_module.proof_bound(check, found.table)
+
+    def proof(positions):
+        points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
+        checked = sphere_proof_module.block_proof(positions, found.growth_reach, sphere_proof_module.SPHERE_HALVINGS,
+                                                  bound, *sphere_proof_module.kernel_inputs(check, found.table),
+                                                  points, steps)
+        return points, steps, checked
+
+    in_blocks = alone = proven = 0
+    for path in random_paths(checker, names, PATHS, np.random.default_rng(SEED + 5)):
+        path = np.ascontiguousarray(path)
+        points, steps, checked = proof(path)
+        in_blocks += checked
+        for k in range(len(path) - 1):
+            step_points, step, step_checked = proof(path[k:k + 2].copy())
+            assert not step[0] or steps[k], k
+            assert not step_points[0] or points[k], k
+            alone += step_checked
+        proven += int(steps.sum())
+    assert proven > 0
+    assert in_blocks < alone
