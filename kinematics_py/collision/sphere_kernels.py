@@ -60,7 +60,7 @@ class SphereTable(NamedTuple):
 
 
 @compiled_kernel(inline="always")
-def _obstacle_touch(x, y, z, r, kind, T, size, m):
+def obstacle_touch(x, y, z, r, kind, T, size, m):
     """True when the sphere (centre x, y, z in the planning frame, radius r) touches obstacle m."""
     lx = T[m, 0, 0] * x + T[m, 0, 1] * y + T[m, 0, 2] * z + T[m, 0, 3]
     if kind == PLANE:
@@ -157,14 +157,14 @@ def touching(table, work, first, self_hit, world_hit):
                 continue
             if o_radius[m] >= 0.0 and not _near(world_bodies, b, o_center, m, bound + o_radius[m]):
                 continue
-            if not _obstacle_touch(world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2], bound, kinds[m], T_plan,
+            if not obstacle_touch(world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2], bound, kinds[m], T_plan,
                                    size, m):
                 continue
             if not placed[b]:
                 _place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
                 placed[b] = True
             for s in range(body_first[b], body_first[b + 1]):
-                if _obstacle_touch(spheres[s, 0], spheres[s, 1], spheres[s, 2], radius[s] + growth[b], kinds[m],
+                if obstacle_touch(spheres[s, 0], spheres[s, 1], spheres[s, 2], radius[s] + growth[b], kinds[m],
                                    T_plan, size, m):
                     if first:
                         return True

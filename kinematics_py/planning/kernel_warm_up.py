@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..collision.checker import CollisionChecker
+from ..collision.witness_points import proven_colliding
 from ..ik.plugin import KinematicsPlugin
 from ..robot_setup import RobotSetup
 from .controller_points import sparse_plan
@@ -56,6 +57,7 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
         spheres_free(check, proof.table, np.array([start, goal]), np.zeros((2, len(proof.growth_reach))))
         sphere_proof(check, np.array([start, goal]), proof)  # (a plan's path with linear moves is proven so)
     check.first_invalid(np.array([start, goal]))  # the exact check of states (their order: ``bisection_order``)
+    proven_colliding(checker, check.indices, check.base, start)  # (a motion's first touching state)
     limits = joint_limits(model, joints)
     time_straight_line(np.array([start, goal]), limits)
     timed_joint_moves(np.array([start, goal]), limits, check.resolution)  # (a plan's moves not proven on spheres)

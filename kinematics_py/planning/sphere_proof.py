@@ -46,6 +46,7 @@ from ..collision.sphere_kernels import (
     workspace,
 )
 from ..collision.sphere_world import sphere_table
+from ..collision.witness_points import proven_colliding
 from ..compiled import compiled_kernel
 from ..model.tree_kernels import PRISMATIC, REVOLUTE
 from .motion_bound import MAX_HALVINGS, first_unproven, link_reach
@@ -534,7 +535,8 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
     """``check.first_invalid``: the index of an invalid state among ``states`` (n, joints), -1 when all are valid;
     a state free for the spheres is valid (the coarse pairs checked exactly), the others are checked exactly.
     The spheres are tested coarse to fine (``bisection_order``) and the first state they do not prove is checked
-    exactly at once, so that a colliding motion is found in a few checks."""
+    at once (by the geometry's witness points, ``collision.witness_points``, then exactly), so that a colliding
+    motion is found in a few checks."""
     found = moving_table(check)
     if found is None or not len(states) or (found.dropped and _fixed_pairs_collide(check, states[0])):
         return check.first_invalid(states)
@@ -543,7 +545,8 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
     free, doubt = np.ones(len(states), dtype=bool), np.empty(0, dtype=np.int64)
     if touching >= 0:
         first = order[touching]
-        if check.first_invalid(states[first][None]) >= 0:
+        if proven_colliding(check.checker, check.indices, check.base, states[first]) or \
+                check.first_invalid(states[first][None]) >= 0:
             return int(first)
         rest = order[touching + 1:]
         free[first] = False  # valid: checked exactly, every pair, just now
@@ -560,8 +563,9 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:
     """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
     valid (``first_invalid``: the spheres first). The spheres' check runs in one compiled call over the motion
-    (``first_touching_step``), the first state they find touching checked exactly at once (a motion through an
-    obstacle so refused in one exact check); where that state is free, ``first_invalid`` decides."""
+    (``first_touching_step``), the first state they find touching checked at once: a point of the links' geometry
+    inside an obstacle (``collision.witness_points``) refuses the motion without the exact checker, else one exact
+    check does; where that state is free, ``first_invalid`` decides."""
     found = usable_table(check)
     if found is None or found.coarse is not None:
         return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
@@ -572,6 +576,7 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool
     if step == 0:
         check.states_checked += steps
         return True
-    if check.first_invalid((q_from + (q_to - q_from) * step / steps)[None]) >= 0:
+    state = q_from + (q_to - q_from) * step / steps
+    if proven_colliding(check.checker, check.indices, check.base, state) or check.first_invalid(state[None]) >= 0:
         return False
     return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
