@@ -79,7 +79,7 @@ def proven_colliding(checker: CollisionChecker, indices: np.ndarray, base: np.nd
     collision for the checker; False proves nothing (no point inside, or no sphere table). The group's frames are
     placed alone (``sphere_chain``, kept per group and base state)."""
     _, found, chains = _entry(checker)
-    if found is None or not found.solid_tested.any():
+    if found is None:
         return False
     key = (indices.tobytes(), np.asarray(base, dtype=float).tobytes())
     inputs = chains.get(key)
