@@ -205,27 +205,48 @@ PROVEN_BEFORE_GROWING = 3
 
 
 @compiled_kernel(inline="always")
-def _step_proven(positions, joint_travel, reach, i, halvings, bound, chain, table, work, points, between):
-    """Whether step i of the path is proven free, its ends (points i and i + 1) with it: both ends free with each
-    margin half the step's travel; otherwise its ends checked with the bare spheres (an end so found free is proven:
+def _set_point_margins(joint_travel, reach, k, bound, work):
+    """The margins of point k for the steps on either side of it: each group value's span half the larger of its
+    travels over the two steps (``_set_margins``), so that point k free with them serves both steps."""
+    spans, last = bound[2], joint_travel.shape[0] - 1
+    for v in range(joint_travel.shape[1]):
+        before = joint_travel[k, v] - joint_travel[k - 1, v] if k > 0 else 0.0
+        after = joint_travel[k + 1, v] - joint_travel[k, v] if k < last else 0.0
+        spans[v] = 0.5 * max(before, after)
+    for m in range(reach.shape[0]):
+        total = 0.0
+        for v in range(reach.shape[1]):
+            total += reach[m, v] * spans[v]
+        work.growth[m] = total
+
+
+@compiled_kernel(inline="always")
+def _step_proven(positions, joint_travel, reach, i, start_free, halvings, bound, chain, table, work, points,
+                 between):
+    """Whether step i of the path is proven free, its ends (points i and i + 1) with it: both ends free with their
+    margins (``_set_point_margins``: half the larger travel of the steps beside them; ``start_free``: point i was
+    found so by the step before); otherwise its ends checked with the bare spheres (an end so found free is proven:
     ``points``) and, when both are free, the step halved up to ``halvings`` times (``_halved_step``). Returns
-    (proven, states checked)."""
-    j, checked = i + 1, 2
-    _set_margins(joint_travel, reach, i, j, 0.5, bound, work)
-    free_i = not _margined_collides(positions[i], bound, chain, table, work)
-    if free_i:
-        _set_margins(joint_travel, reach, i, j, 0.5, bound, work)  # the state's own bound lowered them
-    if free_i and not _margined_collides(positions[j], bound, chain, table, work):
-        return True, checked
+    (proven, states checked, whether point i + 1 is free with its margins)."""
+    j, checked = i + 1, 0
+    if not start_free:
+        checked += 1
+        _set_point_margins(joint_travel, reach, i, bound, work)
+        start_free = not _margined_collides(positions[i], bound, chain, table, work)
+    if start_free:
+        checked += 1
+        _set_point_margins(joint_travel, reach, j, bound, work)
+        if not _margined_collides(positions[j], bound, chain, table, work):
+            return True, checked, True
     work.growth[:] = 0.0
     for k in (i, j):
         if not points[k]:
             checked += 1
             points[k] = not chain_collides(positions[k], chain, table, work)
     if not (points[i] and points[j]) or halvings == 0:
-        return False, checked
+        return False, checked, False
     proven, states = _halved_step(positions, joint_travel, reach, i, halvings, bound, chain, table, work, between)
-    return proven, checked + states
+    return proven, checked + states, False
 
 
 @compiled_kernel
@@ -237,8 +258,9 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     points i .. j is free, every state of its steps included, when its middle point c is free with each margin
     (``Workspace.growth``) the most it moves from there to either end, or the state's own bound when lower
     (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``). The first block is the whole path; a
-    block not proven is tried again at half its size, down to a single step (``_step_proven``); after
-    PROVEN_BEFORE_GROWING blocks in a row proven at one size the next tries twice that size. A path's clearance
+    block not proven is tried again at half its size, down to single steps (``_step_proven``: a point between two
+    of them checked once, with the margins of both); after PROVEN_BEFORE_GROWING blocks (or single steps) in a row
+    proven at one size the next tries twice that size. A path's clearance
     changes slowly along it, so each block starts near the size its neighbour needed (halving every block from the
     whole path spent a failed check on each block above a proven one: about as many as the proven ones). Points and
     steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the group's
@@ -253,28 +275,27 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
         work.growth[:] = 0.0
         points[0] = not chain_collides(positions[0], chain, table, work)
         return 1
-    i, size, streak = 0, count - 1, 0
+    i, size, streak, start_free = 0, count - 1, 0, False
     while i < count - 1:
         j = min(i + size, count - 1)
         if j - i == 1:
-            proven, states = _step_proven(positions, joint_travel, reach, i, halvings, bound, chain, table, work,
-                                          points, between)
+            proven, states, start_free = _step_proven(positions, joint_travel, reach, i, start_free, halvings, bound,
+                                                      chain, table, work, points, between)
             if proven:
                 points[i] = steps[i] = points[j] = True
             checked += states
-            i, size, streak = j, 2, 0
-            continue
-        c = (i + j) // 2
-        checked += 1
-        _set_block_margins(joint_travel, reach, i, c, j, bound, work)
-        if _margined_collides(positions[c], bound, chain, table, work):
-            size, streak = (j - i) // 2, 0
-            continue
-        for k in range(i, j):
-            points[k] = steps[k] = True
-        points[j] = True
-        i = j
-        streak += 1
+            i, streak = j, (streak + 1 if proven else 0)
+        else:
+            c = (i + j) // 2
+            checked += 1
+            _set_block_margins(joint_travel, reach, i, c, j, bound, work)
+            if _margined_collides(positions[c], bound, chain, table, work):
+                size, streak = (j - i) // 2, 0
+                continue
+            for k in range(i, j):
+                points[k] = steps[k] = True
+            points[j] = True
+            i, streak, start_free = j, streak + 1, False
         if streak >= PROVEN_BEFORE_GROWING:
             size, streak = 2 * size, 0
     work.growth[:] = 0.0
