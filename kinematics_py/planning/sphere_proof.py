@@ -200,7 +200,8 @@ def _halved_step(positions, joint_travel, reach, i, halvings, bound, chain, tabl
 
 
 #: ``block_proof``: blocks proven in a row at one size before the next tries twice that size (the bench's 30 Panda
-#: plans: 234 states checked a path when halving from the whole path each time; growing after 2: 184, after 3: 176).
+#: plans, states checked a path: 234 halving every block from the whole path; 181 so; 158 with the points between
+#: single steps checked once; growing after 2 instead of 3 checked about 4 % more).
 PROVEN_BEFORE_GROWING = 3
 
 
