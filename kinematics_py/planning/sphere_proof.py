@@ -128,18 +128,25 @@ def _margined_collides(q, bound, chain, table, work):
 
 
 @compiled_kernel(inline="always")
-def _set_margins(joint_travel, reach, start, end, share, bound, work):
-    """The margins of a motion covering ``share`` of the path from its point ``start`` to ``end``: each group
-    value's span (``joint_travel``: its motion summed from the first point) and each margin's ``reach`` (margins,
-    joints: ``growth_reach``) times those spans."""
-    spans = bound[2]
-    for v in range(joint_travel.shape[1]):
-        spans[v] = share * (joint_travel[end, v] - joint_travel[start, v])
+def _grow_by_spans(reach, spans, work):
+    """``work.growth[m]`` <- each margin's ``reach`` (margins, joints: ``growth_reach``) times the group values'
+    ``spans``."""
     for m in range(reach.shape[0]):
         total = 0.0
         for v in range(reach.shape[1]):
             total += reach[m, v] * spans[v]
         work.growth[m] = total
+
+
+@compiled_kernel(inline="always")
+def _set_margins(joint_travel, reach, start, end, share, bound, work):
+    """The margins of a motion covering ``share`` of the path from its point ``start`` to ``end``: each group
+    value's span (``joint_travel``: its motion summed from the first point), each margin grown by them
+    (``_grow_by_spans``)."""
+    spans = bound[2]
+    for v in range(joint_travel.shape[1]):
+        spans[v] = share * (joint_travel[end, v] - joint_travel[start, v])
+    _grow_by_spans(reach, spans, work)
 
 
 @compiled_kernel(inline="always")
@@ -214,11 +221,7 @@ def _set_point_margins(joint_travel, reach, k, bound, work):
         before = joint_travel[k, v] - joint_travel[k - 1, v] if k > 0 else 0.0
         after = joint_travel[k + 1, v] - joint_travel[k, v] if k < last else 0.0
         spans[v] = 0.5 * max(before, after)
-    for m in range(reach.shape[0]):
-        total = 0.0
-        for v in range(reach.shape[1]):
-            total += reach[m, v] * spans[v]
-        work.growth[m] = total
+    _grow_by_spans(reach, spans, work)
 
 
 @compiled_kernel(inline="always")
