@@ -34,6 +34,8 @@ MAX_MESH_POINTS = 64
 RIM_POINTS = 8
 #: How deep inside an obstacle [m] a point must be to prove a collision.
 INSIDE_DEPTH = 1e-6
+#: Groups' chains (one per group and base state) kept per checker, at most.
+MAX_KEPT_CHAINS = 16
 _kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
@@ -77,13 +79,15 @@ def witness_table(checker: CollisionChecker) -> WitnessTable | None:
 def proven_colliding(checker: CollisionChecker, indices: np.ndarray, base: np.ndarray, q_group: np.ndarray) -> bool:
     """Whether a witness point proves the state (``base`` with the group's values ``q_group`` at ``indices``) in
     collision for the checker; False proves nothing (no point inside, or no sphere table). The group's frames are
-    placed alone (``sphere_chain``, kept per group and base state)."""
+    placed alone (``sphere_chain``, kept per group and base state, MAX_KEPT_CHAINS of them at most)."""
     _, found, chains = _entry(checker)
     if found is None:
         return False
     key = (indices.tobytes(), np.asarray(base, dtype=float).tobytes())
     inputs = chains.get(key)
     if inputs is None:
+        if len(chains) >= MAX_KEPT_CHAINS:
+            chains.clear()
         table = sphere_table(checker)
         chained = sphere_chain(checker.model.tree.table_arrays, indices, base, table._replace(
             sphere_center=found.points, sphere_radius=np.zeros(len(found.points)), body_first=found.body_first))

@@ -9,6 +9,7 @@ import pytest
 from robots import bundled_robot, example_robot_urdf
 
 from kinematics_py import RobotModel, SemanticModel
+from kinematics_py.collision import witness_points
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, Mesh, Sphere, convex_hull
 from kinematics_py.collision.witness_points import proven_colliding, shape_points, witness_table
@@ -104,3 +105,15 @@ def test_shape_points_lie_in_their_solid():
     points = shape_points(mesh, True)
     assert len(points) > 0 and all(tuple(p) in hull for p in points)
     assert len(shape_points(mesh, False)) == 0
+
+
+def test_the_chains_kept_per_checker_stay_bounded_whatever_the_base_states():
+    """A node's plans with ever new base states (a gripper's fingers) keep at most MAX_KEPT_CHAINS chains."""
+    checker = panda_among(OBSTACLES)
+    names = list(checker.model.variable_names)
+    indices = np.array([names.index(n) for n in ARM], dtype=np.int64)
+    q = random_states(checker, 1)[0]
+    for k in range(3 * witness_points.MAX_KEPT_CHAINS):
+        base = np.full(len(names), 0.001 * k)
+        witness_points.proven_colliding(checker, indices, base, q)
+        assert len(witness_points._entry(checker)[2]) <= witness_points.MAX_KEPT_CHAINS
