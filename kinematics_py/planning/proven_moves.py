@@ -1,6 +1,6 @@
 """A plan's joint moves densified, timed and proven free in one compiled call.
 
-``straight_timing.timed_moves`` densifies and times the moves, ``sphere_proof.block_proof`` proves their points and
+``straight_timing.timed_moves`` densifies and times the moves, ``proof_blocks.block_proof`` proves their points and
 the states between them free on the spheres; called one after the other from Python, the arrays passed between them
 and the proof's set-up cost about as much as the proof itself on a Panda's plan (0.1 ms). ``motion`` times its joint
 paths so and hands the proof to the final check (``sphere_proof.checked_path``), which asks the exact checker about
@@ -12,7 +12,8 @@ import numpy as np
 
 from ..compiled import compiled_kernel
 from .path_check import PathCheck
-from .sphere_proof import SPHERE_HALVINGS, block_proof, kernel_inputs, proof_bound, usable_table
+from .proof_blocks import block_proof
+from .sphere_proof import SPHERE_HALVINGS, kernel_inputs, proof_bound, usable_table
 from .straight_timing import timed_joint_moves, timed_moves
 from .time_parameterization import JointLimits, TimedPath
 

@@ -19,7 +19,7 @@ from kinematics_py.robots import bundled_robot_path
 #: The kernels of planning that Python code calls (see test_compiled.py), the rarely reached one first.
 PLAN_KERNELS = (
     ("kinematics_py.collision.sphere_kernels", "chain_states_free"),
-    ("kinematics_py.planning.sphere_proof", "block_proof"),
+    ("kinematics_py.planning.proof_blocks", "block_proof"),
     ("kinematics_py.planning.sphere_proof", "first_touching"),
     ("kinematics_py.collision.sphere_kernels", "first_touching_step"),
     ("kinematics_py.model.joint_steps", "straight_steps"),

@@ -15,7 +15,7 @@ from kinematics_py.collision.geometry import Box
 from kinematics_py.collision.sphere_kernels import SphereTable, place_chain, workspace
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.planning import sphere_pairs
+from kinematics_py.planning import proof_blocks, sphere_pairs
 from kinematics_py.planning import sphere_proof as sphere_proof_module
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
@@ -269,7 +269,7 @@ def test_a_states_own_margins_bound_how_far_its_spheres_move_and_are_tighter_tha
         dq = rng.uniform(-0.05, 0.05, len(names))  # a block of a few steps
         place_chain(q0, chain, arrays, work)
         work.growth[:] = np.inf
-        sphere_proof_module._tightened(np.abs(dq), bound, chain, arrays, work)
+        proof_blocks._tightened(np.abs(dq), bound, chain, arrays, work)
         margins = work.growth.copy()
         tightened.append(margins)
         loose.append(found.growth_reach @ np.abs(dq))
@@ -298,9 +298,8 @@ def test_a_proof_in_blocks_proves_every_step_its_steps_alone_prove_with_fewer_st
 
     def proof(positions):
         points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
-        checked = sphere_proof_module.block_proof(positions, found.growth_reach, sphere_proof_module.SPHERE_HALVINGS,
-                                                  bound, *sphere_proof_module.kernel_inputs(check, found.table),
-                                                  points, steps)
+        checked = proof_blocks.block_proof(positions, found.growth_reach, sphere_proof_module.SPHERE_HALVINGS, bound,
+                                           *sphere_proof_module.kernel_inputs(check, found.table), points, steps)
         return points, steps, checked
 
     in_blocks = alone = proven = 0
