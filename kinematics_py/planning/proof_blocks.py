@@ -197,11 +197,11 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``). The first block is the whole path; a
     block not proven is tried again at half its size, down to single steps (``_step_proven``: a point between two
     of them checked once, with the margins of both); after PROVEN_BEFORE_GROWING blocks (or single steps) in a row
-    proven at one size the next tries twice that size. A path's clearance
-    changes slowly along it, so each block starts near the size its neighbour needed (halving every block from the
-    whole path spent a failed check on each block above a proven one: about as many as the proven ones). Points and
-    steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the group's
-    frames and the spheres in them (``chain_tables``)."""
+    proven at one size the next tries twice that size. A path's clearance changes slowly along it, so each block
+    starts near the size its neighbour needed (halving every block from the whole path spent a failed check on each
+    block above a proven one: about as many as the proven ones). Points and steps not proven are left as they are.
+    Returns the number of states checked. ``chain``, ``table``: the group's frames and the spheres in them
+    (``chain_tables``)."""
     count, dof, checked = positions.shape[0], positions.shape[1], 0
     between = np.empty(dof)
     joint_travel = np.zeros((count, dof))  # each joint's motion from the first point
