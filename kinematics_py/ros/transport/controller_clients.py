@@ -122,19 +122,19 @@ class ControllerClients:
         sent = [(entry, entry.client.send_goal_async(FollowJointTrajectory.Goal(
             trajectory=joint_trajectory_msg(entry.part, header)))) for entry in running]
         began = time.monotonic()
-        deadline, next_check, heard = began + GOAL_RESPONSE_WAIT_S, began + SERVER_CHECK_S, self._heard(running, began)
+        deadline, next_check = began + GOAL_RESPONSE_WAIT_S, began + SERVER_CHECK_S
         for entry, future in sent:
             while not future.done():
                 now = time.monotonic()
-                if now > deadline:
-                    return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} did not answer "
-                                   f"the goal within {GOAL_RESPONSE_WAIT_S:g} s")
-                if now >= next_check:
+                if now >= next_check or now > deadline:  # (a controller gone has the last word at the deadline)
                     next_check = now + SERVER_CHECK_S
-                    gone = self._gone(running, heard, now)
+                    gone = self._gone(running, began, now)
                     if gone:
                         return Outcome(ErrorCode.CONTROL_FAILED, f"{gone} before answering the goal",
                                        wait_for_cancel=False)
+                if now > deadline:
+                    return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} did not answer "
+                                   f"the goal within {GOAL_RESPONSE_WAIT_S:g} s")
                 time.sleep(POLL_S)
             if not future.result().accepted:
                 return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} rejected the "
@@ -148,7 +148,6 @@ class ControllerClients:
         the scene changed so that the rest of the path collides, or ``stop()``."""
         started = next_check = time.monotonic()
         scene = self._store.current.scene
-        heard = self._heard(running, started)
         expected = max(entry.part.duration for entry in running)
         allowed = self.config.settings.allowed_duration(expected)
         while True:
@@ -174,7 +173,7 @@ class ControllerClients:
                     return Outcome(ErrorCode.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE, blocked)
             if now >= next_check:
                 next_check = now + SERVER_CHECK_S
-                gone = self._gone(running, heard, now)
+                gone = self._gone(running, started, now)
                 if gone:
                     return Outcome(ErrorCode.CONTROL_FAILED, gone, wait_for_cancel=False)
             time.sleep(POLL_S)
@@ -192,18 +191,18 @@ class ControllerClients:
         return (f"the planning scene changed and the rest of the path collides "
                 f"({check.state_problem(states[colliding])}): the motion was stopped")
 
-    def _heard(self, running: list[_Running], now: float) -> list[str]:
-        """The joints of ``running`` on joint_states lately (those whose silence will tell their controller gone)."""
-        return [joint for entry in running for joint in entry.part.joint_names
-                if now - self._positions.heard.get(joint, -math.inf) < JOINT_STATES_SILENCE_S]
-
-    def _gone(self, running: list[_Running], heard: list[str], now: float) -> str:
+    def _gone(self, running: list[_Running], since: float, now: float) -> str:
         """Why a controller still running (or not yet answering its goal) is gone ("" while none is): its action
-        server left the ROS graph, or the joints it moves (``heard`` at the start) left joint_states."""
+        server left the ROS graph, or joints it moves went silent on joint_states (joints heard from
+        JOINT_STATES_SILENCE_S before ``since`` on, the execution's start: a controller that has just started may be
+        heard for the first time after it)."""
         for entry in running:
             if (entry.result is None or not entry.result.done()) and not entry.client.server_is_ready():
                 return f"controller {entry.controller.name!r} is gone (its action server left mid-execution)"
-        silent = [joint for joint in heard if now - self._positions.heard[joint] > JOINT_STATES_SILENCE_S]
+        heard = self._positions.heard
+        silent = [joint for entry in running for joint in entry.part.joint_names
+                  if heard.get(joint, -math.inf) >= since - JOINT_STATES_SILENCE_S
+                  and now - heard[joint] > JOINT_STATES_SILENCE_S]
         if silent:
             return (f"joints {silent} have not been on joint_states for {JOINT_STATES_SILENCE_S:g} s mid-execution: "
                     f"their controller or driver is gone")

@@ -1,0 +1,61 @@
+"""``transport.controller_clients.ControllerClients._gone``: when a controller counts as gone mid-execution, from its
+action server in the ROS graph and its joints' last times on joint_states (stand-ins for both, times the test sets)."""
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("rclpy")
+
+from kinematics_py.ros.transport.controller_clients import (  # noqa: E402
+    JOINT_STATES_SILENCE_S,
+    ControllerClients,
+)
+
+pytestmark = pytest.mark.ros
+
+STARTED = 100.0
+
+
+def clients(heard: dict[str, float]) -> ControllerClients:
+    """ControllerClients whose joint_states were last heard at ``heard`` (joint -> monotonic time)."""
+    made = ControllerClients.__new__(ControllerClients)
+    made._positions = SimpleNamespace(heard=heard)
+    return made
+
+
+def running(server_ready: bool = True) -> list:
+    """One controller moving joints a and b, its goal not answered yet."""
+    return [SimpleNamespace(controller=SimpleNamespace(name="arm_controller"), result=None, part=SimpleNamespace(
+        joint_names=["a", "b"]), client=SimpleNamespace(server_is_ready=lambda: server_ready))]
+
+
+def test_joints_still_on_joint_states_and_a_server_in_the_graph_are_not_gone():
+    now = STARTED + 3.0
+    assert clients({"a": now - 0.01, "b": now - 0.02})._gone(running(), STARTED, now) == ""
+
+
+def test_a_server_that_left_the_graph_is_gone():
+    now = STARTED + 0.2
+    gone = clients({"a": now, "b": now})._gone(running(server_ready=False), STARTED, now)
+    assert "arm_controller" in gone and "action server left" in gone
+
+
+def test_joints_silent_since_the_start_are_gone():
+    now = STARTED + JOINT_STATES_SILENCE_S + 0.3
+    gone = clients({"a": STARTED - 0.1, "b": now})._gone(running(), STARTED, now)
+    assert "['a']" in gone and "joint_states" in gone
+
+
+def test_joints_first_heard_after_the_start_then_silent_are_gone():
+    """A controller (or driver) whose joint_states reached the node only after the execution started, e.g. under
+    load or just launched, is still noticed when they stop."""
+    first_heard = STARTED + 0.4
+    now = first_heard + JOINT_STATES_SILENCE_S + 0.1
+    gone = clients({"a": first_heard, "b": first_heard})._gone(running(), STARTED, now)
+    assert "['a', 'b']" in gone
+
+
+def test_joints_silent_long_before_the_start_tell_nothing():
+    """Joints published by something else long gone (or never) do not make a controller gone."""
+    now = STARTED + 2.0
+    assert clients({"a": STARTED - 5.0})._gone(running(), STARTED, now) == ""
