@@ -370,6 +370,12 @@ def first_touching_step(q_from, q_to, resolution, chain, table, work, between):
     steps = straight_steps(q_from, q_to, resolution)
     if chain_collides(q_to, chain, table, work):
         return steps
+    return _first_touching_inside(q_from, q_to, steps, chain, table, work, between)
+
+
+@compiled_kernel(inline="always")
+def _first_touching_inside(q_from, q_to, steps, chain, table, work, between):
+    """``first_touching_step`` for the states strictly between the ends (k = 1 .. steps - 1), coarse to fine."""
     stride = 1
     while 2 * stride < steps:
         stride *= 2
@@ -391,6 +397,14 @@ def chain_motion_collides(q_from, q_to, resolution, chain, table, work, between)
     """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides
     (``first_touching_step``)."""
     return first_touching_step(q_from, q_to, resolution, chain, table, work, between) > 0
+
+
+@compiled_kernel
+def chain_inside_collides(q_from, q_to, resolution, chain, table, work, between):
+    """``chain_motion_collides`` for a motion between two states known free (as two waypoints of a path): neither
+    end checked."""
+    return _first_touching_inside(q_from, q_to, straight_steps(q_from, q_to, resolution), chain, table, work,
+                                  between) > 0
 
 
 @compiled_kernel

@@ -193,13 +193,20 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
         return -1
     growth = np.abs(positions[chosen + 1] - positions[chosen]) @ reach.T / 2  # (segments, links): half a motion
     first_growth = _on_the_ladder(growth.max(axis=0) * factors, check.resolution * reach.sum(axis=1) / 2 * factors)
-    segments = [(k, positions[k], positions[k + 1]) for k in chosen]
+    rows = {point: row for row, point in enumerate(sorted({k + end for k in chosen for end in (0, 1)}))}
+    states = [positions[point] for point in rows]  # every segment's ends, each once (segments: (k, rows of them))
+    segments = [(k, rows[k], rows[k + 1]) for k in chosen]
     for halving in range(halvings + 1):
         grown = _grown(check.checker, links, first_growth / 2**halving)
-        ends, shared = np.unique([q for _, a, b in segments for q in (a, b)], axis=0, return_inverse=True)
-        free = ~grown.check_batch(ends, joint_names=check.joint_names, base_state=check.base)[shared.ravel()]
-        unproven = [segment for s, segment in enumerate(segments) if not (free[2 * s] and free[2 * s + 1])]
+        ends = sorted({row for _, a, b in segments for row in (a, b)})
+        colliding = grown.check_batch(np.array([states[row] for row in ends]), joint_names=check.joint_names,
+                                      base_state=check.base)
+        free = dict(zip(ends, ~colliding))
+        unproven = [(k, a, b) for k, a, b in segments if not (free[a] and free[b])]
         if not unproven:
             return -1
-        segments = [half for k, a, b in unproven for half in ((k, a, (a + b) / 2), (k, (a + b) / 2, b))]
+        segments = []
+        for k, a, b in unproven:
+            states.append((states[a] + states[b]) / 2)
+            segments += [(k, a, len(states) - 1), (k, len(states) - 1, b)]
     return segments[0][0]

@@ -29,7 +29,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..collision.sphere_kernels import SphereTable, chain_motion_collides, colliding_pairs
+from ..collision.sphere_kernels import (
+    SphereTable,
+    chain_collides,
+    chain_inside_collides,
+    chain_motion_collides,
+    colliding_pairs,
+)
 from ..compiled import compiled_kernel
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
@@ -134,11 +140,12 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
 
 @compiled_kernel
 def _farthest_reach(path, count, resolution, chain, table, work, between):
-    """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number."""
+    """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number.
+    (The waypoints are free: only the states between two are checked.)"""
     kept, i = 1, 0
     while i < count - 1:
         j = count - 1
-        while j > i + 1 and chain_motion_collides(path[i], path[j], resolution, chain, table, work, between):
+        while j > i + 1 and chain_inside_collides(path[i], path[j], resolution, chain, table, work, between):
             j -= 1
         path[kept] = path[j]
         kept += 1
@@ -159,9 +166,9 @@ def _distance(a, b):
 def shortcut(path, count, tries, resolution, chain, table, work):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
     returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
-    shortcuts (a random point of one segment joined to a random point of a later one: the new motion is checked, the
-    parts of the two segments it keeps were), then the first pass again when one of them shortened the path.
-    ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
+    shortcuts (a random point of one segment joined to a random point of a later one: the new motion and the first
+    point are checked, the parts of the two segments it keeps were), then the first pass again when one of them
+    shortened the path. ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
     dof = path.shape[1]
     between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
     count = _farthest_reach(path, count, resolution, chain, table, work, between)
@@ -183,7 +190,8 @@ def shortcut(path, count, tries, resolution, chain, table, work):
         for k in range(i + 1, j):
             along += _distance(path[k + 1], path[k])
         if along - _distance(r, p) < min_gain or \
-                chain_motion_collides(p, r, resolution, chain, table, work, between):
+                chain_motion_collides(p, r, resolution, chain, table, work, between) or \
+                chain_collides(p, chain, table, work):  # (p, between two checked states, becomes a waypoint)
             continue
         tail = path[j + 1:count].copy()
         path[i + 1] = p

@@ -12,6 +12,7 @@ from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Mesh
 from kinematics_py.collision.sphere_kernels import (
+    chain_inside_collides,
     chain_motion_collides,
     chain_states_free,
     colliding_pairs,
@@ -249,7 +250,7 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
     """``chain_motion_collides`` (the group's frames, joints it does not move folded in) gives every motion the
     answer of ``state_collides`` (every link placed) at its states: over seeded random motions among the boxes, free and
     colliding, from free and colliding starts; with the fingers (a prismatic joint and its mimic) in the group and
-    held open by the base state."""
+    held open by the base state. ``chain_inside_collides`` answers so for the states between the ends."""
     plugin, checker = table_wall
     names = list(plugin.getJointNames()) + (["panda_finger_joint1"] if fingers else [])
     model = checker.model
@@ -267,7 +268,7 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
     links_work = workspace(check.base, len(model.link_names), table)
     chain_work = workspace(check.base, len(model.link_names), table)
     between = np.empty(len(names))
-    answers = []
+    answers, inside_answers = [], []
     for _ in range(MOTIONS):
         q_from = lower + rng.random(len(names)) * (upper - lower)
         q_to = np.clip(q_from + rng.uniform(-1.0, 1.0, len(names)) * rng.uniform(0.02, 2.0), lower, upper)
@@ -277,7 +278,13 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
                                        between)
         assert links == frames, (q_from, q_to)
         answers.append(links)
+        states = segment_states(q_from, q_to, SEARCH_RESOLUTION)  # (q_from left out, q_to last)
+        inside = any(state_collides(q, check.indices, tree, tuple(table), links_work) for q in states[:-1])
+        assert chain_inside_collides(q_from, q_to, SEARCH_RESOLUTION, tuple(chain), tuple(in_frames), chain_work,
+                                     between) == inside, (q_from, q_to)
+        inside_answers.append(inside)
     assert 0.1 < np.mean(answers) < 0.9
+    assert 0.1 < np.mean(inside_answers) < 0.9
 
 
 def test_the_chain_tables_are_kept_and_carry_the_pairs_of_the_table_given(table_wall):
