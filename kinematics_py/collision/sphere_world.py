@@ -10,19 +10,17 @@ checker. A scene they cannot represent (attached objects, world meshes and octre
 """
 from __future__ import annotations
 
-import threading
 import weakref
 
 import numpy as np
 
+from ..thread_scratch import thread_scratch
 from .checker import CollisionChecker
 from .geometry import Box, Cone, Cylinder, Plane, Sphere
 from .sphere_kernels import BOX, CYLINDER, PLANE, SPHERE, SphereTable, state_collides, workspace
 from .spheres import robot_spheres
 
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-#: Scratch of ``free_for_spheres`` per thread: the table it was made for and its workspace.
-_scratch = threading.local()
 
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
@@ -37,11 +35,9 @@ def free_for_spheres(checker: CollisionChecker, state: np.ndarray) -> bool:
     table = sphere_table(checker)
     if isinstance(table, str):
         return False
-    kept = getattr(_scratch, "kept", None)
-    if kept is None or kept[0] is not table or len(kept[1].q) != len(state):
-        kept = _scratch.kept = (table, workspace(state, len(checker.model.link_names), table),
-                                np.arange(len(state), dtype=np.int64), tuple(table))
-    _, work, indices, arrays = kept
+    _, work, indices, arrays = thread_scratch(__name__, (id(table), len(state)), lambda: (
+        table, workspace(state, len(checker.model.link_names), table), np.arange(len(state), dtype=np.int64),
+        tuple(table)))
     return not state_collides(np.asarray(state, dtype=float), indices, checker.model.tree.table_arrays, arrays, work)
 
 

@@ -24,7 +24,6 @@ a path's own validity check, motions ``link_reach`` does not bound.
 """
 from __future__ import annotations
 
-import threading
 import weakref
 from typing import NamedTuple
 
@@ -46,6 +45,7 @@ from ..collision.sphere_world import sphere_table
 from ..collision.witness_points import proven_colliding
 from ..compiled import compiled_kernel
 from ..model.tree_kernels import PRISMATIC, REVOLUTE
+from ..thread_scratch import thread_scratch
 from .motion_bound import MAX_HALVINGS, first_unproven, link_reach
 from .path_check import PathCheck, bisection_order, segment_states, steps_between
 from .proof_blocks import block_proof
@@ -64,7 +64,6 @@ MAX_KEPT_CHAINS = 16
 _MOVING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _NARROWED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_WORKSPACES = threading.local()
 
 
 @compiled_kernel
@@ -218,17 +217,11 @@ def kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, W
 def _workspace(check: PathCheck, table: SphereTable) -> Workspace:
     """A workspace for ``table``'s spheres, no margins set, kept per thread (the kernels given one by
     ``kernel_inputs`` are done with it when they return)."""
-    kept = getattr(_WORKSPACES, "kept", None)
-    if kept is None:
-        kept = _WORKSPACES.kept = {}
     key = (id(table.sphere_center), len(table.self_pairs), table.world_tested.shape, check.base.tobytes())
-    entry = kept.get(key)
-    if entry is None or entry[0] is not table.sphere_center:
-        if len(kept) >= MAX_KEPT_CHAINS:
-            kept.clear()
-        entry = kept[key] = (table.sphere_center, workspace(check.base, len(check.checker.model.link_names), table))
-    entry[1].growth[:] = 0.0
-    return entry[1]
+    kept = thread_scratch(__name__, key, lambda: (table.sphere_center, workspace(
+        check.base, len(check.checker.model.link_names), table)))
+    kept[1].growth[:] = 0.0
+    return kept[1]
 
 
 def spheres_free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ from ..collision.sphere_kernels import (
     colliding_pairs,
 )
 from ..compiled import compiled_kernel
+from ..thread_scratch import thread_scratch
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
 from .sphere_proof import chain_tables, first_touching, kernel_inputs, moving_table, segment_free
@@ -258,12 +259,12 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
         relaxed = _relaxed(table, ends, check.indices, check.checker.model.tree.table_arrays, work)
         chain, arrays = chain_tables(check, relaxed)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
-    nodes = np.empty((2, TREE_CAPACITY, len(start)))
-    parents = np.empty((2, TREE_CAPACITY), dtype=np.int64)  # set as nodes are added; the roots' -1 here
+    nodes, parents, path = thread_scratch(__name__, len(start), lambda: (
+        np.empty((2, TREE_CAPACITY, len(start))), np.empty((2, TREE_CAPACITY), dtype=np.int64),
+        np.empty((2 * TREE_CAPACITY + SHORTCUT_TRIES, len(start)))))  # (parents set as nodes are added; roots here)
     parents[0, 0], parents[1, :len(goals)] = -1, -1
     nodes[0, 0], nodes[1, :len(goals)] = start, goals
     counts = np.array([1, len(goals)], dtype=np.int64)
-    path = np.empty((2 * TREE_CAPACITY + SHORTCUT_TRIES, len(start)))
     step = RANGE_SHARE * math.dist(upper, lower)
     seed_random(seed)
     deadline, first, found = time.perf_counter() + time_limit, 0, 0
