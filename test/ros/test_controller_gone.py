@@ -1,5 +1,6 @@
 """``transport.controller_clients.ControllerClients._gone``: when a controller counts as gone mid-execution, from its
-action server in the ROS graph and its joints' last times on joint_states (stand-ins for both, times the test sets)."""
+action server in the ROS graph and its joints' last times on joint_states (stand-ins for both, times the test sets);
+and that it outranks the goal-answer deadline (``_send``)."""
 from types import SimpleNamespace
 
 import pytest
@@ -59,3 +60,32 @@ def test_joints_silent_long_before_the_start_tell_nothing():
     """Joints published by something else long gone (or never) do not make a controller gone."""
     now = STARTED + 2.0
     assert clients({"a": STARTED - 5.0})._gone(running(), STARTED, now) == ""
+
+
+class NeverAnswered:
+    """A goal's future that is never done."""
+
+    def done(self) -> bool:
+        return False
+
+
+def test_a_controller_gone_has_the_last_word_at_the_goal_answer_deadline(monkeypatch):
+    """When the answer deadline and the server leaving the graph fall due together (a busy machine), the goal ends
+    "gone", not "did not answer": the deadline here has passed at the first look."""
+    from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
+
+    from kinematics_py.ros.transport import controller_clients
+
+    monkeypatch.setattr(controller_clients, "GOAL_RESPONSE_WAIT_S", -1.0)
+    monkeypatch.setattr(controller_clients, "joint_trajectory_msg", lambda part, header: JointTrajectoryMsg())
+    looks = []
+
+    def server_is_ready() -> bool:  # seen when the goal is sent, gone after
+        looks.append(True)
+        return len(looks) == 1
+
+    entry = running()[0]
+    entry.client = SimpleNamespace(server_is_ready=server_is_ready, send_goal_async=lambda goal: NeverAnswered())
+    outcome = clients({})._send([entry], header=None)
+    assert "gone" in outcome.message and "before answering the goal" in outcome.message, outcome.message
+    assert outcome.wait_for_cancel is False
