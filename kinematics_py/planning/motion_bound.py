@@ -26,6 +26,7 @@ trajectories.
 from __future__ import annotations
 
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,6 +48,7 @@ MAX_KEPT_BOUNDS = 16
 MAX_KEPT_GROWN = 64
 _GROWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LATEST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per checker: (versions and group, answer)
 
 
 def link_reach(checker: CollisionChecker, joint_names) -> tuple[tuple[str, ...], np.ndarray] | None:
@@ -98,15 +100,14 @@ def _growth_factor(checker: CollisionChecker, link: str) -> float:
     return factor
 
 
-def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray) -> CollisionChecker:
+def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray, exact: bool) -> CollisionChecker:
     """A checker of the same scene with each link grown by at least ``growth`` [m] (rounded up to a power of
-    sqrt(2) of SMALLEST_GROWTH): by an exact offset where ``offsets_exact``, else by its padding; kept per checker,
-    its configuration, the kind of growth and the rounded growths, MAX_KEPT_GROWN at most (building one's tables
-    takes about 2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
-    steps = tuple(int(np.ceil(2 * np.log2(max(extra, SMALLEST_GROWTH) / SMALLEST_GROWTH))) if extra > 0 else None
-                  for extra in growth)
-    exact = offsets_exact(checker)
-    key = (links, steps, checker.config_version, exact)
+    sqrt(2) of SMALLEST_GROWTH): by an exact offset where ``exact`` (``offsets_exact``), else by its padding; kept
+    per checker, its configuration, the kind of growth and the rounded growths, MAX_KEPT_GROWN at most (building
+    one's tables takes about 2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
+    growth = np.asarray(growth, dtype=float)
+    steps = np.where(growth > 0, np.ceil(2 * np.log2(np.maximum(growth, SMALLEST_GROWTH) / SMALLEST_GROWTH)), -1)
+    key = (links, steps.tobytes(), checker.config_version, exact)
     kept = _GROWN.setdefault(checker, {})
     grown = kept.get(key)
     if grown is None:
@@ -114,7 +115,7 @@ def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray
             kept.clear()
         grown = checker.for_scene(checker.scene)
         for link, step in zip(links, steps):
-            if step is None:
+            if step < 0:
                 continue
             extra = SMALLEST_GROWTH * 2 ** (step / 2)
             if exact:
@@ -125,13 +126,35 @@ def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray
     return grown
 
 
-def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray] | None:
-    """(links, R (links, joints), growth factors (links,): 1 where links are offset exactly) of ``check``'s group,
-    or None when its motions cannot be proven here (see the module docstring); kept per robot model, group, geometry,
-    paddings and kind of growth (the convex hulls take 0.15 s for the Panda's meshes)."""
+class _Provable(NamedTuple):
+    """What ``first_unproven`` proves a group's motions with (``_provable``)."""
+
+    links: tuple[str, ...]  # the links with geometry
+    reach: np.ndarray  # (links, joints) ``link_reach``'s R
+    factors: np.ndarray  # (links,) what a growth is multiplied by for a full offset (1 where offsets are exact)
+    exact: bool  # whether the links are grown by exact offsets (``offsets_exact``), else by their padding
+
+
+def _provable(check: PathCheck) -> _Provable | None:
+    """What ``check``'s group's motions are proven with, or None when they cannot be proven here (see the module
+    docstring); kept per robot model, group, geometry, paddings and kind of growth (the convex hulls take 0.15 s
+    for the Panda's meshes), and per checker for its scene's and configuration's versions (a proof asks often)."""
     checker = check.checker
-    if checker.mesh_mode != "convex_hull" or checker.scene.attached_objects or checker.scene.settings.link_padding:
-        return None
+    now = (checker.scene.version, checker.config_version, check.joint_names)
+    latest = _LATEST.get(checker)
+    if latest is not None and latest[0] == now:
+        return latest[1]
+    found = None
+    if checker.mesh_mode == "convex_hull" and not checker.scene.attached_objects and \
+            not checker.scene.settings.link_padding:
+        found = _provable_for_model(check)
+    _LATEST[checker] = (now, found)
+    return found
+
+
+def _provable_for_model(check: PathCheck) -> _Provable | None:
+    """``_provable``'s answer, kept per robot model, group, geometry, paddings and kind of growth."""
+    checker = check.checker
     growths = tuple((link, checker.padding(link), checker.scale(link), checker.offset(link))
                     for link in checker.link_geometry)
     exact = offsets_exact(checker)
@@ -146,7 +169,8 @@ def _provable(check: PathCheck) -> tuple[tuple[str, ...], np.ndarray, np.ndarray
     factors = None if bound is None else np.array([_growth_factor(checker, link) for link in bound[0]])
     if factors is not None and exact:  # an exact offset needs no factor (a flat mesh, checked as triangles, cannot)
         factors = np.where(np.isfinite(factors), 1.0, np.inf)
-    kept[key] = (geometry, None if factors is None or not np.isfinite(factors).all() else (*bound, factors))
+    kept[key] = (geometry, None if factors is None or not np.isfinite(factors).all() else
+                 _Provable(*bound, factors, exact))
     return kept[key][1]
 
 
@@ -161,9 +185,9 @@ def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
     provable_here = _provable(check)
     if provable_here is None:
         return None
-    links, reach, factors = provable_here
+    links, reach, factors, exact = provable_here
     growth = 2.0**-halvings * check.resolution * reach.sum(axis=1) / 2 * factors
-    return PathCheck(_grown(check.checker, links, growth), check.joint_names, check.base, check.resolution,
+    return PathCheck(_grown(check.checker, links, growth, exact), check.joint_names, check.base, check.resolution,
                      check.state_validity)
 
 
@@ -186,7 +210,7 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     provable_here = _provable(check)
     if provable_here is None:
         return None
-    links, own_reach, factors = provable_here
+    links, own_reach, factors, exact = provable_here
     reach = own_reach if reach is None else reach
     chosen = np.arange(len(positions) - 1) if only is None else np.flatnonzero(only)
     if not len(chosen):
@@ -197,7 +221,7 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     states = [positions[point] for point in rows]  # every segment's ends, each once (segments: (k, rows of them))
     segments = [(k, rows[k], rows[k + 1]) for k in chosen]
     for halving in range(halvings + 1):
-        grown = _grown(check.checker, links, first_growth / 2**halving)
+        grown = _grown(check.checker, links, first_growth / 2**halving, exact)
         ends = sorted({row for _, a, b in segments for row in (a, b)})
         colliding = grown.check_batch(np.array([states[row] for row in ends]), joint_names=check.joint_names,
                                       base_state=check.base)

@@ -53,12 +53,13 @@ def added(grown, checker, link: str) -> float:
 
 def test_proofs_on_the_same_rungs_share_their_grown_checkers_until_the_configuration_changes():
     check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))
-    a = _grown(check.checker, ("arm",), np.array([0.010]))
-    assert _grown(check.checker, ("arm",), np.array([0.0101])) is a  # rounded up to the same power of sqrt(2)
-    assert _grown(check.checker, ("arm",), np.array([0.02])) is not a
+    exact = offsets_exact(check.checker)
+    a = _grown(check.checker, ("arm",), np.array([0.010]), exact)
+    assert _grown(check.checker, ("arm",), np.array([0.0101]), exact) is a  # rounded up to the same power of sqrt(2)
+    assert _grown(check.checker, ("arm",), np.array([0.02]), exact) is not a
     assert added(a, check.checker, "arm") >= 0.0101
     check.checker.set_padding(0.001, ["arm"])
-    b = _grown(check.checker, ("arm",), np.array([0.010]))
+    b = _grown(check.checker, ("arm",), np.array([0.010]), exact)
     assert b is not a and added(b, check.checker, "arm") >= 0.010 and b.padding("arm") >= 0.001
     growth = np.array([0.013, 0.0, 0.002])
     rung = np.array([0.004, 0.0, 0.01])
