@@ -38,6 +38,7 @@ from ..collision.sphere_kernels import (
     chain_states_free,
     colliding_pairs,
     first_touching_step,
+    motion_scratch,
     sphere_chain,
     workspace,
 )
@@ -359,8 +360,8 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool
     if found is None or found.coarse is not None:
         return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
     q_from, q_to = (np.ascontiguousarray(q, dtype=float) for q in (q_from, q_to))
-    step = first_touching_step(q_from, q_to, check.resolution, *kernel_inputs(check, found.table),
-                               np.empty(len(q_from)))
+    chain, arrays, work = kernel_inputs(check, found.table)
+    step = first_touching_step(q_from, q_to, check.resolution, chain, arrays, work, motion_scratch(len(chain[0])))
     steps = steps_between(q_from, q_to, check.resolution)
     if step == 0:
         check.states_checked += steps

@@ -35,6 +35,7 @@ from ..collision.sphere_kernels import (
     chain_inside_collides,
     chain_motion_collides,
     colliding_pairs,
+    motion_scratch,
 )
 from ..compiled import compiled_kernel
 from ..thread_scratch import thread_scratch
@@ -67,7 +68,7 @@ FAST_LIMIT_S = 0.05
 
 
 @compiled_kernel
-def _extend(nodes, parents, count, target, step, resolution, chain, table, work, between):
+def _extend(nodes, parents, count, target, step, resolution, chain, table, work, scratch):
     """(status, count): grow the tree (``count`` nodes) from its node nearest ``target`` by at most ``step`` towards
     it, when that motion is free."""
     dof = target.shape[0]
@@ -83,7 +84,7 @@ def _extend(nodes, parents, count, target, step, resolution, chain, table, work,
     scale = 1.0 if reached else step / distance
     for i in range(dof):
         nodes[count, i] = nodes[nearest, i] + (target[i] - nodes[nearest, i]) * scale
-    if chain_motion_collides(nodes[nearest], nodes[count], resolution, chain, table, work, between):
+    if chain_motion_collides(nodes[nearest], nodes[count], resolution, chain, table, work, scratch):
         return TRAPPED, count
     parents[count] = nearest
     return (REACHED if reached else ADVANCED), count + 1
@@ -117,7 +118,7 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
     by ``chain_motion_collides`` (``chain`` and ``table``: ``sphere_chain``'s)."""
     dof = lower.shape[0]
     sample = np.empty(dof)
-    between = np.empty(dof)
+    scratch = motion_scratch(chain[0].shape[0])
     capacity = nodes.shape[1]
     for iteration in range(first, first + iterations):
         a = iteration % 2
@@ -127,14 +128,14 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
         for i in range(dof):
             sample[i] = lower[i] + np.random.random() * (upper[i] - lower[i])
         status, counts[a] = _extend(nodes[a], parents[a], counts[a], sample, step, resolution, chain, table, work,
-                                    between)
+                                    scratch)
         if status == TRAPPED:
             continue
         added = nodes[a, counts[a] - 1]
         status = ADVANCED
         while status == ADVANCED and counts[b] < capacity - 1:
             status, counts[b] = _extend(nodes[b], parents[b], counts[b], added, step, resolution, chain, table,
-                                        work, between)
+                                        work, scratch)
         if status == REACHED:
             end_a, end_b = counts[a] - 1, counts[b] - 1
             return _joined_path(nodes, parents, end_a if a == 0 else end_b, end_b if a == 0 else end_a, path)
@@ -142,13 +143,13 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
 
 
 @compiled_kernel
-def _farthest_reach(path, count, resolution, chain, table, work, between):
+def _farthest_reach(path, count, resolution, chain, table, work, scratch):
     """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number.
     (The waypoints are free: only the states between two are checked.)"""
     kept, i = 1, 0
     while i < count - 1:
         j = count - 1
-        while j > i + 1 and chain_inside_collides(path[i], path[j], resolution, chain, table, work, between):
+        while j > i + 1 and chain_inside_collides(path[i], path[j], resolution, chain, table, work, scratch):
             j -= 1
         path[kept] = path[j]
         kept += 1
@@ -173,8 +174,8 @@ def shortcut(path, count, tries, resolution, chain, table, work):
     point are checked, the parts of the two segments it keeps were), then the first pass again when one of them
     shortened the path. ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
     dof = path.shape[1]
-    between, p, r = np.empty(dof), np.empty(dof), np.empty(dof)
-    count = _farthest_reach(path, count, resolution, chain, table, work, between)
+    scratch, p, r = motion_scratch(chain[0].shape[0]), np.empty(dof), np.empty(dof)
+    count = _farthest_reach(path, count, resolution, chain, table, work, scratch)
     length = 0.0
     for k in range(count - 1):
         length += _distance(path[k + 1], path[k])
@@ -193,7 +194,7 @@ def shortcut(path, count, tries, resolution, chain, table, work):
         for k in range(i + 1, j):
             along += _distance(path[k + 1], path[k])
         if along - _distance(r, p) < min_gain or \
-                chain_motion_collides(p, r, resolution, chain, table, work, between) or \
+                chain_motion_collides(p, r, resolution, chain, table, work, scratch) or \
                 chain_collides(p, chain, table, work):  # (p, between two checked states, becomes a waypoint)
             continue
         tail = path[j + 1:count].copy()
@@ -204,7 +205,7 @@ def shortcut(path, count, tries, resolution, chain, table, work):
         shortened = True
     if not shortened:  # the first pass's path: the pass again would keep it as it is
         return count
-    return _farthest_reach(path, count, resolution, chain, table, work, between)
+    return _farthest_reach(path, count, resolution, chain, table, work, scratch)
 
 
 @compiled_kernel

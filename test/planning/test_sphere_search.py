@@ -16,6 +16,7 @@ from kinematics_py.collision.sphere_kernels import (
     chain_motion_collides,
     chain_states_free,
     colliding_pairs,
+    motion_scratch,
     sphere_chain,
     state_collides,
     workspace,
@@ -267,7 +268,7 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
     rng = np.random.default_rng(SEED)
     links_work = workspace(check.base, len(model.link_names), table)
     chain_work = workspace(check.base, len(model.link_names), table)
-    between = np.empty(len(names))
+    scratch = motion_scratch(len(chain.parent))
     answers, inside_answers = [], []
     for _ in range(MOTIONS):
         q_from = lower + rng.random(len(names)) * (upper - lower)
@@ -275,13 +276,13 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
         links = any(state_collides(q, check.indices, tree, tuple(table), links_work)
                     for q in segment_states(q_from, q_to, SEARCH_RESOLUTION))
         frames = chain_motion_collides(q_from, q_to, SEARCH_RESOLUTION, tuple(chain), tuple(in_frames), chain_work,
-                                       between)
+                                       scratch)
         assert links == frames, (q_from, q_to)
         answers.append(links)
         states = segment_states(q_from, q_to, SEARCH_RESOLUTION)  # (q_from left out, q_to last)
         inside = any(state_collides(q, check.indices, tree, tuple(table), links_work) for q in states[:-1])
         assert chain_inside_collides(q_from, q_to, SEARCH_RESOLUTION, tuple(chain), tuple(in_frames), chain_work,
-                                     between) == inside, (q_from, q_to)
+                                     scratch) == inside, (q_from, q_to)
         inside_answers.append(inside)
     assert 0.1 < np.mean(answers) < 0.9
     assert 0.1 < np.mean(inside_answers) < 0.9
