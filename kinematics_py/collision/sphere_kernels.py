@@ -253,6 +253,15 @@ def colliding_pairs(q_group, indices, tree, table, work, self_hit, world_hit):
     touching(table, work, False, self_hit, world_hit)
 
 
+@compiled_kernel
+def pairs_touching_in(states, indices, tree, table, work, self_hit, world_hit):
+    """``colliding_pairs`` of every group state of ``states`` (n, joints) in one call: each pair touching in one of
+    them marked."""
+    for k in range(states.shape[0]):
+        place_state(states[k], indices, tree, table, work)
+        touching(table, work, False, self_hit, world_hit)
+
+
 class SphereChain(NamedTuple):
     """The frames a group's joints move, for ``place_chain``: frame 0 is the root link's; frame f > 0 the child
     link of a joint the group moves, turned so that the joint's axis is its z axis (``sphere_chain``). The links no

@@ -36,9 +36,9 @@ from ..collision.sphere_kernels import (
     Workspace,
     chain_collides,
     chain_states_free,
-    colliding_pairs,
     first_touching_step,
     motion_scratch,
+    pairs_touching_in,
     sphere_chain,
     workspace,
 )
@@ -318,10 +318,10 @@ def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points
         return None
     doubt = np.flatnonzero(~points)
     table = found.table
-    work = workspace(check.base, len(check.checker.model.link_names), table)
     hit, world = np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool)
-    for q in positions[doubt[np.linspace(0, len(doubt) - 1, min(len(doubt), TOUCHING_SAMPLES)).astype(int)]]:
-        colliding_pairs(q, check.indices, check.checker.model.tree.table_arrays, tuple(table), work, hit, world)
+    sampled = doubt[np.linspace(0, len(doubt) - 1, min(len(doubt), TOUCHING_SAMPLES)).astype(int)]
+    pairs_touching_in(np.ascontiguousarray(positions[sampled], dtype=float), check.indices,
+                      check.checker.model.tree.table_arrays, tuple(table), _workspace(check, table), hit, world)
     if not hit.any():
         return None
     kept = _NARROWED.setdefault(check.checker, {})

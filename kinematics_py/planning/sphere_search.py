@@ -34,8 +34,8 @@ from ..collision.sphere_kernels import (
     chain_collides,
     chain_inside_collides,
     chain_motion_collides,
-    colliding_pairs,
     motion_scratch,
+    pairs_touching_in,
 )
 from ..compiled import compiled_kernel
 from ..thread_scratch import thread_scratch
@@ -222,8 +222,7 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
     is then checked by the exact checker (``_exact_segments``)."""
     self_hit = np.zeros(len(table.self_pairs), dtype=bool)
     world_hit = np.zeros(table.world_tested.shape, dtype=bool)
-    for q in states:
-        colliding_pairs(q, indices, tree, tuple(table), work, self_hit, world_hit)
+    pairs_touching_in(states, indices, tree, tuple(table), work, self_hit, world_hit)
     if not (self_hit.any() or world_hit.any()):
         return table
     bodies, pairs = len(table.body_radius), table.self_pairs
@@ -237,8 +236,7 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
         gaps[trying] = -shrink
         work.growth[bodies:bodies + len(gaps)] = gaps
         hit = np.zeros(len(gaps), dtype=bool)
-        for q in states:
-            colliding_pairs(q, indices, tree, tuple(table), work, hit, np.zeros_like(world_hit))
+        pairs_touching_in(states, indices, tree, tuple(table), work, hit, np.zeros_like(world_hit))
         touching = touching & hit
     kept = ~touching
     work.growth[:] = 0.0
