@@ -388,6 +388,8 @@ def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.nd
         if isinstance(timed, MotionPlan):
             return timed
         positions, timing, proof = timed
+        if proof is not None:
+            proof[0][0] = True  # the start: valid (``_start_diagnosis``), not checked again where its spheres touch
         problem, unproven, invalid = run.trajectory_verdict(positions, proof)
         if problem and invalid < 0:
             return run.failed(ErrorCode.PLANNING_FAILED, "blocked_path", f"the path failed its final check: {problem}")
