@@ -336,13 +336,14 @@ def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points
     return kept[key][1]
 
 
-def first_invalid(check: PathCheck, states: np.ndarray) -> int:
+def first_invalid(check: PathCheck, states: np.ndarray, found: ProofTable | None = None) -> int:
     """``check.first_invalid``: the index of an invalid state among ``states`` (n, joints), -1 when all are valid;
     a state free for the spheres is valid (the coarse pairs checked exactly), the others are checked exactly.
     The spheres are tested coarse to fine (``bisection_order``) and the first state they do not prove is checked
     at once (by the geometry's witness points, ``collision.witness_points``, then exactly), so that a colliding
-    motion is found in a few checks."""
-    found = moving_table(check)
+    motion is found in a few checks. ``found``: the spheres (default ``moving_table``'s; fewer pairs where the
+    others are known free in these states: ``sphere_search``'s relaxed pairs)."""
+    found = found or moving_table(check)
     if found is None or not len(states) or (found.dropped and _fixed_pairs_collide(check, states[0])):
         return check.first_invalid(states)
     order = bisection_order(len(states))
@@ -365,15 +366,16 @@ def first_invalid(check: PathCheck, states: np.ndarray) -> int:
     return -1
 
 
-def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool:
+def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: ProofTable | None = None) -> bool:
     """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
     valid (``first_invalid``: the spheres first). The spheres' check runs in one compiled call over the motion
     (``first_touching_step``), the first state they find touching checked at once: a point of the links' geometry
     inside an obstacle (``collision.witness_points``) refuses the motion without the exact checker, else one exact
-    check does; where that state is free, ``first_invalid`` decides."""
-    found = usable_table(check)
+    check does; where that state is free, ``first_invalid`` decides. ``found``: as ``first_invalid``'s (default
+    ``usable_table``'s)."""
+    found = found or usable_table(check)
     if found is None or found.coarse is not None:
-        return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
+        return first_invalid(check, segment_states(q_from, q_to, check.resolution), found) < 0
     q_from, q_to = (np.ascontiguousarray(q, dtype=float) for q in (q_from, q_to))
     chain, arrays, work = kernel_inputs(check, found.table)
     step = first_touching_step(q_from, q_to, check.resolution, chain, arrays, work, motion_scratch(len(chain[0])))
@@ -384,4 +386,4 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray) -> bool
     state = q_from + (q_to - q_from) * step / steps
     if proven_colliding(check.checker, check.indices, check.base, state) or check.first_invalid(state[None]) >= 0:
         return False
-    return first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0
+    return first_invalid(check, segment_states(q_from, q_to, check.resolution), found) < 0

@@ -41,7 +41,15 @@ from ..compiled import compiled_kernel
 from ..thread_scratch import thread_scratch
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
-from .sphere_proof import chain_tables, first_touching, kernel_inputs, moving_table, segment_free
+from .sphere_proof import (
+    ProofTable,
+    chain_tables,
+    first_touching,
+    growth_reach,
+    kernel_inputs,
+    moving_table,
+    segment_free,
+)
 
 #: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
 RANGE_SHARE = 0.2
@@ -214,17 +222,19 @@ def seed_random(seed):
     np.random.seed(seed)
 
 
-def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: tuple, work) -> SphereTable:
-    """``table`` for a search between ``states`` (the start and goals), whose spheres may touch where the exact
+def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: tuple,
+             work) -> tuple[SphereTable, SphereTable | None]:
+    """(``table`` for a search between ``states`` (the start and goals), whose spheres may touch where the exact
     geometry does not: each self pair whose spheres touch in one of them shrunk (a negative gap in ``work.growth``,
     the smallest of SELF_SHRINKS that parts them there, less than the pair's smallest sphere), or left out when
-    none does; each body-obstacle pair that touches left out. ``table`` itself when none touches. The search's path
-    is then checked by the exact checker (``_exact_segments``)."""
+    none does; each body-obstacle pair that touches left out; ``table`` itself when none touches), (the pairs so
+    shrunk or left out, with their full spheres; None when none touches). The search's path is then checked for
+    those pairs by the exact checker (``_exact_segments``)."""
     self_hit = np.zeros(len(table.self_pairs), dtype=bool)
     world_hit = np.zeros(table.world_tested.shape, dtype=bool)
     pairs_touching_in(states, indices, tree, tuple(table), work, self_hit, world_hit)
     if not (self_hit.any() or world_hit.any()):
-        return table
+        return table, None
     bodies, pairs = len(table.body_radius), table.self_pairs
     body_smallest = np.minimum.reduceat(table.sphere_radius, table.body_first[:-1])
     smallest = np.minimum(body_smallest[pairs[:, 0]], body_smallest[pairs[:, 1]])
@@ -241,7 +251,8 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
     kept = ~touching
     work.growth[:] = 0.0
     work.growth[bodies:bodies + kept.sum()] = gaps[kept]
-    return table._replace(self_pairs=pairs[kept], world_tested=table.world_tested & ~world_hit)
+    return (table._replace(self_pairs=pairs[kept], world_tested=table.world_tested & ~world_hit),
+            table._replace(self_pairs=pairs[self_hit], world_tested=table.world_tested & world_hit))
 
 
 def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
@@ -255,9 +266,9 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
         return None
     table, ends = moving.table, np.vstack([start, goals])
     chain, arrays, work = kernel_inputs(check, table)  # (the workspace kept for the thread, its margins zero)
-    relaxed = table
+    relaxed, left = table, None
     if first_touching(ends, chain, arrays, work) >= 0:  # (one compiled call for the usual case: none touches)
-        relaxed = _relaxed(table, ends, check.indices, check.checker.model.tree.table_arrays, work)
+        relaxed, left = _relaxed(table, ends, check.indices, check.checker.model.tree.table_arrays, work)
         chain, arrays = chain_tables(check, relaxed)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     nodes, parents, path = thread_scratch(__name__, len(start), lambda: (
@@ -277,19 +288,23 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
         return None
     count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, chain, arrays, work)
     waypoints = path[:count].copy()
-    if relaxed is not table or moving.coarse is not None:
+    if moving.coarse is not None:
         return _exact_segments(check, waypoints, bounds, deadline, should_stop)
+    if left is not None:  # (the search tested the other pairs at this resolution)
+        return _exact_segments(check, waypoints, bounds, deadline, should_stop, moving._replace(
+            table=left, growth_reach=growth_reach(moving.reach, left.self_pairs)))
     return waypoints
 
 
 def _exact_segments(check: PathCheck, waypoints: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], deadline: float,
-                    should_stop: Callable[[], bool] | None) -> np.ndarray | None:
+                    should_stop: Callable[[], bool] | None, found: ProofTable | None = None) -> np.ndarray | None:
     """``waypoints`` (found with pairs left out) with every segment the exact checker refuses at ``check``'s
     resolution searched again between its ends by OMPL's search; None when a waypoint collides or a detour is not
-    found before ``deadline``."""
+    found before ``deadline``. ``found``: the spheres that decide first (``segment_free``: the pairs the search
+    relaxed; default all of them)."""
     kept = [waypoints[0]]
     for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
-        if not segment_free(check, q_from, q_to):
+        if not segment_free(check, q_from, q_to, found):
             remaining = deadline - time.perf_counter()
             if remaining <= 0 or not check.state_free(q_to):
                 return None

@@ -173,10 +173,11 @@ def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_lef
             break
     else:
         pytest.fail("no state whose spheres touch where the exact shapes do not")
-    relaxed = _relaxed(table, q[None], check.indices, tree, work)
+    relaxed, left = _relaxed(table, q[None], check.indices, tree, work)
     touching = set(map(tuple, table.self_pairs[hit]))
     kept = [k for k, pair in enumerate(map(tuple, relaxed.self_pairs)) if pair in touching]
     assert kept, "every touching pair was left out"
+    assert set(map(tuple, left.self_pairs)) == touching  # what the search's path is checked for again, exactly
     gaps = work.growth[len(table.body_radius) + np.array(kept)]
     assert (gaps < 0).all() and set(-gaps) <= set(SELF_SHRINKS)
     parted = np.zeros(len(relaxed.self_pairs), dtype=bool)
