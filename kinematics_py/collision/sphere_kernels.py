@@ -451,6 +451,14 @@ def _first_touching_inside(q_from, q_to, steps, chain, table, work, trig):
 
 
 @compiled_kernel
+def touching_segments(waypoints, resolution, chain, table, work, scratch, touching):
+    """touching[s] <- whether a state of the straight motion from waypoint s (not checked) to s + 1 touches
+    (``first_touching_step``), for every segment of ``waypoints`` in one call."""
+    for s in range(waypoints.shape[0] - 1):
+        touching[s] = first_touching_step(waypoints[s], waypoints[s + 1], resolution, chain, table, work, scratch) > 0
+
+
+@compiled_kernel
 def chain_motion_collides(q_from, q_to, resolution, chain, table, work, scratch):
     """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides
     (``first_touching_step``)."""

@@ -40,6 +40,7 @@ from ..collision.sphere_kernels import (
     motion_scratch,
     pairs_touching_in,
     sphere_chain,
+    touching_segments,
     workspace,
 )
 from ..collision.sphere_world import sphere_table
@@ -364,6 +365,24 @@ def first_invalid(check: PathCheck, states: np.ndarray, found: ProofTable | None
         if invalid >= 0:
             return int(rows[invalid])
     return -1
+
+
+def spheres_free_segments(check: PathCheck, waypoints: np.ndarray, found: ProofTable | None = None) -> np.ndarray:
+    """(segments,) bool: which straight motions between ``waypoints`` (k, joints) the spheres find free at
+    ``check``'s resolution (each motion's first state left out), in one compiled call; ``segment_free`` of such a
+    segment is True. All False where the spheres do not decide alone (``segment_free`` then decides each). ``found``:
+    as ``segment_free``'s."""
+    found = found or usable_table(check)
+    touching = np.ones(len(waypoints) - 1, dtype=bool)
+    if found is None or found.coarse is not None or not len(touching):
+        return ~touching
+    chain, arrays, work = kernel_inputs(check, found.table)
+    waypoints = np.ascontiguousarray(waypoints, dtype=float)
+    touching_segments(waypoints, check.resolution, chain, arrays, work, motion_scratch(len(chain[0])), touching)
+    free = ~touching
+    check.states_checked += sum(steps_between(waypoints[s], waypoints[s + 1], check.resolution)
+                                for s in np.flatnonzero(free))
+    return free
 
 
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: ProofTable | None = None) -> bool:

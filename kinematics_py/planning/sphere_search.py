@@ -49,6 +49,7 @@ from .sphere_proof import (
     kernel_inputs,
     moving_table,
     segment_free,
+    spheres_free_segments,
 )
 
 #: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
@@ -302,9 +303,9 @@ def _exact_segments(check: PathCheck, waypoints: np.ndarray, bounds: tuple[np.nd
     resolution searched again between its ends by OMPL's search; None when a waypoint collides or a detour is not
     found before ``deadline``. ``found``: the spheres that decide first (``segment_free``: the pairs the search
     relaxed; default all of them)."""
-    kept = [waypoints[0]]
-    for q_from, q_to in zip(waypoints[:-1], waypoints[1:]):
-        if not segment_free(check, q_from, q_to, found):
+    kept, free = [waypoints[0]], spheres_free_segments(check, waypoints, found)
+    for q_from, q_to, spheres_free in zip(waypoints[:-1], waypoints[1:], free):
+        if not spheres_free and not segment_free(check, q_from, q_to, found):
             remaining = deadline - time.perf_counter()
             if remaining <= 0 or not check.state_free(q_to):
                 return None

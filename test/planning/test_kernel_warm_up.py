@@ -23,6 +23,7 @@ PLAN_KERNELS = (
     ("kinematics_py.planning.sphere_proof", "first_touching"),
     ("kinematics_py.collision.sphere_kernels", "first_touching_step"),
     ("kinematics_py.collision.sphere_kernels", "motion_scratch"),
+    ("kinematics_py.collision.sphere_kernels", "touching_segments"),
     ("kinematics_py.model.joint_steps", "straight_steps"),
     ("kinematics_py.collision.witness_points", "witness_inside"),
     ("kinematics_py.planning.goals", "_first_outside"),

@@ -16,6 +16,7 @@ from kinematics_py.collision.sphere_kernels import (
     chain_motion_collides,
     chain_states_free,
     colliding_pairs,
+    first_touching_step,
     motion_scratch,
     sphere_chain,
     state_collides,
@@ -28,7 +29,13 @@ from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify, segment_states
-from kinematics_py.planning.sphere_proof import chain_tables, moving_table, segment_free
+from kinematics_py.planning.sphere_proof import (
+    chain_tables,
+    kernel_inputs,
+    moving_table,
+    segment_free,
+    spheres_free_segments,
+)
 from kinematics_py.planning.sphere_search import SELF_SHRINKS, _relaxed, sphere_search
 
 SEED = 11
@@ -297,6 +304,26 @@ def test_the_chain_tables_are_kept_and_carry_the_pairs_of_the_table_given(table_
     again, fewer = chain_tables(check, table._replace(self_pairs=table.self_pairs[:3]))
     assert again is not None and all(a is b for a, b in zip(chain, again))
     assert len(fewer[6]) == 3 and fewer[0] is in_frames[0]
+
+
+def test_the_segments_the_spheres_find_free_in_one_call_are_those_of_each_motions_check(table_wall):
+    """``spheres_free_segments`` answers each segment of a path as ``first_touching_step`` does (0: free), and
+    ``segment_free`` of the ones it calls free is True; with the relaxed pairs alone it finds at least as many."""
+    plugin, checker = table_wall
+    names, check, (lower, upper) = search_setup(plugin, checker)
+    check.fixed_pairs_free = True
+    found = moving_table(check)
+    chain, arrays, work = kernel_inputs(check, found.table)
+    rng = np.random.default_rng(SEED)
+    for _ in range(20):
+        waypoints = lower + rng.random((6, len(names))) * (upper - lower)
+        free = spheres_free_segments(check, waypoints)
+        each = [first_touching_step(a, b, SEARCH_RESOLUTION, chain, arrays, work, motion_scratch(len(chain[0]))) == 0
+                for a, b in zip(waypoints[:-1], waypoints[1:])]
+        assert list(free) == each
+        assert all(segment_free(check, a, b) for a, b, f in zip(waypoints[:-1], waypoints[1:], free) if f)
+        fewer = found._replace(table=found.table._replace(self_pairs=found.table.self_pairs[:2]))
+        assert (spheres_free_segments(check, waypoints, fewer) >= free).all()
 
 
 def test_sphere_search_gives_the_same_path_for_the_same_seed(table_wall):
