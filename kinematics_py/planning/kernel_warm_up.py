@@ -18,7 +18,7 @@ from .goals import JointGoal
 from .motion import MotionPlan, plan
 from .options import PlanOptions
 from .path_check import PathCheck
-from .sphere_proof import moving_table, sphere_proof, spheres_free, spheres_free_segments
+from .sphere_proof import moving_table, sphere_proof, spheres_free, spheres_free_segments, touching_pairs
 from .sphere_search import sphere_search
 from .straight_timing import time_straight_line, timed_joint_moves
 from .time_parameterization import joint_limits
@@ -38,7 +38,8 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
     other joints at ``state``): the sphere search (spheres, RRT-Connect, shortcutting; the plan itself takes the
     straight motion), the plan's straight check and proof (of joint moves with their timing, and alone), the check
     of states with grown spheres that ``sphere_proof.first_invalid`` reaches only when the spheres block a free
-    state, the timing of joint moves and of a straight line, and the points a controller needs. Returns the plan's
+    state, the pairs touching at a start or goal and the re-check of a search that relaxed them, the timing of joint
+    moves and of a straight line, and the points a controller needs. Returns the plan's
     result; None when no two of GOAL_TRIES states near ``near`` are free (nothing loaded)."""
     model, joints = plugin.robot_model, plugin.getJointNames()
     lower = np.array([model.joints[j].lower for j in joints])
@@ -57,6 +58,7 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
         spheres_free(check, proof.table, np.array([start, goal]), np.zeros((2, len(proof.growth_reach))))
         sphere_proof(check, np.array([start, goal]), proof)  # (a plan's path with linear moves is proven so)
         spheres_free_segments(check, np.array([start, goal]), proof)  # (a path found with relaxed pairs)
+        touching_pairs(check, proof.table, np.array([start, goal]))  # (a start or goal whose spheres touch)
     check.first_invalid(np.array([start, goal]))  # the exact check of states (their order: ``bisection_order``)
     proven_colliding(checker, check.indices, check.base, start)  # (a motion's first touching state)
     limits = joint_limits(model, joints)

@@ -226,6 +226,17 @@ def _workspace(check: PathCheck, table: SphereTable) -> Workspace:
     return kept[1]
 
 
+def touching_pairs(check: PathCheck, table: SphereTable, states: np.ndarray,
+                   work: Workspace | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(self pairs (P,) bool, body and obstacle pairs (B, M) bool): the pairs of ``table`` whose spheres touch in
+    one of the group ``states`` (n, joints), with the margins of ``work.growth`` (default: none), in one compiled
+    call."""
+    self_hit, world_hit = np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool)
+    pairs_touching_in(np.ascontiguousarray(states, dtype=float), check.indices, check.checker.model.tree.table_arrays,
+                      tuple(table), _workspace(check, table) if work is None else work, self_hit, world_hit)
+    return self_hit, world_hit
+
+
 def spheres_free(check: PathCheck, table: SphereTable, states: np.ndarray, growth: np.ndarray) -> np.ndarray:
     """(n,) bool: which of the group ``states`` (n, joints) are free for ``table``'s spheres with the margins
     ``growth`` (n, bodies + self pairs)."""
@@ -319,10 +330,8 @@ def _narrowed(check: PathCheck, found: ProofTable, positions: np.ndarray, points
         return None
     doubt = np.flatnonzero(~points)
     table = found.table
-    hit, world = np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool)
-    sampled = doubt[np.linspace(0, len(doubt) - 1, min(len(doubt), TOUCHING_SAMPLES)).astype(int)]
-    pairs_touching_in(np.ascontiguousarray(positions[sampled], dtype=float), check.indices,
-                      check.checker.model.tree.table_arrays, tuple(table), _workspace(check, table), hit, world)
+    hit, _ = touching_pairs(check, table, positions[doubt[np.linspace(0, len(doubt) - 1, min(
+        len(doubt), TOUCHING_SAMPLES)).astype(int)]])
     if not hit.any():
         return None
     kept = _NARROWED.setdefault(check.checker, {})

@@ -35,7 +35,6 @@ from ..collision.sphere_kernels import (
     chain_inside_collides,
     chain_motion_collides,
     motion_scratch,
-    pairs_touching_in,
 )
 from ..compiled import compiled_kernel
 from ..thread_scratch import thread_scratch
@@ -50,6 +49,7 @@ from .sphere_proof import (
     moving_table,
     segment_free,
     spheres_free_segments,
+    touching_pairs,
 )
 
 #: Longest motion the trees grow by in one step, as a share of the joint space's diagonal (OMPL's default range).
@@ -223,7 +223,7 @@ def seed_random(seed):
     np.random.seed(seed)
 
 
-def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: tuple,
+def _relaxed(check: PathCheck, table: SphereTable, states: np.ndarray,
              work) -> tuple[SphereTable, SphereTable | None]:
     """(``table`` for a search between ``states`` (the start and goals), whose spheres may touch where the exact
     geometry does not: each self pair whose spheres touch in one of them shrunk (a negative gap in ``work.growth``,
@@ -231,9 +231,7 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
     none does; each body-obstacle pair that touches left out; ``table`` itself when none touches), (the pairs so
     shrunk or left out, with their full spheres; None when none touches). The search's path is then checked for
     those pairs by the exact checker (``_exact_segments``)."""
-    self_hit = np.zeros(len(table.self_pairs), dtype=bool)
-    world_hit = np.zeros(table.world_tested.shape, dtype=bool)
-    pairs_touching_in(states, indices, tree, tuple(table), work, self_hit, world_hit)
+    self_hit, world_hit = touching_pairs(check, table, states, work)
     if not (self_hit.any() or world_hit.any()):
         return table, None
     bodies, pairs = len(table.body_radius), table.self_pairs
@@ -246,9 +244,7 @@ def _relaxed(table: SphereTable, states: np.ndarray, indices: np.ndarray, tree: 
             break
         gaps[trying] = -shrink
         work.growth[bodies:bodies + len(gaps)] = gaps
-        hit = np.zeros(len(gaps), dtype=bool)
-        pairs_touching_in(states, indices, tree, tuple(table), work, hit, np.zeros_like(world_hit))
-        touching = touching & hit
+        touching = touching & touching_pairs(check, table, states, work)[0]
     kept = ~touching
     work.growth[:] = 0.0
     work.growth[bodies:bodies + kept.sum()] = gaps[kept]
@@ -269,7 +265,7 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     chain, arrays, work = kernel_inputs(check, table)  # (the workspace kept for the thread, its margins zero)
     relaxed, left = table, None
     if first_touching(ends, chain, arrays, work) >= 0:  # (one compiled call for the usual case: none touches)
-        relaxed, left = _relaxed(table, ends, check.indices, check.checker.model.tree.table_arrays, work)
+        relaxed, left = _relaxed(check, table, ends, work)
         chain, arrays = chain_tables(check, relaxed)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     nodes, parents, path = thread_scratch(__name__, len(start), lambda: (

@@ -24,6 +24,7 @@ PLAN_KERNELS = (
     ("kinematics_py.collision.sphere_kernels", "first_touching_step"),
     ("kinematics_py.collision.sphere_kernels", "motion_scratch"),
     ("kinematics_py.collision.sphere_kernels", "touching_segments"),
+    ("kinematics_py.collision.sphere_kernels", "pairs_touching_in"),
     ("kinematics_py.model.joint_steps", "straight_steps"),
     ("kinematics_py.collision.witness_points", "witness_inside"),
     ("kinematics_py.planning.goals", "_first_outside"),

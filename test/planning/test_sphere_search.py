@@ -180,7 +180,7 @@ def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_lef
             break
     else:
         pytest.fail("no state whose spheres touch where the exact shapes do not")
-    relaxed, left = _relaxed(table, q[None], check.indices, tree, work)
+    relaxed, left = _relaxed(check, table, q[None], work)
     touching = set(map(tuple, table.self_pairs[hit]))
     kept = [k for k, pair in enumerate(map(tuple, relaxed.self_pairs)) if pair in touching]
     assert kept, "every touching pair was left out"
