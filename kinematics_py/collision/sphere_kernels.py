@@ -423,10 +423,8 @@ def _first_touching_inside(q_from, q_to, steps, chain, table, work, trig):
     while stride >= 1:
         jump = stride if 2 * stride >= steps else 2 * stride
         recurring = (steps - stride + jump - 1) // jump > RECURRENCE_FROM
-        for f in range(1, frames):
-            angle = trig[f, 0] + trig[f, 1] * stride / steps
-            trig[f, 2], trig[f, 3] = math.cos(angle), math.sin(angle)
-            if recurring:
+        if recurring:
+            for f in range(1, frames):
                 trig[f, 4], trig[f, 5] = math.cos(trig[f, 1] * jump / steps), math.sin(trig[f, 1] * jump / steps)
         k = stride
         while k < steps:
@@ -435,12 +433,11 @@ def _first_touching_inside(q_from, q_to, steps, chain, table, work, trig):
                 if chain_t.motion[f] != REVOLUTE:
                     _place_frame(f, 1.0, 0.0, value, chain_t, work.link_poses)
                     continue
-                if k > stride:  # (the pass's first state has them)
-                    if recurring:
-                        c, s = trig[f, 2], trig[f, 3]
-                        trig[f, 2], trig[f, 3] = c * trig[f, 4] - s * trig[f, 5], s * trig[f, 4] + c * trig[f, 5]
-                    else:
-                        trig[f, 2], trig[f, 3] = math.cos(value), math.sin(value)
+                if recurring and k > stride:  # (the pass's first state from libm)
+                    c, s = trig[f, 2], trig[f, 3]
+                    trig[f, 2], trig[f, 3] = c * trig[f, 4] - s * trig[f, 5], s * trig[f, 4] + c * trig[f, 5]
+                else:
+                    trig[f, 2], trig[f, 3] = math.cos(value), math.sin(value)
                 _place_frame(f, trig[f, 2], trig[f, 3], value, chain_t, work.link_poses)
             _place_bodies(table_t, work)
             if touching(table, work, True, work.self_hit, work.world_hit):

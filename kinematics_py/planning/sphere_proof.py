@@ -311,7 +311,8 @@ def _proven_again(check: PathCheck, found: ProofTable, positions: np.ndarray, po
     the path from its first point or step not proven to its last proven again with ``found``'s spheres (what the
     first proof proved holds for fewer pairs; the narrowed pairs' spheres touch near the start on the cage's tail:
     one proof of 17 steps, not of 476)."""
-    doubt = np.concatenate([np.flatnonzero(~points), np.flatnonzero(~steps), np.flatnonzero(~steps) + 1])
+    unproven_steps = np.flatnonzero(~steps)
+    doubt = np.concatenate([np.flatnonzero(~points), unproven_steps, unproven_steps + 1])
     first, last = int(doubt.min()), int(doubt.max())
     span = sphere_proof(check, positions[first:last + 1], found)
     points, steps = points.copy(), steps.copy()
