@@ -13,7 +13,7 @@ from kinematics_py.collision.checker import CollisionChecker, offsets_exact
 from kinematics_py.collision.geometry import Box, Mesh, Placed
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.planning.motion_bound import _grown, _on_the_ladder, first_unproven, link_reach
+from kinematics_py.planning.motion_bound import _grown, _on_the_ladder, _provable, first_unproven, link_reach
 from kinematics_py.planning.path_check import PathCheck, densify
 
 SWING_URDF = """<robot name="swing">
@@ -65,6 +65,19 @@ def test_proofs_on_the_same_rungs_share_their_grown_checkers_until_the_configura
     rung = np.array([0.004, 0.0, 0.01])
     on = _on_the_ladder(growth, rung)
     assert np.all(on >= growth) and np.allclose(on / np.where(rung > 0, rung, 1), [4, 0, 4])
+
+
+def test_what_proofs_are_made_with_is_kept_until_the_paddings_or_the_scene_change():
+    """``_provable`` answers from its keeping until the checker's configuration or scene changes: a padding then
+    lengthens the link's reach, a world mesh makes growths paddings (a mesh cannot be tested against an offset)."""
+    check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))
+    kept = _provable(check)
+    assert _provable(check) is kept and kept.exact
+    check.checker.set_padding(0.01, ["arm"])
+    padded = _provable(check)
+    assert padded.reach[0, 0] == pytest.approx(kept.reach[0, 0] + 0.01)
+    check.checker.scene.add_object("crate", [cube_mesh(0.05)], pose=make_transform(None, (0.0, 2.0, 0.0)))
+    assert not _provable(check).exact
 
 
 @pytest.mark.parametrize("robot", ["panda", "ur5"])
