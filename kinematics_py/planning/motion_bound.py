@@ -26,6 +26,7 @@ trajectories.
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +39,9 @@ from .path_check import PathCheck
 
 #: Times a segment is halved before it counts as not proven (its growth then 1/16384 of the first).
 MAX_HALVINGS = 14
+#: Parts of one segment still to prove above which the states they touch at are checked bare (a segment whose
+#: states collide, between two free points, kept 1049 parts in one halving on a Panda's cage plan: 0.5 s).
+CHECKED_BARE_FROM = 16
 #: Growths are rounded up to SMALLEST_GROWTH [m] times a power of sqrt(2), so that few distinct paddings (each its
 #: own collision geometry, kept with the shapes) are ever built.
 SMALLEST_GROWTH = 1e-6
@@ -204,7 +208,9 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     not proven free, -1 when every state between the points is proven free; None when it cannot be proven here (see
     the module docstring). ``only`` (segments,) bool: the segments to prove (default: all); ``reach``: R to use
     instead of ``link_reach``'s (a checker of some pairs alone: ``sphere_pairs.relative_reach``); ``halvings``: of a
-    segment before it counts as not proven."""
+    segment before it counts as not proven. A segment with more than CHECKED_BARE_FROM parts still to prove has the
+    states its grown links touch at checked bare: one that collides cannot be proven (its parts would double at each
+    halving, up to 2**halvings), nor need the segments after it be (the first such index is the answer)."""
     if len(positions) < 2:
         return -1
     provable_here = _provable(check)
@@ -220,6 +226,7 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     rows = {point: row for row, point in enumerate(sorted({k + end for k in chosen for end in (0, 1)}))}
     states = [positions[point] for point in rows]  # every segment's ends, each once (segments: (k, rows of them))
     segments = [(k, rows[k], rows[k + 1]) for k in chosen]
+    colliding_at = len(positions)  # the first segment found colliding (none yet: past the last)
     for halving in range(halvings + 1):
         grown = _grown(check.checker, links, first_growth / 2**halving, exact)
         ends = sorted({row for _, a, b in segments for row in (a, b)})
@@ -227,10 +234,27 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
                                       base_state=check.base)
         free = dict(zip(ends, ~colliding))
         unproven = [(k, a, b) for k, a, b in segments if not (free[a] and free[b])]
+        colliding_at = _first_colliding_segment(check, unproven, free, states, colliding_at)
+        unproven = [segment for segment in unproven if segment[0] < colliding_at]
         if not unproven:
-            return -1
+            return -1 if colliding_at == len(positions) else colliding_at
         segments = []
         for k, a, b in unproven:
             states.append((states[a] + states[b]) / 2)
             segments += [(k, a, len(states) - 1), (k, len(states) - 1, b)]
     return segments[0][0]
+
+
+def _first_colliding_segment(check: PathCheck, unproven: list[tuple[int, int, int]], free: dict[int, bool],
+                             states: list[np.ndarray], found: int) -> int:
+    """The first segment k before ``found`` (the first found so far) of ``unproven`` (parts (k, row, row) of
+    ``states``) with more than CHECKED_BARE_FROM parts, whose states its grown links touch (not ``free``) collide
+    bare; ``found`` when there is none."""
+    parts = Counter(k for k, _, _ in unproven if k < found)
+    crowded = {k for k, count in parts.items() if count > CHECKED_BARE_FROM}
+    touched = sorted({(k, row) for k, a, b in unproven if k in crowded for row in (a, b) if not free[row]})
+    if not touched:
+        return found
+    colliding = check.checker.check_batch(np.array([states[row] for _, row in touched]),
+                                          joint_names=check.joint_names, base_state=check.base)
+    return min((k for (k, _), hit in zip(touched, colliding) if hit), default=found)

@@ -13,7 +13,14 @@ from kinematics_py.collision.checker import CollisionChecker, offsets_exact
 from kinematics_py.collision.geometry import Box, Mesh, Placed
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.planning.motion_bound import _grown, _on_the_ladder, _provable, first_unproven, link_reach
+from kinematics_py.planning.motion_bound import (
+    CHECKED_BARE_FROM,
+    _grown,
+    _on_the_ladder,
+    _provable,
+    first_unproven,
+    link_reach,
+)
 from kinematics_py.planning.path_check import PathCheck, densify
 
 SWING_URDF = """<robot name="swing">
@@ -39,6 +46,19 @@ def test_an_obstacle_between_two_free_points_is_found():
     assert check.first_invalid(POINTS) < 0  # neither point touches it
     assert check.first_invalid(densify(POINTS, 0.001)) >= 0  # but the ball sweeps through it
     assert first_unproven(check, POINTS) == 0
+
+
+def test_a_motion_through_the_obstacle_is_refused_without_halving_it_to_the_end(monkeypatch):
+    """The ball's path crosses the grain for most of the step: halving it would keep doubling the parts that touch
+    it (up to 2**MAX_HALVINGS); the states they touch at, checked bare, collide, and the proof stops there."""
+    check = swing((np.cos(0.015), np.sin(0.015), 0.0))
+    checked = []
+    check_batch = CollisionChecker.check_batch
+    monkeypatch.setattr(CollisionChecker, "check_batch",
+                        lambda self, states, **kw: checked.append(len(states)) or check_batch(self, states, **kw))
+    assert first_unproven(check, POINTS) == 0
+    assert sum(checked) < 8 * CHECKED_BARE_FROM
+    assert first_unproven(check, np.vstack([POINTS, POINTS[::-1]])) == 0  # the first of two such segments
 
 
 def test_a_motion_clear_of_the_obstacle_is_proven():
