@@ -104,15 +104,18 @@ class GroupLimits:
     start; a revolute joint's whole turns are the values 2 pi apart within its limits."""
 
     def __init__(self, plugin: KinematicsPlugin, start: np.ndarray):
-        self.names, self.lower, self.upper, self.revolute, unbounded = _group_limits(plugin.robot_model,
-                                                                                     tuple(plugin.getJointNames()))
-        self.bounds_lower = np.where(unbounded, start - math.pi, self.lower)
-        self.bounds_upper = np.where(unbounded, start + math.pi, self.upper)
+        self.names, self.lower, self.upper, self.revolute, unbounded, self._within = _group_limits(
+            plugin.robot_model, tuple(plugin.getJointNames()))
+        self.bounds_lower, self.bounds_upper = self.lower, self.upper
+        if unbounded.any():
+            self.bounds_lower = np.where(unbounded, start - math.pi, self.lower)
+            self.bounds_upper = np.where(unbounded, start + math.pi, self.upper)
 
     def violations(self, q: np.ndarray) -> list[str]:
         """Each joint outside its limits, with its value and limits."""
         q = np.asarray(q, dtype=float)
-        if ((q >= self.lower - LIMIT_TOLERANCE) & (q <= self.upper + LIMIT_TOLERANCE)).all():  # (NaN is outside)
+        low, high = self._within
+        if ((q >= low) & (q <= high)).all():  # (NaN is outside)
             return []
         return [f"{name} = {value:.6g} outside [{low:.6g}, {high:.6g}]"
                 for name, value, low, high in zip(self.names, q, self.lower, self.upper)
@@ -120,8 +123,7 @@ class GroupLimits:
 
     def first_outside(self, positions: np.ndarray) -> int:
         """Index of the first row of ``positions`` with a joint outside its limits (as ``violations``), -1: none."""
-        return _first_outside(np.ascontiguousarray(positions, dtype=float), self.lower - LIMIT_TOLERANCE,
-                              self.upper + LIMIT_TOLERANCE)
+        return _first_outside(np.ascontiguousarray(positions, dtype=float), *self._within)
 
     def whole_turns(self, q: np.ndarray) -> list[np.ndarray]:
         """``q`` and its equivalents with revolute joints whole turns away, within the planning bounds."""
@@ -147,17 +149,18 @@ def _first_outside(positions, low, high):
 
 
 def _group_limits(model, names: tuple[str, ...]) -> tuple:
-    """(names, lower, upper, revolute, unbounded) of the joints ``names`` (read-only arrays), kept per model."""
+    """(names, lower, upper, revolute, unbounded, (lower, upper) widened by LIMIT_TOLERANCE) of the joints ``names``
+    (read-only arrays), kept per model."""
     kept = _LIMITS.setdefault(model, {})
     if names not in kept:
         joints = [model.joints[name] for name in names]
         lower = np.array([joint.lower for joint in joints], dtype=float)
         upper = np.array([joint.upper for joint in joints], dtype=float)
         arrays = (lower, upper, np.array([joint.type in ("revolute", "continuous") for joint in joints]),
-                  ~(np.isfinite(lower) & np.isfinite(upper)))
+                  ~(np.isfinite(lower) & np.isfinite(upper)), lower - LIMIT_TOLERANCE, upper + LIMIT_TOLERANCE)
         for array in arrays:
             array.flags.writeable = False
-        kept[names] = (names, *arrays)
+        kept[names] = (names, *arrays[:4], arrays[4:])
     return kept[names]
 
 

@@ -27,7 +27,7 @@ class PlanningError(KinematicsError):
 
 
 def _positive(value) -> bool:
-    return isinstance(value, numbers.Real) and math.isfinite(value) and value > 0
+    return (type(value) is float or isinstance(value, numbers.Real)) and math.isfinite(value) and value > 0
 
 
 def _check_choice(value: str, choices: tuple[str, ...], what: str) -> None:

@@ -7,7 +7,6 @@ first a few states spread over the segment by bisection (where a collision is mo
 """
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Sequence
 
@@ -86,6 +85,8 @@ class PathCheck:
                  state_validity: Callable[[np.ndarray], str | None] | None = None):
         self.checker, self.joint_names, self.resolution = checker, tuple(joint_names), resolution
         self.base, self.indices = checker.binding(joint_names, base_state)
+        #: The key of what is kept per group and base state.
+        self.binding_key = (self.indices.tobytes(), self.base.tobytes())
         self.state_validity = state_validity
         self.states_checked = 0
         #: Set when a valid state of the group is known (e.g. a plan's start): then the pairs no joint of the group
@@ -102,7 +103,8 @@ class PathCheck:
 
     def with_resolution(self, resolution: float) -> PathCheck:
         """The same checks at another resolution (its states are counted separately)."""
-        other = copy.copy(self)  # (its binding to the checker made once)
+        other = object.__new__(type(self))  # (its binding to the checker made once)
+        other.__dict__.update(self.__dict__)
         other.resolution, other.states_checked = resolution, 0
         return other
 

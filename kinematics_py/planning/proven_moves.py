@@ -40,8 +40,8 @@ def proven_joint_moves(check: PathCheck, waypoints: np.ndarray, limits: JointLim
     if found is None:
         return *timed_joint_moves(waypoints, limits, resolution), None
     positions, times, velocities, accelerations, points, steps, checked = _timed_proof(
-        np.ascontiguousarray(waypoints, dtype=float), resolution, limits.max_velocities.astype(float),
-        limits.max_accelerations.astype(float), found.growth_reach, SPHERE_HALVINGS, proof_bound(check, found.table),
+        np.ascontiguousarray(waypoints, dtype=float), resolution, np.asarray(limits.max_velocities, dtype=float),
+        np.asarray(limits.max_accelerations, dtype=float), found.growth_reach, SPHERE_HALVINGS, proof_bound(check, found.table),
         *kernel_inputs(check, found.table))
     check.states_checked += checked
     return positions, TimedPath(times, velocities, accelerations), (points, steps)

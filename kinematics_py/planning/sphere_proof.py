@@ -153,25 +153,35 @@ def chain_tables(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple] | 
     """(chain, ``table``'s arrays in its frames) for the kernels on the group's chain of frames (``sphere_chain``:
     the joints it does not move folded in), or None when a joint the group moves is neither revolute nor prismatic;
     kept per robot model, group, base state and scene's spheres (``table``'s pairs are its own: the others are the
-    scene's)."""
-    found = _chain_entry(check, table)[0]
+    scene's), and per pairs."""
+    entry = _chain_entry(check, table)
+    found, by_pairs = entry[0], entry[3]
     if found is None:
         return None
-    chain, in_frames = found
-    return tuple(chain), tuple(in_frames._replace(self_pairs=table.self_pairs, world_tested=table.world_tested))
+    pairs = by_pairs.get((id(table.self_pairs), id(table.world_tested)))
+    if pairs is None or pairs[0] is not table.self_pairs or pairs[1] is not table.world_tested:
+        if len(by_pairs) >= MAX_KEPT_CHAINS:
+            by_pairs.clear()
+        chain, in_frames = found
+        pairs = by_pairs[(id(table.self_pairs), id(table.world_tested))] = (
+            table.self_pairs, table.world_tested,
+            (tuple(chain), tuple(in_frames._replace(self_pairs=table.self_pairs, world_tested=table.world_tested))))
+    return pairs[2]
 
 
 def _chain_entry(check: PathCheck, table: SphereTable) -> tuple:
-    """(``sphere_chain``'s answer, its ``frame_reach``, ``lowest_common_frames``), kept as ``chain_tables`` says."""
+    """(``sphere_chain``'s answer, its ``frame_reach``, ``lowest_common_frames``, ``chain_tables``' answers by the
+    pairs they hold), kept as ``chain_tables`` says."""
     kept = _CHAINS.setdefault(check.checker.model, {})
-    key = (check.indices.tobytes(), np.asarray(check.base, dtype=float).tobytes())
-    if key not in kept or kept[key][0] is not table.sphere_center:
+    key = check.binding_key
+    entry = kept.get(key)
+    if entry is None or entry[0] is not table.sphere_center:
         if len(kept) >= MAX_KEPT_CHAINS:
             kept.clear()
         found = sphere_chain(check.checker.model.tree.table_arrays, check.indices, check.base, table)
-        kept[key] = (table.sphere_center, found) + ((None, None) if found is None else
-                                                    (frame_reach(*found), lowest_common_frames(*found)))
-    return kept[key][1:]
+        entry = kept[key] = (table.sphere_center, found) + ((None, None) if found is None else
+                                                            (frame_reach(*found), lowest_common_frames(*found))) + ({},)
+    return entry[1:]
 
 
 def frame_reach(chain: SphereChain, table: SphereTable) -> np.ndarray:
@@ -205,7 +215,7 @@ def lowest_common_frames(chain: SphereChain, table: SphereTable) -> np.ndarray:
 def proof_bound(check: PathCheck, table: SphereTable) -> tuple:
     """``block_proof``'s ``bound`` for ``table``'s spheres: (frame_reach, lowest_common_frames, spans scratch,
     below scratch)."""
-    reach, lowest = _chain_entry(check, table)[1:]
+    reach, lowest = _chain_entry(check, table)[1:3]
     return reach, lowest, np.empty(len(check.joint_names)), np.empty(reach.shape)
 
 
@@ -219,7 +229,7 @@ def kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, W
 def _workspace(check: PathCheck, table: SphereTable) -> Workspace:
     """A workspace for ``table``'s spheres, no margins set, kept per thread (the kernels given one by
     ``kernel_inputs`` are done with it when they return)."""
-    key = (id(table.sphere_center), len(table.self_pairs), table.world_tested.shape, check.base.tobytes())
+    key = (id(table.sphere_center), len(table.self_pairs), table.world_tested.shape, check.binding_key[1])
     kept = thread_scratch(__name__, key, lambda: (table.sphere_center, workspace(
         check.base, len(check.checker.model.link_names), table)))
     kept[1].growth[:] = 0.0
