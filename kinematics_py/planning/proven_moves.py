@@ -41,7 +41,7 @@ def proven_joint_moves(check: PathCheck, waypoints: np.ndarray, limits: JointLim
         return *timed_joint_moves(waypoints, limits, resolution), None
     positions, times, velocities, accelerations, points, steps, checked = _timed_proof(
         np.ascontiguousarray(waypoints, dtype=float), resolution, np.asarray(limits.max_velocities, dtype=float),
-        np.asarray(limits.max_accelerations, dtype=float), found.growth_reach, SPHERE_HALVINGS, proof_bound(check, found.table),
-        *kernel_inputs(check, found.table))
+        np.asarray(limits.max_accelerations, dtype=float), found.growth_reach, SPHERE_HALVINGS,
+        proof_bound(check, found.table), *kernel_inputs(check, found.table))
     check.states_checked += checked
     return positions, TimedPath(times, velocities, accelerations), (points, steps)
