@@ -72,7 +72,7 @@ class PlanOptions:
     Its points are at most ``resolution`` apart per joint [rad or m], each checked; the search checks its motions at
     ``search_resolution`` (the straight motion to a goal too).
 
-    Notes: the search resolution is six times the trajectory's: a coarse check finds a path sooner, and a segment
+    Notes: the search resolution is nine times the trajectory's: a coarse check finds a path sooner, and a segment
     that fails the trajectory's final check is searched again at the fine resolution.
     """
 
