@@ -296,6 +296,21 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
     assert 0.1 < np.mean(inside_answers) < 0.9
 
 
+def test_a_start_the_spheres_block_is_not_checked_again_by_the_final_check(table_wall, monkeypatch):
+    """The start's diagnosis found it valid: the final check of the trajectory does not ask the exact checker about
+    it again where its spheres touch (the trajectory's other points, where they touch, it does)."""
+    plugin, checker = table_wall
+    exact_states = []
+    first_invalid = PathCheck.first_invalid
+    monkeypatch.setattr(PathCheck, "first_invalid", lambda self, states: (
+        exact_states.extend(states) if self.checker is checker else None) or first_invalid(self, states))
+    for start, goal in problems(plugin, checker, 3, np.random.default_rng(SEED + 2), False):
+        exact_states.clear()
+        planned = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
+        assert planned.success and np.array_equal(planned.positions[0], start)
+        assert not any(np.array_equal(state, start) for state in exact_states)
+
+
 def test_the_chain_tables_are_kept_and_carry_the_pairs_of_the_table_given(table_wall):
     plugin, checker = table_wall
     _, check, _ = search_setup(plugin, checker)
