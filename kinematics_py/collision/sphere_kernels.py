@@ -58,8 +58,9 @@ class SphereTable(NamedTuple):
     T_obstacle_plan: np.ndarray  # (M, 3, 4) the planning frame in the obstacle's frame (a plane: its unit normal
     #                              in row 0, columns 0-2, and its offset d in row 0, column 3)
     obstacle_size: np.ndarray  # (M, 3) box half extents; sphere radius; cylinder radius and half length [m]
-    obstacle_center: np.ndarray  # (M, 3) bounding sphere in the planning frame [m] (unused for a plane)
-    obstacle_radius: np.ndarray  # (M,) [m]; -1 for a plane (unbounded)
+    obstacle_lower: np.ndarray  # (M, 3) axis-aligned bounds in the planning frame [m] (-inf and inf for a plane):
+    obstacle_upper: np.ndarray  # (M, 3) a body's bound is tested against them first (a long bar's bounding sphere
+    #                             culls little: a cage's state 658 -> 479 ns, a shelf's 475 -> 427)
     world_tested: np.ndarray  # (B, M) bool, which body-obstacle pairs to test
 
 
@@ -148,21 +149,19 @@ def touching(table, work, first, self_hit, world_hit):
     table = SphereTable(*table)
     centers, radius, body_link, body_first = table.sphere_center, table.sphere_radius, table.body_link, table.body_first
     body_radius, pairs, kinds, T_plan = table.body_radius, table.self_pairs, table.obstacle_kind, table.T_obstacle_plan
-    size, o_center, o_radius, tested = table.obstacle_size, table.obstacle_center, table.obstacle_radius, \
-        table.world_tested
+    size, lower, upper, tested = table.obstacle_size, table.obstacle_lower, table.obstacle_upper, table.world_tested
     poses, spheres, world_bodies, placed, growth = work.link_poses, work.world_spheres, work.world_bodies, \
         work.placed, work.growth
     found = False
     bodies = body_link.shape[0]
     for b in range(bodies):
         bound = body_radius[b] + growth[b]
+        x, y, z = world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2]
         for m in range(kinds.shape[0]):
-            if not tested[b, m]:
+            if not tested[b, m] or x < lower[m, 0] - bound or x > upper[m, 0] + bound or y < lower[m, 1] - bound or \
+                    y > upper[m, 1] + bound or z < lower[m, 2] - bound or z > upper[m, 2] + bound:
                 continue
-            if o_radius[m] >= 0.0 and not _near(world_bodies, b, o_center, m, bound + o_radius[m]):
-                continue
-            if not obstacle_touch(world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2], bound, kinds[m], T_plan,
-                                   size, m):
+            if not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue
             if not placed[b]:
                 _place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)

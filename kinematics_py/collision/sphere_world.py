@@ -67,7 +67,7 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
     obstacles = _obstacles(scene.world_objects)
     if isinstance(obstacles, str):
         return obstacles, ()
-    kinds, T_obstacle_plan, sizes, centers, radii, owners = obstacles
+    kinds, T_obstacle_plan, sizes, lowers, uppers, owners = obstacles
     spheres = robot_spheres(checker.link_geometry)
     link_index = {name: i for i, name in enumerate(checker.model.link_names)}
     sphere_center = np.vstack([spheres[link].centers for link in links])
@@ -85,13 +85,13 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
     return SphereTable(sphere_center, sphere_radius, np.array([link_index[link] for link in links], dtype=np.int64),
                        body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2),
                        np.array(kinds, dtype=np.int64), np.array(T_obstacle_plan).reshape(-1, 3, 4),
-                       np.array(sizes).reshape(-1, 3), np.array(centers).reshape(-1, 3), np.array(radii, dtype=float),
+                       np.array(sizes).reshape(-1, 3), np.array(lowers).reshape(-1, 3), np.array(uppers).reshape(-1, 3),
                        world_tested), tuple(owners)
 
 
 def _obstacles(world) -> tuple[list, ...] | str:
-    """(kinds, T_obstacle_plan, sizes, bounding centres, bounding radii, owner ids) of the world's shapes, or why
-    one of them cannot be an obstacle."""
+    """(kinds, T_obstacle_plan, sizes, lower bounds, upper bounds, owner ids) of the world's shapes, or why one of
+    them cannot be an obstacle."""
     rows: list[tuple] = []
     for object_id, item in world.items():
         for placed in item.shapes:
@@ -104,19 +104,25 @@ def _obstacles(world) -> tuple[list, ...] | str:
 
 
 def _obstacle(shape, T_plan_shape: np.ndarray) -> tuple | None:
-    """(kind, T_obstacle_plan (3x4), size, bounding centre, bounding radius) of a primitive, None for others."""
+    """(kind, T_obstacle_plan (3x4), size, lower and upper axis-aligned bounds in the planning frame) of a
+    primitive, None for others."""
     R, t = T_plan_shape[:3, :3], T_plan_shape[:3, 3]
     T_shape_plan = np.hstack([R.T, (-R.T @ t)[:, None]])
     if isinstance(shape, Plane):
         a, b, c, d = shape.coefficients
         normal = R @ np.array([a, b, c])
-        return PLANE, np.vstack([np.append(normal, d - normal @ t), np.zeros((2, 4))]), np.zeros(3), t, -1.0
+        return PLANE, np.vstack([np.append(normal, d - normal @ t), np.zeros((2, 4))]), np.zeros(3), \
+            np.full(3, -np.inf), np.full(3, np.inf)
     if isinstance(shape, Sphere):
-        return SPHERE, T_shape_plan, np.array([shape.radius, 0.0, 0.0]), t, shape.radius
+        reach = np.full(3, shape.radius)
+        return SPHERE, T_shape_plan, np.array([shape.radius, 0.0, 0.0]), t - reach, t + reach
     if isinstance(shape, Box):
         half = np.asarray(shape.size) / 2
-        return BOX, T_shape_plan, half, t, float(np.linalg.norm(half))
-    if isinstance(shape, (Cylinder, Cone)):
+        reach = np.abs(R) @ half
+        return BOX, T_shape_plan, half, t - reach, t + reach
+    if isinstance(shape, (Cylinder, Cone)):  # (a cone as its cylinder)
         size = np.array([shape.radius, shape.length / 2, 0.0])
-        return CYLINDER, T_shape_plan, size, t, float(np.hypot(shape.radius, shape.length / 2))
+        axis = R[:, 2]
+        reach = shape.radius * np.sqrt(np.maximum(1.0 - axis**2, 0.0)) + shape.length / 2 * np.abs(axis)
+        return CYLINDER, T_shape_plan, size, t - reach, t + reach
     return None
