@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from robots import bundled_robot
 
 from kinematics_py import RobotModel
 from kinematics_py.collision.checker import CollisionChecker
@@ -12,12 +13,6 @@ from kinematics_py.collision.geometry import Box, Cone, Cylinder, Plane, Sphere
 from kinematics_py.collision.sphere_world import sphere_table
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
-ARM_URDF = """<robot name="arm">
-  <link name="base"/>
-  <link name="arm"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.05"/></geometry></collision></link>
-  <joint name="turn" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
-    <limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
-</robot>"""
 CENTRE = np.array([0.3, -0.2, 0.7])
 
 
@@ -38,9 +33,13 @@ def surface_points(shape, rng: np.random.Generator) -> np.ndarray:
     return np.vstack([np.column_stack([rim, np.full(len(rim), z)]) for z in (-shape.length / 2, shape.length / 2)])
 
 
-def obstacle_bounds(shape, rotation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    model = RobotModel.from_urdf_string(ARM_URDF)
-    checker = CollisionChecker(model)
+@pytest.fixture(scope="module")
+def checker() -> CollisionChecker:
+    return CollisionChecker(RobotModel.from_urdf_string(bundled_robot("panda.urdf").read_text()))
+
+
+def obstacle_bounds(checker: CollisionChecker, shape, rotation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The axis-aligned bounds of ``shape`` placed at CENTRE with ``rotation``, the world's only object."""
     checker.scene.add_object("thing", [shape], pose=make_transform(rotation, CENTRE))
     table = sphere_table(checker)
     return table.obstacle_lower[0], table.obstacle_upper[0]
@@ -48,11 +47,11 @@ def obstacle_bounds(shape, rotation: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 @pytest.mark.parametrize("shape", [Box((0.8, 0.04, 0.1)), Sphere(0.07), Cylinder(0.03, 0.9), Cone(0.05, 0.6)],
                          ids=["bar", "ball", "rod", "cone"])
-def test_every_point_of_a_posed_primitive_lies_within_its_bounds(shape):
+def test_every_point_of_a_posed_primitive_lies_within_its_bounds(checker, shape):
     rng = np.random.default_rng(3)
     for k in range(20):
         rotation = np.eye(3) if k == 0 else rotation_about_axis(unit(rng.normal(size=3)), rng.uniform(-np.pi, np.pi))
-        lower, upper = obstacle_bounds(shape, rotation)
+        lower, upper = obstacle_bounds(checker, shape, rotation)
         points = surface_points(shape, rng) @ rotation.T + CENTRE
         assert (points >= lower - 1e-12).all() and (points <= upper + 1e-12).all(), k
         if k == 0 and not isinstance(shape, Sphere):  # unrotated: the extreme points are the bounds
@@ -60,6 +59,6 @@ def test_every_point_of_a_posed_primitive_lies_within_its_bounds(shape):
                                                                                     atol=1e-5)
 
 
-def test_a_plane_is_unbounded():
-    lower, upper = obstacle_bounds(Plane((0.0, 0.0, 1.0, 0.0)), np.eye(3))
+def test_a_plane_is_unbounded(checker):
+    lower, upper = obstacle_bounds(checker, Plane((0.0, 0.0, 1.0, 0.0)), np.eye(3))
     assert np.isneginf(lower).all() and np.isposinf(upper).all()
