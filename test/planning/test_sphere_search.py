@@ -25,6 +25,7 @@ from kinematics_py.collision.sphere_kernels import (
 from kinematics_py.collision.sphere_world import free_for_spheres, sphere_table
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.goals import JointGoal
+from kinematics_py.planning import motion
 from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
@@ -297,18 +298,34 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
 
 
 def test_a_start_the_spheres_block_is_not_checked_again_by_the_final_check(table_wall, monkeypatch):
-    """The start's diagnosis found it valid: the final check of the trajectory does not ask the exact checker about
-    it again where its spheres touch (the trajectory's other points, where they touch, it does)."""
+    """The start's diagnosis found it valid: the final check of the trajectory (``checked_path``) does not ask the
+    exact checker about it again where its spheres touch (the trajectory's other points, where they touch, it does).
+    The search may ask about the start (a segment from it the exact checker decides): only the final check counts."""
     plugin, checker = table_wall
-    exact_states = []
-    first_invalid = PathCheck.first_invalid
-    monkeypatch.setattr(PathCheck, "first_invalid", lambda self, states: (
-        exact_states.extend(states) if self.checker is checker else None) or first_invalid(self, states))
+    exact_states, in_final_check, final_checks = [], [], []
+    first_invalid, checked_path = PathCheck.first_invalid, motion.checked_path
+
+    def recorded_first_invalid(self, states):
+        if in_final_check and self.checker is checker:
+            exact_states.extend(states)
+        return first_invalid(self, states)
+
+    def final_check(*args, **kwargs):
+        in_final_check.append(True)
+        final_checks.append(True)
+        try:
+            return checked_path(*args, **kwargs)
+        finally:
+            in_final_check.pop()
+
+    monkeypatch.setattr(PathCheck, "first_invalid", recorded_first_invalid)
+    monkeypatch.setattr(motion, "checked_path", final_check)
     for start, goal in problems(plugin, checker, 3, np.random.default_rng(SEED + 2), False):
         exact_states.clear()
         planned = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
         assert planned.success and np.array_equal(planned.positions[0], start)
         assert not any(np.array_equal(state, start) for state in exact_states)
+    assert final_checks
 
 
 def test_the_chain_tables_are_kept_and_carry_the_pairs_of_the_table_given(table_wall):
