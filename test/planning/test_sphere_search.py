@@ -24,8 +24,8 @@ from kinematics_py.collision.sphere_kernels import (
 )
 from kinematics_py.collision.sphere_world import free_for_spheres, sphere_table
 from kinematics_py.geometry.transforms import make_transform
-from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning import motion
+from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
