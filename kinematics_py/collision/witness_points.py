@@ -76,14 +76,24 @@ def witness_table(checker: CollisionChecker) -> WitnessTable | None:
     return _entry(checker)[1]
 
 
-def proven_colliding(checker: CollisionChecker, indices: np.ndarray, base: np.ndarray, q_group: np.ndarray) -> bool:
+def proven_colliding(checker: CollisionChecker, indices: np.ndarray, base: np.ndarray, q_group: np.ndarray,
+                     key: tuple | None = None) -> bool:
     """Whether a witness point proves the state (``base`` with the group's values ``q_group`` at ``indices``) in
-    collision for the checker; False proves nothing (no point inside, or no sphere table). The group's frames are
-    placed alone (``sphere_chain``, kept per group and base state, MAX_KEPT_CHAINS of them at most)."""
+    collision for the checker; False proves nothing (no point inside, or no sphere table). ``key``: as
+    ``first_proven_colliding``'s."""
+    return first_proven_colliding(checker, indices, base, np.asarray(q_group, dtype=float)[None], key) >= 0
+
+
+def first_proven_colliding(checker: CollisionChecker, indices: np.ndarray, base: np.ndarray, states: np.ndarray,
+                           key: tuple | None = None) -> int:
+    """The index of the first of the group ``states`` (n, joints; in their order) that a witness point proves in
+    collision (as ``proven_colliding``), -1 when none is, in one compiled call. The group's frames are placed alone
+    (``sphere_chain``, kept per group and base state, MAX_KEPT_CHAINS of them at most; ``key``: the group's and base
+    state's, ``PathCheck.binding_key``, made here when not given)."""
     _, found, chains = _entry(checker)
     if found is None:
-        return False
-    key = (indices.tobytes(), np.asarray(base, dtype=float).tobytes())
+        return -1
+    key = key or (indices.tobytes(), np.asarray(base, dtype=float).tobytes())
     inputs = chains.get(key)
     if inputs is None:
         if len(chains) >= MAX_KEPT_CHAINS:
@@ -95,10 +105,11 @@ def proven_colliding(checker: CollisionChecker, indices: np.ndarray, base: np.nd
             tuple(chained[0]), tuple(chained[1]), chained[1].sphere_center, found.body_first, found.solid_tested,
             workspace(base, len(checker.model.link_names), table))
     if inputs is None:
-        return False
+        return -1
     chain, arrays, points, first, solid, work = inputs
     with _LOCK:  # (the workspace is the group's)
-        return witness_inside(np.ascontiguousarray(q_group, dtype=float), chain, arrays, points, first, solid, work)
+        return witness_first_inside(np.ascontiguousarray(states, dtype=float), chain, arrays, points, first, solid,
+                                    work)
 
 
 def _entry(checker: CollisionChecker) -> tuple:
@@ -150,8 +161,8 @@ def _inside(x, y, z, kind, T, size, m):
     return False
 
 
-@compiled_kernel
-def witness_inside(q_group, chain, table, points, first, solid_tested, work):
+@compiled_kernel(inline="always")
+def _witness_inside(q_group, chain, table, points, first, solid_tested, work):
     """Whether, with the group at ``q_group``, a witness point of a body (``points`` in its frame of the chain:
     ``sphere_chain`` applied to them, body b's rows ``first[b]`` .. ``first[b + 1] - 1``) lies inside an obstacle
     ``solid_tested`` marks for it; ``table``: the chain's sphere table (its obstacles, body bounds and frames)."""
@@ -172,3 +183,13 @@ def witness_inside(q_group, chain, table, points, first, solid_tested, work):
                 if _inside(x, y, z, kinds[m], T_plan, size, m):
                     return True
     return False
+
+
+@compiled_kernel
+def witness_first_inside(states, chain, table, points, first, solid_tested, work):
+    """The index of the first of the group ``states`` (n, joints) in which a witness point lies inside an obstacle
+    (``_witness_inside``), -1 when none."""
+    for k in range(states.shape[0]):
+        if _witness_inside(states[k], chain, table, points, first, solid_tested, work):
+            return k
+    return -1

@@ -12,7 +12,12 @@ from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision import witness_points
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, Mesh, Sphere, convex_hull
-from kinematics_py.collision.witness_points import proven_colliding, shape_points, witness_table
+from kinematics_py.collision.witness_points import (
+    first_proven_colliding,
+    proven_colliding,
+    shape_points,
+    witness_table,
+)
 from kinematics_py.geometry.transforms import make_transform
 
 SEED = 11
@@ -63,6 +68,19 @@ def test_a_state_its_witness_points_prove_colliding_collides_for_the_exact_check
     found = proven(checker, states)
     assert not (found & ~exact).any(), np.flatnonzero(found & ~exact)
     assert found.sum() >= 0.5 * exact.sum(), (found.sum(), exact.sum())  # most collisions are deep in an obstacle
+
+
+def test_the_first_of_many_states_proven_is_the_first_each_proves_alone(cluttered):
+    """``first_proven_colliding`` over a batch answers what ``proven_colliding`` answers state by state."""
+    checker, states, _ = cluttered
+    names = list(checker.model.variable_names)
+    indices = np.array([names.index(n) for n in ARM], dtype=np.int64)
+    base = np.array([checker.model.resolve_joint_values({})[n] for n in names])
+    each = proven(checker, states)
+    for first, last in ((0, 40), (0, STATES), (int(np.argmax(each)) + 1, STATES)):
+        expected = int(np.argmax(each[first:last])) if each[first:last].any() else -1
+        assert first_proven_colliding(checker, indices, base, states[first:last]) == expected
+    assert first_proven_colliding(checker, indices, base, states[~each]) == -1
 
 
 def test_mesh_hull_vertices_prove_only_collisions_and_meshes_checked_by_their_triangles_prove_nothing():

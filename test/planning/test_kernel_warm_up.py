@@ -26,7 +26,7 @@ PLAN_KERNELS = (
     ("kinematics_py.collision.sphere_kernels", "touching_segments"),
     ("kinematics_py.collision.sphere_kernels", "pairs_touching_in"),
     ("kinematics_py.model.joint_steps", "straight_steps"),
-    ("kinematics_py.collision.witness_points", "witness_inside"),
+    ("kinematics_py.collision.witness_points", "witness_first_inside"),
     ("kinematics_py.planning.goals", "_first_outside"),
     ("kinematics_py.planning.sphere_search", "rrt_connect"),
     ("kinematics_py.planning.sphere_search", "shortcut"),

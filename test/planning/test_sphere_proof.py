@@ -12,8 +12,15 @@ from test_sphere_search import BOXES, TIME, panda, problems
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
-from kinematics_py.collision.sphere_kernels import SphereTable, place_chain, workspace
+from kinematics_py.collision.sphere_kernels import (
+    SphereTable,
+    first_touching_step,
+    motion_scratch,
+    place_chain,
+    workspace,
+)
 from kinematics_py.collision.spheres import shape_polytope
+from kinematics_py.collision.witness_points import first_proven_colliding, proven_colliding
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning import proof_blocks, sphere_pairs
 from kinematics_py.planning import sphere_proof as sphere_proof_module
@@ -21,11 +28,19 @@ from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
-from kinematics_py.planning.path_check import FINE_RESOLUTION, PathCheck, densify
+from kinematics_py.planning.path_check import (
+    FINE_RESOLUTION,
+    SEARCH_RESOLUTION,
+    PathCheck,
+    densify,
+    segment_states,
+    steps_between,
+)
 from kinematics_py.planning.sphere_pairs import body_names
 from kinematics_py.planning.sphere_proof import (
     chain_tables,
     checked_path,
+    kernel_inputs,
     moving_table,
     segment_free,
     sphere_proof,
@@ -137,6 +152,35 @@ def test_the_checked_path_finds_every_colliding_point_the_exact_checker_finds(ta
         assert (invalid >= 0) == exact.any()
         if invalid >= 0:
             assert exact[invalid]
+
+
+def test_a_motion_a_witness_point_proves_colliding_beyond_where_the_spheres_touch_needs_no_exact_check(
+        table_wall, monkeypatch):
+    """A straight motion whose first state the spheres find touching no witness point proves colliding, but a later
+    state one does, is refused without the exact checker; every motion's answer is the exact checker's."""
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
+    check.fixed_pairs_free = True  # (the motions start free, as a plan's start)
+    exact_calls = []
+    first_invalid = PathCheck.first_invalid
+    monkeypatch.setattr(PathCheck, "first_invalid", lambda self, states: exact_calls.append(len(states)) or
+                        first_invalid(self, states))
+    chain, arrays, work = kernel_inputs(check, moving_table(check).table)
+    beyond = 0
+    for q_from, q_to, _ in random_waypoints(checker, names, 4 * PATHS, np.random.default_rng(SEED + 3)):
+        exact_calls.clear()
+        free = segment_free(check, q_from, q_to)
+        calls = len(exact_calls)
+        assert free == (first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0)
+        step = first_touching_step(q_from, q_to, check.resolution, chain, arrays, work, motion_scratch(len(chain[0])))
+        steps = steps_between(q_from, q_to, check.resolution)
+        if step and not proven_colliding(checker, check.indices, check.base, q_from + (q_to - q_from) * step / steps) \
+                and first_proven_colliding(checker, check.indices, check.base,
+                                           segment_states(q_from, q_to, check.resolution)) >= 0:
+            beyond += 1
+            assert not free and calls == 0
+    assert beyond > 0
 
 
 def test_plans_are_proven_and_exact_free_where_the_spheres_block_the_start(table_wall):
