@@ -408,10 +408,10 @@ def spheres_free_segments(check: PathCheck, waypoints: np.ndarray, found: ProofT
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: ProofTable | None = None) -> bool:
     """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
     valid (``first_invalid``: the spheres first). The spheres' check runs in one compiled call over the motion
-    (``first_touching_step``). Where they touch, a point of the links' geometry inside an obstacle in one of the
-    motion's states (``_first_witnessed``) refuses the motion without the exact checker, else the exact check of the
-    first state they found touching does; where that state is free, ``first_invalid`` decides. ``found``: as
-    ``first_invalid``'s (default ``usable_table``'s)."""
+    (``first_touching_step``). Where they touch, a point of the links' geometry inside an obstacle refuses the motion
+    without the exact checker: in the first state they found touching (most often), else in another of the motion's
+    states (``_first_witnessed``); else the exact check of that first state does; where it is free,
+    ``first_invalid`` decides. ``found``: as ``first_invalid``'s (default ``usable_table``'s)."""
     found = found or usable_table(check)
     if found is None or found.coarse is not None:
         return first_invalid(check, segment_states(q_from, q_to, check.resolution), found) < 0
@@ -422,9 +422,11 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: 
     if step == 0:
         check.states_checked += steps
         return True
+    state = q_from + (q_to - q_from) * step / steps
+    if proven_colliding(check.checker, check.indices, check.base, state, check.binding_key):
+        return False
     states = segment_states(q_from, q_to, check.resolution)
-    if _first_witnessed(check, states, bisection_order(len(states))) >= 0 or \
-            check.first_invalid((q_from + (q_to - q_from) * step / steps)[None]) >= 0:
+    if _first_witnessed(check, states, bisection_order(len(states))) >= 0 or check.first_invalid(state[None]) >= 0:
         return False
     return first_invalid(check, states, found) < 0
 
