@@ -113,8 +113,9 @@ def accepted_goal(client: KinematicsClient, action_client, goal, feedback: list,
     ``feedback``."""
     future = action_client.send_goal_async(goal, feedback_callback=lambda msg: feedback.append(msg.feedback.state))
     client.spin_until(future, timeout)
+    assert future.done(), f"no answer to the goal within {timeout} s"
     handle = future.result()
-    assert handle is not None and handle.accepted
+    assert handle.accepted, "the goal was rejected"
     return handle
 
 
@@ -122,7 +123,7 @@ def goal_result(client: KinematicsClient, handle, timeout: float):
     """(status, result) of a goal once it ended."""
     future = handle.get_result_async()
     client.spin_until(future, timeout)
-    assert future.done(), "no result"
+    assert future.done(), f"no result within {timeout} s (the goal's status: {handle.status})"
     return future.result().status, future.result().result
 
 

@@ -20,7 +20,15 @@ import yaml
 from moveit_msgs.action import ExecuteTrajectory, MoveGroup
 from moveit_msgs.msg import CollisionObject, MoveItErrorCodes, PlanningSceneComponents
 from moveit_msgs.srv import GetPlanningScene
-from node_harness import REPO, module_processes, serving_node, wait_at_rest, wait_for  # noqa: F401 (fixture)
+from node_harness import (
+    REPO,
+    accepted_goal,
+    goal_result,
+    module_processes,  # noqa: F401 (fixture)
+    serving_node,
+    wait_at_rest,
+    wait_for,
+)
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -123,13 +131,10 @@ def test_an_object_added_on_the_path_stops_the_arm_short_of_it(node):
     goal_msg.trajectory.joint_trajectory = JointTrajectory(joint_names=list(JOINTS), points=[
         JointTrajectoryPoint(positions=list(q), time_from_start=duration_msg(t))
         for t, q in ((0.0, start), (4.0, goal))])
-    sent = executing.send_goal_async(goal_msg)
-    client.spin_until(sent, 30.0)
+    handle = accepted_goal(client, executing, goal_msg, [], 30.0)
     time.sleep(0.5)
     objects.publish(box_object("in_the_way", BOX_SIZE, make_transform(None, box_at), "panda_link0"))
-    result = sent.result().get_result_async()
-    client.spin_until(result, 30.0)
-    code = result.result().result.error_code
+    code = goal_result(client, handle, 30.0)[1].error_code
     assert code.val == MoveItErrorCodes.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE, code.message
     assert "in_the_way" in code.message, code.message
     stopped = wait_at_rest(lambda: current_positions(node), 30.0, "the arm at rest")
@@ -181,13 +186,10 @@ def test_move_action_with_replan_goes_around_an_object_added_on_its_path(node):
     move_goal = MoveGroup.Goal(request=request)
     move_goal.planning_options.replan, move_goal.planning_options.replan_attempts = True, 3
     move_goal.planning_options.replan_delay = 0.1
-    sent = moving.send_goal_async(move_goal)
-    client.spin_until(sent, 30.0)
+    handle = accepted_goal(client, moving, move_goal, [], 30.0)
     wait_for(lambda: np.max(np.abs(current_positions(node) - start)) > 0.02, 60.0, "the arm to move")
     objects.publish(box_object("replanned_around", BOX_SIZE, make_transform(None, box_at), "panda_link0"))
-    result = sent.result().get_result_async()
-    client.spin_until(result, 120.0)
-    outcome = result.result().result
+    outcome = goal_result(client, handle, 120.0)[1]
     objects.publish(CollisionObject(id="replanned_around", operation=CollisionObject.REMOVE))
     assert outcome.error_code.val == MoveItErrorCodes.SUCCESS, outcome.error_code.message
     assert "attempt 2 of 3" in outcome.error_code.message, outcome.error_code.message

@@ -1,7 +1,7 @@
 """Action servers on the node's executor: every goal accepted, every cancel request accepted, the execution run
 on a pool thread that may wait for long (``DaemonPool.waiting_long``: the pool starts a thread more meanwhile, so
 the callbacks the execution waits for never wait for its thread), and any exception ended as the result's error
-code, never a goal left hanging."""
+code, never a goal left hanging: not even when publishing the goals' status array fails (``GoalKeepingServer``)."""
 from __future__ import annotations
 
 import contextlib
@@ -9,7 +9,9 @@ import time
 import traceback
 from collections.abc import Callable
 
+from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.impl.implementation_singleton import rclpy_implementation
 
 from ...errors import ErrorCode
 from ..messages.conversions import error_code_msg
@@ -17,6 +19,7 @@ from ..messages.conversions import error_code_msg
 #: An execution: (goal handle, result to fill, stop) -> (code, message); ``stop()`` says why the goal should stop
 #: ("" while it runs on).
 Execution = Callable[[object, object, Callable[[], str]], "tuple[ErrorCode, str]"]
+RCLError = rclpy_implementation.RCLError
 #: How often [s] the ROS graph is asked whether an action still has a client.
 CLIENTS_CHECK_S = 0.1
 #: How long [s] a goal's client may stay unseen in the node's ROS graph before it counts as gone. Its goal request
@@ -56,17 +59,76 @@ def serve_action(node, action_type, name: str, execution: Execution, callback_gr
                 logger.error(f"internal error executing a {name} goal: {error!r}\n{traceback.format_exc()}")
                 code, message = ErrorCode.FAILURE, f"internal error: {error!r}"
         fill(result, code, message)
-        if goal_handle.is_cancel_requested and code != ErrorCode.SUCCESS:
-            goal_handle.canceled()
-        elif code == ErrorCode.SUCCESS:
-            goal_handle.succeed()
-        else:
-            goal_handle.abort()
+        try:
+            _end(goal_handle, code)
+        except RCLError as error:
+            if goal_handle.is_active:  # not a status left unpublished: the transition itself failed
+                raise
+            logger.warning(f"{goal_name(name, goal_handle)} ended; its status was not published: {error!r}")
+            server.notify_goal_done()  # (rclpy's transition stopped before it)
         return result
 
-    return ActionServer(node, action_type, name, execute_callback=execute,
-                        goal_callback=lambda _goal: GoalResponse.ACCEPT,
-                        cancel_callback=lambda _goal_handle: CancelResponse.ACCEPT, callback_group=callback_group)
+    server = GoalKeepingServer(node, action_type, name, execute_callback=execute,
+                               goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                               cancel_callback=lambda _goal_handle: CancelResponse.ACCEPT,
+                               callback_group=callback_group)
+    return server
+
+
+def _end(goal_handle, code: ErrorCode) -> None:
+    """The goal canceled when its cancel was requested, succeeded on SUCCESS, aborted otherwise."""
+    if goal_handle.is_cancel_requested and code != ErrorCode.SUCCESS:
+        goal_handle.canceled()
+    elif code == ErrorCode.SUCCESS:
+        goal_handle.succeed()
+    else:
+        goal_handle.abort()
+
+
+class GoalKeepingServer(ActionServer):
+    """rclpy's ActionServer, but a goal once accepted is always executed, and each request taken is handled.
+
+    rclpy publishes the status array of the goals right after answering a goal request "accepted", and at each
+    transition of a goal. An error there (Fast DDS refused the write now and then on a loaded machine: RCLError
+    "Failed publish goal status array: cannot publish data") ended rclpy's handling of the goal request with the
+    goal accepted but never executed, its client waiting for a result forever, and dropped the cancel and result
+    requests taken with it. Here the goal executes all the same: the status array published at its next
+    transition tells its state then, and its result answers its client as ever."""
+
+    def __init__(self, node, *args, **kwargs):
+        super().__init__(node, *args, handle_accepted_callback=self._start, **kwargs)
+        self._log = node.get_logger()
+
+    async def execute(self, taken_data) -> None:
+        failure = None
+        for kind, data in taken_data.items():  # rclpy's order: goal, cancel, result, expired
+            try:
+                await super().execute({kind: data})
+            except RCLError as error:
+                if kind != "goal" or not self._start_accepted(data[1].goal_id, error):
+                    failure = failure or error
+        if failure is not None:
+            raise failure
+
+    def _start_accepted(self, goal_id, error: Exception) -> bool:
+        """Start the goal ``goal_id`` if it was accepted but its execution was not started (True)."""
+        goal_handle = self._goal_handles.get(bytes(goal_id.uuid))  # (rclpy's own: it has no public accessor)
+        if goal_handle is None or goal_handle.status != GoalStatus.STATUS_ACCEPTED:
+            return False
+        self._log.warning(f"goal {bytes(goal_id.uuid).hex()[:8]} accepted; its status was not published "
+                          f"({error!r}): it executes all the same")
+        self._start(goal_handle)
+        return True
+
+    def _start(self, goal_handle) -> None:
+        """An accepted goal's execution started (rclpy's default, but also when its EXECUTING status could not be
+        published)."""
+        try:
+            goal_handle.execute()
+        except RCLError:
+            if goal_handle.status != GoalStatus.STATUS_EXECUTING:
+                raise
+            self.notify_execute(goal_handle, None)
 
 
 class _Stop:

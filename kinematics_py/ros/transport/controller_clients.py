@@ -104,8 +104,9 @@ class ControllerClients:
     def _run(self, trajectory: JointTrajectory, running: list[_Running], header, stop: Callable[[], str]) -> Outcome:
         """Send every part, then watch them (the controllers still running are cancelled on any failure)."""
         outcome = Outcome(ErrorCode.FAILURE, "interrupted", wait_for_cancel=False)
+        scene = self._store.current.scene  # (a change while the controllers take their goals is watched too)
         try:
-            outcome = self._send(running, header) or self._watch(trajectory, running, stop)
+            outcome = self._send(running, header) or self._watch(trajectory, running, stop, scene)
         finally:
             self._cancel([r for r in running if r.goal is not None and not r.result.done()], outcome.wait_for_cancel)
         return outcome
@@ -143,11 +144,11 @@ class ControllerClients:
             entry.result = entry.goal.get_result_async()
         return None
 
-    def _watch(self, trajectory: JointTrajectory, running: list[_Running], stop: Callable[[], str]) -> Outcome:
+    def _watch(self, trajectory: JointTrajectory, running: list[_Running], stop: Callable[[], str],
+               scene) -> Outcome:
         """Until every controller has succeeded, one has not, its server is gone, the allowed duration has passed,
-        the scene changed so that the rest of the path collides, or ``stop()``."""
+        the scene changed (since ``scene``) so that the rest of the path collides, or ``stop()``."""
         started = next_check = time.monotonic()
-        scene = self._store.current.scene
         expected = max(entry.part.duration for entry in running)
         allowed = self.config.settings.allowed_duration(expected)
         while True:

@@ -6,21 +6,23 @@ so is every cancel request ("cancel"). --mode: ``follow`` (succeed once the traj
 joint_states then at its last point), ``reject`` (refuse every goal), ``abort`` (abort with
 PATH_TOLERANCE_VIOLATED after half the duration), ``hang`` (never finish until cancelled), ``mute`` (never answer
 the goal request); the mode is read from
-the file --mode-file at each goal (its text, else ``follow``).
+the file --mode-file at each goal (its text, else ``follow``). SIGTERM (or SIGINT) ends the process at once, as a
+controller that dies: its goals unanswered, its participant announced gone.
 """
 import argparse
-import contextlib
 import json
 import os
 import threading
 import time
+import traceback
 from pathlib import Path
+from typing import NoReturn
 
 import rclpy
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
@@ -55,7 +57,7 @@ def main() -> None:
         if mode == "reject":
             return GoalResponse.REJECT
         if mode == "mute":
-            threading.Event().wait()  # the goal never answered (a controller stuck, or killed, before it answers)
+            never_answer()  # (a controller stuck, or killed, before it answers)
         modes[id(goal_request)] = mode
         return GoalResponse.ACCEPT
 
@@ -77,9 +79,12 @@ def main() -> None:
         until = time.monotonic() + (duration / 2 if mode == "abort" else duration)
         result = FollowJointTrajectory.Result()
         while mode == "hang" or time.monotonic() < until:
-            if not rclpy.ok():
-                return result
-            if goal_handle.is_cancel_requested:
+            with lock:  # not while the process leaves (see leave)
+                serving = rclpy.ok()
+                cancelled = serving and goal_handle.is_cancel_requested
+            if not serving:
+                never_answer()  # (a controller killed mid-execution)
+            if cancelled:
                 goal_handle.canceled()
                 return result
             time.sleep(0.005)
@@ -94,24 +99,55 @@ def main() -> None:
         return result
 
     group = ReentrantCallbackGroup()
-    ActionServer(node, FollowJointTrajectory, args.action, execute_callback=execute, goal_callback=on_goal,
-                 cancel_callback=on_cancel, callback_group=group)
+    server = ActionServer(node, FollowJointTrajectory, args.action, execute_callback=execute, goal_callback=on_goal,
+                          cancel_callback=on_cancel, callback_group=group)
     publisher = node.create_publisher(JointState, args.joint_states, 10)
 
     def publish() -> None:
-        with lock:
-            msg = JointState(name=list(positions), position=list(positions.values()))
-        publisher.publish(msg)
+        with lock:  # not while the process leaves (see leave)
+            if rclpy.ok():
+                publisher.publish(JointState(name=list(positions), position=list(positions.values())))
     node.create_timer(0.02, publish, callback_group=group)
     executor = MultiThreadedExecutor(4)
     executor.add_node(node)
     print("serving", flush=True)
-    with contextlib.suppress(KeyboardInterrupt, ExternalShutdownException):
+    shut_down = spin_until_shutdown(executor)
+    with lock:
+        leave(server, node, 0 if shut_down else 1)
+
+
+def spin_until_shutdown(executor) -> bool:
+    """Spin until rclpy's SIGINT/SIGTERM handler shuts the context down (True), or an error (False, printed).
+
+    The handler shuts the context down from a thread of its own, at any moment: between two waits the executor's
+    next wait set then fails (RCLError, "the given context is not valid") instead of ExternalShutdownException."""
+    try:
         executor.spin()
-    # SIGTERM (rclpy's handler shut the context down): the participant announced gone, then leave at once (the goals'
-    # threads with it)
-    rclpy.get_default_context().destroy()
-    os._exit(0)
+    except BaseException:
+        if rclpy.ok():
+            traceback.print_exc()
+            return False
+    return True
+
+
+def never_answer() -> None:
+    """The calling goal's thread waits until the process ends, its goal unanswered."""
+    threading.Event().wait()
+
+
+def leave(server: ActionServer, node: Node, code: int) -> NoReturn:
+    """End the process at once, its participant first announced gone: the action server holds the node, and the
+    node the participant, so both are destroyed (the participant then leaves the graph, and the node under test sees
+    the server gone). No callback may use them meanwhile (rclpy would put their destruction off until it returns,
+    after the exit). The goals' threads are not joined: they never answer once the context is shut down, and the
+    interpreter's exit would wait for them forever."""
+    try:
+        server.destroy()
+        node.destroy_node()
+    except Exception:
+        traceback.print_exc()
+        code = 1
+    os._exit(code)
 
 
 if __name__ == "__main__":
