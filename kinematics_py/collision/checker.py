@@ -366,3 +366,9 @@ def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequen
             if checker.backend.collide(*tables.pair_geometries[p], transforms[k, p]):
                 return int(indices[k])
     return -1
+
+
+def binding_key(indices: np.ndarray, base: np.ndarray) -> tuple[bytes, bytes]:
+    """The key of what is kept per group (its variables' ``indices``) and base state (``CollisionChecker.binding``'s
+    answer)."""
+    return indices.tobytes(), np.asarray(base, dtype=float).tobytes()

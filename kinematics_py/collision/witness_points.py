@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..compiled import compiled_kernel
-from .checker import CollisionChecker
+from .checker import CollisionChecker, binding_key
 from .geometry import Box, Cylinder, GeometryError, Mesh, Sphere, convex_hull
 from .sphere_kernels import BOX, CYLINDER, SPHERE, SphereTable, obstacle_touch, place_chain, sphere_chain, workspace
 from .sphere_world import obstacle_owners, sphere_table
@@ -93,7 +93,7 @@ def first_proven_colliding(checker: CollisionChecker, indices: np.ndarray, base:
     _, found, chains = _entry(checker)
     if found is None:
         return -1
-    key = key or (indices.tobytes(), np.asarray(base, dtype=float).tobytes())
+    key = key or binding_key(indices, base)
     inputs = chains.get(key)
     if inputs is None:
         if len(chains) >= MAX_KEPT_CHAINS:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..collision.checker import CollisionChecker, first_colliding
+from ..collision.checker import CollisionChecker, binding_key, first_colliding
 from ..compiled import compiled_kernel
 from ..model.joint_steps import straight_steps
 
@@ -88,7 +88,7 @@ class PathCheck:
         self.checker, self.joint_names, self.resolution = checker, tuple(joint_names), resolution
         self.base, self.indices = checker.binding(joint_names, base_state)
         #: The key of what is kept per group and base state.
-        self.binding_key = (self.indices.tobytes(), self.base.tobytes())
+        self.binding_key = binding_key(self.indices, self.base)
         self.state_validity = state_validity
         self.states_checked = 0
         #: Set when a valid state of the group is known (e.g. a plan's start): then the pairs no joint of the group

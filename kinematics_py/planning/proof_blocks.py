@@ -1,6 +1,6 @@
-"""The compiled proof of a path's blocks on the robot's spheres (``sphere_proof`` says why a point free with its
-margins proves the steps beside it): blocks proven from the path's start, each sized from its neighbour's, single
-steps halved where their points are not free with their margins.
+"""The compiled proof of a path's blocks on the robot's spheres (``sphere_proof`` says why a state free with its
+margins proves the states around it): blocks proven from the path's start, each sized from its neighbour's, down to
+parts of a step where the clearance is small.
 """
 from __future__ import annotations
 
@@ -67,129 +67,52 @@ def _margined_collides(q, bound, chain, table, work):
 
 
 @compiled_kernel(inline="always")
-def _grow_by_spans(reach, spans, work):
-    """``work.growth[b]`` <- each body's ``reach`` (rows of ``growth_reach``) times the group values' ``spans``; each
-    self pair's margin <- infinity, left to ``_tightened`` (the pair's own bound in the state, which every margined
-    check computes: the margins ``reach`` gave the pairs never lowered it on the bench's 30 Panda plans, which proved
-    the same states without them, and cost a third of setting the margins)."""
-    bodies = work.world_bodies.shape[0]
+def _travel_at(joint_travel, x, v):
+    """Joint v's motion from the path's first point to its (fractional) position ``x`` [steps]: linear along a step."""
+    k = min(int(x), joint_travel.shape[0] - 2)
+    return joint_travel[k, v] + (x - k) * (joint_travel[k + 1, v] - joint_travel[k, v])
+
+
+@compiled_kernel(inline="always")
+def _set_block_margins(joint_travel, reach, first, middle, last, bound, work, back, ahead):
+    """The margins of the state at ``middle`` of the block ``first`` .. ``last`` (positions along the path [steps],
+    fractional within a step): the most each body moves from there to either end (each group value's span, in
+    ``bound``, the larger of its two travels; ``back``, ``ahead``: scratch for them); the self pairs' left to their
+    own bound in the state (infinity here, lowered by ``_tightened``: on the bench's 30 Panda plans
+    ``growth_reach``'s margins for them proved the same states and cost a third of setting the margins)."""
+    spans, bodies, dof = bound[2], work.world_bodies.shape[0], joint_travel.shape[1]
+    for v in range(dof):
+        at = _travel_at(joint_travel, middle, v)
+        back[v], ahead[v] = at - _travel_at(joint_travel, first, v), _travel_at(joint_travel, last, v) - at
+        spans[v] = max(back[v], ahead[v])
     for m in range(bodies):
-        total = 0.0
-        for v in range(reach.shape[1]):
-            total += reach[m, v] * spans[v]
-        work.growth[m] = total
+        to_first, to_last = 0.0, 0.0
+        for v in range(dof):
+            to_first += reach[m, v] * back[v]
+            to_last += reach[m, v] * ahead[v]
+        work.growth[m] = max(to_first, to_last)
     work.growth[bodies:reach.shape[0]] = np.inf
 
 
 @compiled_kernel(inline="always")
-def _set_margins(joint_travel, reach, start, end, share, bound, work):
-    """The margins of a motion covering ``share`` of the path from its point ``start`` to ``end``: each group
-    value's span (``joint_travel``: its motion summed from the first point), each margin grown by them
-    (``_grow_by_spans``)."""
-    spans = bound[2]
-    for v in range(joint_travel.shape[1]):
-        spans[v] = share * (joint_travel[end, v] - joint_travel[start, v])
-    _grow_by_spans(reach, spans, work)
+def _state_at(positions, x, out):
+    """out <- the path's state at its (fractional) position ``x`` [steps] (straight along each step)."""
+    k = min(int(x), positions.shape[0] - 2)
+    for v in range(positions.shape[1]):
+        out[v] = positions[k, v] + (x - k) * (positions[k + 1, v] - positions[k, v])
 
 
 @compiled_kernel(inline="always")
-def _set_block_margins(joint_travel, reach, i, c, j, bound, work):
-    """The margins of the middle point c of the block i .. j: the most each body moves from c to either end (the
-    self pairs' as ``_grow_by_spans``)."""
-    spans, bodies = bound[2], work.world_bodies.shape[0]
-    for v in range(joint_travel.shape[1]):
-        spans[v] = max(joint_travel[c, v] - joint_travel[i, v], joint_travel[j, v] - joint_travel[c, v])
-    for m in range(bodies):
-        back, ahead = 0.0, 0.0
-        for v in range(reach.shape[1]):
-            back += reach[m, v] * (joint_travel[c, v] - joint_travel[i, v])
-            ahead += reach[m, v] * (joint_travel[j, v] - joint_travel[c, v])
-        work.growth[m] = max(back, ahead)
-    work.growth[bodies:reach.shape[0]] = np.inf  # (the pairs' own bounds: ``_grow_by_spans``)
-
-
-@compiled_kernel
-def _halved_step(positions, joint_travel, reach, i, halvings, bound, chain, table, work, between):
-    """Whether step i of the path (its ends free with bare spheres) is proven free by halving it up to ``halvings``
-    times: a part of the step (a share f of it) is free throughout when its ends are free with each margin f times
-    half the step's travel; a part that is not is halved. An end found free with a margin is free with a smaller
-    one, so it is not checked again. Returns (proven, states checked)."""
-    dof, checked = positions.shape[1], 0
-    # parts to prove: (first, last) shares of the step, their depth, and whether their ends are known free
-    first, last = np.empty(2 * halvings + 2), np.empty(2 * halvings + 2)
-    depth = np.empty(2 * halvings + 2, dtype=np.int64)
-    first_free, last_free = np.empty(2 * halvings + 2, dtype=np.bool_), np.empty(2 * halvings + 2, dtype=np.bool_)
-    first[0], last[0], depth[0], first_free[0], last_free[0] = 0.0, 0.5, 1, False, False
-    first[1], last[1], depth[1], first_free[1], last_free[1] = 0.5, 1.0, 1, False, False
-    top = 2
-    while top > 0:
-        top -= 1
-        a, b, d, free_a, free_b = first[top], last[top], depth[top], first_free[top], last_free[top]
-        for end in range(2):
-            if (free_a if end == 0 else free_b):
-                continue
-            share = a if end == 0 else b
-            for k in range(dof):
-                between[k] = positions[i, k] + share * (positions[i + 1, k] - positions[i, k])
-            checked += 1
-            _set_margins(joint_travel, reach, i, i + 1, (b - a) / 2, bound, work)
-            if _margined_collides(between, bound, chain, table, work):
-                break
-            if end == 0:
-                free_a = True
-            else:
-                free_b = True
-        if free_a and free_b:
-            continue
-        if d >= halvings:
-            return False, checked
-        middle = (a + b) / 2
-        first[top], last[top], depth[top], first_free[top], last_free[top] = middle, b, d + 1, False, free_b
-        first[top + 1], last[top + 1], depth[top + 1], first_free[top + 1], last_free[top + 1] = \
-            a, middle, d + 1, free_a, False
-        top += 2
-    return True, checked
-
-
-@compiled_kernel(inline="always")
-def _set_point_margins(joint_travel, reach, k, bound, work):
-    """The margins of point k for the steps on either side of it: each group value's span half the larger of its
-    travels over the two steps (``_set_margins``), so that point k free with them serves both steps."""
-    spans, last = bound[2], joint_travel.shape[0] - 1
-    for v in range(joint_travel.shape[1]):
-        before = joint_travel[k, v] - joint_travel[k - 1, v] if k > 0 else 0.0
-        after = joint_travel[k + 1, v] - joint_travel[k, v] if k < last else 0.0
-        spans[v] = 0.5 * max(before, after)
-    _grow_by_spans(reach, spans, work)
-
-
-@compiled_kernel(inline="always")
-def _step_proven(positions, joint_travel, reach, i, start_free, halvings, bound, chain, table, work, points,
-                 between):
-    """Whether step i of the path is proven free, its ends (points i and i + 1) with it: both ends free with their
-    margins (``_set_point_margins``: half the larger travel of the steps beside them; ``start_free``: point i was
-    found so by the step before); otherwise its ends checked with the bare spheres (an end so found free is proven:
-    ``points``) and, when both are free, the step halved up to ``halvings`` times (``_halved_step``). Returns
-    (proven, states checked, whether point i + 1 is free with its margins)."""
-    j, checked = i + 1, 0
-    if not start_free:
-        checked += 1
-        _set_point_margins(joint_travel, reach, i, bound, work)
-        start_free = not _margined_collides(positions[i], bound, chain, table, work)
-    if start_free:
-        checked += 1
-        _set_point_margins(joint_travel, reach, j, bound, work)
-        if not _margined_collides(positions[j], bound, chain, table, work):
-            return True, checked, True
+def _ends_free(positions, k, chain, table, work, points):
+    """Whether both ends of step k are free with the bare spheres (each not known free checked: ``points``); returns
+    (that, states checked)."""
+    checked = 0
     work.growth[:] = 0.0
-    for k in (i, j):
-        if not points[k]:
+    for end in (k, k + 1):
+        if not points[end]:
             checked += 1
-            points[k] = not chain_collides(positions[k], chain, table, work)
-    if not (points[i] and points[j]) or halvings == 0:
-        return False, checked, False
-    proven, states = _halved_step(positions, joint_travel, reach, i, halvings, bound, chain, table, work, between)
-    return proven, checked + states, False
+            points[end] = not chain_collides(positions[end], chain, table, work)
+    return points[k] and points[k + 1], checked
 
 
 @compiled_kernel
@@ -198,18 +121,19 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     k to k + 1) <- True for every point (step) of a block found free. ``reach`` (bodies + self pairs, joints): how
     far each body (and each pair, relative to each other) moves per unit of each joint (``growth_reach``), so that
     over a part of the path it moves at most ``reach`` times its joints' travel there (``motion_bound``). A block of
-    points i .. j is free, every state of its steps included, when its middle point c is free with each margin
+    the path is free, every state of it included, when the state at its middle is free with each margin
     (``Workspace.growth``) the most it moves from there to either end, or the state's own bound when lower
-    (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``). The first block is the whole path; a
-    block not proven is tried again at half its size, down to single steps (``_step_proven``: a point between two
-    of them checked once, with the margins of both); after PROVEN_BEFORE_GROWING blocks (or single steps) in a row
-    proven at one size the next tries twice that size. A path's clearance changes slowly along it, so each block
-    starts near the size its neighbour needed (halving every block from the whole path spent a failed check on each
-    block above a proven one: about as many as the proven ones). Points and steps not proven are left as they are.
-    Returns the number of states checked. ``chain``, ``table``: the group's frames and the spheres in them
-    (``chain_tables``)."""
+    (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``). The first block is the whole path; a block
+    not proven is tried again at half its size, down to single steps, then to parts of a step (the state at a
+    part's middle, between the step's points) down to 2**-halvings of it; a step whose ends touch with the bare
+    spheres, or with a part not proven at that size, is left unproven (the proof goes on from its end). After
+    PROVEN_BEFORE_GROWING blocks in a row proven at one size the next tries twice that size (a part of a step only
+    where the doubled part starts on its own size, so that parts stay halves of the step's). A path's clearance
+    changes slowly along it, so each block starts near the size its neighbour needed (halving every block from the
+    whole path spent a failed check on each block above a proven one: about as many as the proven ones). Points and
+    steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the group's
+    frames and the spheres in them (``chain_tables``)."""
     count, dof, checked = positions.shape[0], positions.shape[1], 0
-    between = np.empty(dof)
     joint_travel = np.zeros((count, dof))  # each joint's motion from the first point
     for k in range(1, count):
         for v in range(dof):
@@ -218,28 +142,41 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
         work.growth[:] = 0.0
         points[0] = not chain_collides(positions[0], chain, table, work)
         return 1
-    i, size, streak, start_free = 0, count - 1, 0, False
-    while i < count - 1:
-        j = min(i + size, count - 1)
-        if j - i == 1:
-            proven, states, start_free = _step_proven(positions, joint_travel, reach, i, start_free, halvings, bound,
-                                                      chain, table, work, points, between)
-            if proven:
-                points[i] = steps[i] = points[j] = True
+    middle, back, ahead = np.empty(dof), np.empty(dof), np.empty(dof)
+    unit = 1 << halvings  # positions along the path in parts of a step: 2**-halvings
+    total = (count - 1) * unit
+    first, size, streak, ends_checked = 0, total, 0, -1
+    while first < total:
+        k = first // unit
+        last = min(first + size, total)
+        if first % unit != 0 or size < unit:  # parts of a step stay within it
+            last = min(last, (k + 1) * unit)
+        centre = 0.5 * (first + last) / unit
+        _state_at(positions, centre, middle)
+        _set_block_margins(joint_travel, reach, first / unit, centre, last / unit, bound, work, back, ahead)
+        checked += 1
+        if not _margined_collides(middle, bound, chain, table, work):
+            for m in range((first + unit - 1) // unit, last // unit + 1):
+                points[m] = True
+            for m in range(k, last // unit):
+                steps[m] = True
+            first, streak = last, streak + 1
+            if streak >= PROVEN_BEFORE_GROWING and (size >= unit or first % (2 * size) == 0):
+                size, streak = min(2 * size, total), 0
+            continue
+        streak = 0
+        if last - first > unit:  # a block of steps: half as many
+            size = max(unit, ((last - first) // unit // 2) * unit)
+            continue
+        failed = last - first <= 1
+        if not failed and ends_checked != k:
+            ends_checked = k
+            free, states = _ends_free(positions, k, chain, table, work, points)
             checked += states
-            i, streak = j, (streak + 1 if proven else 0)
+            failed = not free
+        if failed:  # step k is not proven: on from its end, a step at a time
+            first, size = (k + 1) * unit, unit
         else:
-            c = (i + j) // 2
-            checked += 1
-            _set_block_margins(joint_travel, reach, i, c, j, bound, work)
-            if _margined_collides(positions[c], bound, chain, table, work):
-                size, streak = (j - i) // 2, 0
-                continue
-            for k in range(i, j):
-                points[k] = steps[k] = True
-            points[j] = True
-            i, streak, start_free = j, streak + 1, False
-        if streak >= PROVEN_BEFORE_GROWING:
-            size, streak = 2 * size, 0
+            size = (last - first) // 2
     work.growth[:] = 0.0
     return checked

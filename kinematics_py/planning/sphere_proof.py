@@ -53,9 +53,9 @@ from .path_check import PathCheck, bisection_order, segment_states, steps_betwee
 from .proof_blocks import block_proof
 from .sphere_pairs import body_names, coarse_pairs, pairs_check, relative_reach, world_pair_names
 
-#: Halvings of a step the spheres do not prove with its points (up to 2**SPHERE_HALVINGS + 1 states checked for
-#: it, the growth halved each time) before the exact proof takes it (4 -> 8: the Panda's exact proofs 6 -> 4 in 30
-#: plans, the UR5's 23 -> 17; a sphere state costs about 0.7 us, an exact proof milliseconds).
+#: Halvings of a step the spheres do not prove whole (its parts down to 2**-SPHERE_HALVINGS of it, each proven by
+#: the state at its middle, ``proof_blocks``) before the exact proof takes it (4 -> 8: the Panda's exact proofs 6 -> 4
+#: in 30 plans, the UR5's 23 -> 17; a sphere state costs about 0.7 us, an exact proof milliseconds).
 SPHERE_HALVINGS = 8
 #: Steps a path's spheres leave unproven before the self pairs touching at its points (at most TOUCHING_SAMPLES of
 #: them tested) are left to an exact checker of those pairs alone for the path (``checked_path``).
@@ -425,9 +425,9 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: 
     state = q_from + (q_to - q_from) * step / steps
     if proven_colliding(check.checker, check.indices, check.base, state, check.binding_key):
         return False
-    states = segment_states(q_from, q_to, check.resolution)
-    if _first_witnessed(check, states, bisection_order(len(states))) >= 0 or check.first_invalid(state[None]) >= 0:
-        return False
+    states, order = segment_states(q_from, q_to, check.resolution), bisection_order(steps)
+    if _first_witnessed(check, states, order[order != step - 1]) >= 0 or check.first_invalid(state[None]) >= 0:
+        return False  # (row step - 1 is ``state``, tried already)
     return first_invalid(check, states, found) < 0
 
 

@@ -142,6 +142,28 @@ def test_what_the_spheres_prove_is_free_for_the_exact_checker_between_the_points
     assert proven_steps > 0
 
 
+def test_long_steps_are_proven_in_parts_and_what_they_prove_is_free_between_the_points(table_wall):
+    """Steps of a radian or more (each part of a step proven by the state at its middle, between the step's points,
+    ``proof_blocks.block_proof``): every point and step proven is free for the exact checker, and the steps proven
+    needed more states checked than they have points (the parts of a step were checked)."""
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names)
+    found = moving_table(check)
+    proven_steps, checked = 0, 0
+    for waypoints in random_waypoints(checker, names, 2 * PATHS, np.random.default_rng(SEED + 2)):
+        states_before = check.states_checked
+        points, steps = sphere_proof(check, waypoints, found)
+        assert not exact_colliding(checker, names, waypoints[points]).any()
+        for k in np.flatnonzero(steps):
+            assert not exact_colliding(checker, names, densify(waypoints[k:k + 2], CHECK_STEP)).any(), k
+        if steps.all():
+            checked += check.states_checked - states_before
+            proven_steps += len(steps)
+    assert proven_steps > 0
+    assert checked > proven_steps + 1
+
+
 def test_the_checked_path_finds_every_colliding_point_the_exact_checker_finds(table_wall):
     plugin, checker = table_wall
     names = plugin.getJointNames()
