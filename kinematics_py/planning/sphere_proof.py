@@ -7,20 +7,21 @@ The spheres contain the exact geometry (padding included), so spheres grown by g
 by half its motion over the step, are free at both ends of a step, the step is free throughout, its ends included, for
 every pair the spheres test (a superset of the exact checker's: ``sphere_world``). Two links of the robot need only keep
 a gap of half their relative motion: a joint that moves both moves them as one rigid body (``growth_reach``; a UR5's
-forearm and wrist then grow by their wrist joints' motion, not by the shoulder's). Blocks of steps are proven the same
-way, from the path's start (``proof_blocks``): a block's middle point free with the spheres grown by the most a body
-travels from there to either end proves the whole block. ``R`` bounds a point's distance from each joint's origin in
-every state; each checked state lowers its margins to its own bound (``proof_blocks._tightened``): a point's distance
-from each joint's axis there, plus how far the joints below can move it meanwhile (Panda paths: 32 % fewer states
-checked, the proof 28 % faster; UR5: 30 % and 21 %). Pairs that no joint of the group moves (a base link and the floor,
-two links before the first joint) keep their distance on the whole path: they are left out of the spheres' test and
-decided once (by the plan's start, or the exact check of the path's first point). The kernels place only the frames the
-group's joints move (``chain_tables``). Spheres that touch never fail a path: the points and steps they do not prove get
-the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``); self pairs whose bare spheres
-touch at a path's points they do not prove (a UR5's forearm and wrist on a detour) are left to an exact checker of those
-pairs alone for that path, as the coarse ones are (``checked_path``). Not used (None) where the spheres cannot stand for
-the exact geometry: no sphere table (``sphere_world``: attached objects, meshes or octrees in the world, scaled links),
-a path's own validity check, motions ``link_reach`` does not bound.
+forearm and wrist then grow by their wrist joints' motion, not by the shoulder's). Blocks of steps, and parts of a step,
+are proven the same way, from the path's start (``proof_blocks``): the state at a block's middle free with the spheres
+grown by the most a body travels from there to either end proves the whole block. ``R`` bounds a point's distance from
+each joint's origin in every state; each checked state lowers its margins to its own bound
+(``proof_blocks._tightened``): a point's distance from each joint's axis there, plus how far the joints below can move
+it meanwhile (Panda paths: 32 % fewer states checked, the proof 28 % faster; UR5: 30 % and 21 %). Pairs that no joint of
+the group moves (a base link and the floor, two links before the first joint) keep their distance on the whole path:
+they are left out of the spheres' test and decided once (by the plan's start, or the exact check of the path's first
+point). The kernels place only the frames the group's joints move (``chain_tables``). Spheres that touch never fail a
+path: the points and steps they do not prove get the exact checks as before (``PathCheck.first_invalid``,
+``motion_bound.first_unproven``); self pairs whose bare spheres touch at a path's points they do not prove (a UR5's
+forearm and wrist on a detour) are left to an exact checker of those pairs alone for that path, as the coarse ones are
+(``checked_path``). Not used (None) where the spheres cannot stand for the exact geometry: no sphere table
+(``sphere_world``: attached objects, meshes or octrees in the world, scaled links), a path's own validity check, motions
+``link_reach`` does not bound.
 """
 from __future__ import annotations
 
