@@ -245,6 +245,13 @@ def state_collides(q_group, indices, tree, table, work):
 
 
 @compiled_kernel
+def state_collides_in(q_group, indices, inputs):
+    """``state_collides`` with its tree, table and workspace in one object (``kernel_inputs.KernelInputs``: its
+    ``frames`` a ``TreeTable``'s arrays)."""
+    return collides(q_group, indices, inputs.frames, inputs.table, inputs.work)
+
+
+@compiled_kernel
 def colliding_pairs(q_group, indices, tree, table, work, self_hit, world_hit):
     """Mark every pair whose spheres touch in the state: ``self_hit[p]`` for ``table.self_pairs[p]``,
     ``world_hit[b, m]`` for body b and obstacle m (both left as they are elsewhere)."""
@@ -459,6 +466,14 @@ def chain_motion_collides(q_from, q_to, resolution, chain, table, work, scratch)
     """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides
     (``first_touching_step``)."""
     return first_touching_step(q_from, q_to, resolution, chain, table, work, scratch) > 0
+
+
+@compiled_kernel
+def first_touching_step_in(q_from, q_to, resolution, inputs):
+    """``first_touching_step`` with the chain, its table and a workspace in one object (``kernel_inputs``)."""
+    chain = inputs.frames
+    return first_touching_step(q_from, q_to, resolution, chain, inputs.table, inputs.work,
+                               motion_scratch(chain[0].shape[0]))
 
 
 @compiled_kernel

@@ -17,7 +17,8 @@ import numpy as np
 from ..thread_scratch import thread_scratch
 from .checker import CollisionChecker
 from .geometry import Box, Cone, Cylinder, Plane, Sphere
-from .sphere_kernels import BOX, CYLINDER, PLANE, SPHERE, SphereTable, state_collides, workspace
+from .kernel_inputs import inputs_of
+from .sphere_kernels import BOX, CYLINDER, PLANE, SPHERE, SphereTable, state_collides_in, workspace
 from .spheres import robot_spheres
 
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -35,10 +36,10 @@ def free_for_spheres(checker: CollisionChecker, state: np.ndarray) -> bool:
     table = sphere_table(checker)
     if isinstance(table, str):
         return False
-    _, work, indices, arrays = thread_scratch(__name__, (id(table), len(state)), lambda: (
-        table, workspace(state, len(checker.model.link_names), table), np.arange(len(state), dtype=np.int64),
-        tuple(table)))
-    return not state_collides(np.asarray(state, dtype=float), indices, checker.model.tree.table_arrays, arrays, work)
+    _, indices, inputs = thread_scratch(__name__, (id(table), len(state)), lambda: (
+        table, np.arange(len(state), dtype=np.int64), inputs_of(checker.model.tree.table_arrays, tuple(table),
+                                                               workspace(state, len(checker.model.link_names), table))))
+    return not state_collides_in(np.asarray(state, dtype=float), indices, inputs)
 
 
 def obstacle_owners(checker: CollisionChecker) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ import numpy as np
 from ..compiled import compiled_kernel
 from .checker import CollisionChecker, binding_key
 from .geometry import Box, Cylinder, GeometryError, Mesh, Sphere, convex_hull
+from .kernel_inputs import inputs_of
 from .sphere_kernels import BOX, CYLINDER, SPHERE, SphereTable, obstacle_touch, place_chain, sphere_chain, workspace
 from .sphere_world import obstacle_owners, sphere_table
 
@@ -102,14 +103,12 @@ def first_proven_colliding(checker: CollisionChecker, indices: np.ndarray, base:
         chained = sphere_chain(checker.model.tree.table_arrays, indices, base, table._replace(
             sphere_center=found.points, sphere_radius=np.zeros(len(found.points)), body_first=found.body_first))
         inputs = chains[key] = None if chained is None else (
-            tuple(chained[0]), tuple(chained[1]), chained[1].sphere_center, found.body_first, found.solid_tested,
-            workspace(base, len(checker.model.link_names), table))
+            inputs_of(tuple(chained[0]), tuple(chained[1]), workspace(base, len(checker.model.link_names), table)),
+            chained[1].sphere_center, found.body_first, found.solid_tested)
     if inputs is None:
         return -1
-    chain, arrays, points, first, solid, work = inputs
     with _LOCK:  # (the workspace is the group's)
-        return witness_first_inside(np.ascontiguousarray(states, dtype=float), chain, arrays, points, first, solid,
-                                    work)
+        return witness_first_inside(np.ascontiguousarray(states, dtype=float), *inputs)
 
 
 def _entry(checker: CollisionChecker) -> tuple:
@@ -186,9 +185,10 @@ def _witness_inside(q_group, chain, table, points, first, solid_tested, work):
 
 
 @compiled_kernel
-def witness_first_inside(states, chain, table, points, first, solid_tested, work):
+def witness_first_inside(states, inputs, points, first, solid_tested):
     """The index of the first of the group ``states`` (n, joints) in which a witness point lies inside an obstacle
-    (``_witness_inside``), -1 when none."""
+    (``_witness_inside``), -1 when none. ``inputs``: the chain, its table and a workspace (``kernel_inputs``)."""
+    chain, table, work = inputs.frames, inputs.table, inputs.work
     for k in range(states.shape[0]):
         if _witness_inside(states[k], chain, table, points, first, solid_tested, work):
             return k

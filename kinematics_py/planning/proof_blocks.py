@@ -117,6 +117,26 @@ def _ends_free(positions, k, chain, table, work, points):
     return points[k] and points[k + 1], checked
 
 
+@compiled_kernel(inline="always")
+def _joint_travel(positions):
+    """(points, joints): each joint's motion along the path from its first point."""
+    joint_travel = np.zeros(positions.shape)
+    for k in range(1, positions.shape[0]):
+        for v in range(positions.shape[1]):
+            joint_travel[k, v] = joint_travel[k - 1, v] + abs(positions[k, v] - positions[k - 1, v])
+    return joint_travel
+
+
+@compiled_kernel(inline="always")
+def _mark_proven(first, last, unit, points, steps):
+    """The points in the block ``first`` .. ``last`` (positions in parts ``1 / unit`` of a step) and the steps it ends
+    (the block proven after the others of their step: ``block_proof`` goes through a step in order) proven."""
+    for m in range((first + unit - 1) // unit, last // unit + 1):
+        points[m] = True
+    for m in range(first // unit, last // unit):
+        steps[m] = True
+
+
 @compiled_kernel
 def block_proof(positions, reach, halvings, bound, chain, table, work, points, steps):
     """Prove blocks of a path free, from its first point to its last: points[k] (and steps[k], the step from point
@@ -136,10 +156,7 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the group's
     frames and the spheres in them (``chain_tables``)."""
     count, dof, checked = positions.shape[0], positions.shape[1], 0
-    joint_travel = np.zeros((count, dof))  # each joint's motion from the first point
-    for k in range(1, count):
-        for v in range(dof):
-            joint_travel[k, v] = joint_travel[k - 1, v] + abs(positions[k, v] - positions[k - 1, v])
+    joint_travel = _joint_travel(positions)
     if count == 1:
         work.growth[:] = 0.0
         points[0] = not chain_collides(positions[0], chain, table, work)
@@ -158,10 +175,7 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
         _set_block_margins(joint_travel, reach, first / unit, centre, last / unit, bound, work, back, ahead)
         checked += 1
         if not _margined_collides(middle, bound, chain, table, work):
-            for m in range((first + unit - 1) // unit, last // unit + 1):
-                points[m] = True
-            for m in range(k, last // unit):
-                steps[m] = True
+            _mark_proven(first, last, unit, points, steps)
             first, streak = last, streak + 1
             if streak >= PROVEN_BEFORE_GROWING and (size >= unit or first % (2 * size) == 0):
                 size, streak = min(2 * size, total), 0

@@ -13,20 +13,20 @@ import numpy as np
 from ..compiled import compiled_kernel
 from .path_check import PathCheck
 from .proof_blocks import block_proof
-from .sphere_proof import SPHERE_HALVINGS, kernel_inputs, proof_bound, usable_table
+from .sphere_proof import SPHERE_HALVINGS, kernel_bundle, proof_bound, usable_table
 from .straight_timing import timed_joint_moves, timed_moves
 from .time_parameterization import JointLimits, TimedPath
 
 
 @compiled_kernel
-def _timed_proof(waypoints, resolution, max_velocities, max_accelerations, reach, halvings, bound, chain, table,
-                 work):
-    """``timed_moves``' arrays, then the points (and steps) ``block_proof`` proves free and the states it checked."""
+def _timed_proof(waypoints, resolution, max_velocities, max_accelerations, reach, halvings, bound, inputs):
+    """``timed_moves``' arrays, then the points (and steps) ``block_proof`` proves free and the states it checked
+    (``inputs``: the chain, its table and a workspace, ``sphere_proof.kernel_bundle``)."""
     positions, times, velocities, accelerations = timed_moves(waypoints, resolution, max_velocities,
                                                               max_accelerations)
     points = np.zeros(positions.shape[0], dtype=np.bool_)
     steps = np.zeros(positions.shape[0] - 1, dtype=np.bool_)
-    checked = block_proof(positions, reach, halvings, bound, chain, table, work, points, steps)
+    checked = block_proof(positions, reach, halvings, bound, inputs.frames, inputs.table, inputs.work, points, steps)
     return positions, times, velocities, accelerations, points, steps, checked
 
 
@@ -42,6 +42,6 @@ def proven_joint_moves(check: PathCheck, waypoints: np.ndarray, limits: JointLim
     positions, times, velocities, accelerations, points, steps, checked = _timed_proof(
         np.ascontiguousarray(waypoints, dtype=float), resolution, np.asarray(limits.max_velocities, dtype=float),
         np.asarray(limits.max_accelerations, dtype=float), found.growth_reach, SPHERE_HALVINGS,
-        proof_bound(check, found.table), *kernel_inputs(check, found.table))
+        proof_bound(check, found.table), kernel_bundle(check, found.table))
     check.states_checked += checked
     return positions, TimedPath(times, velocities, accelerations), (points, steps)

@@ -31,13 +31,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ..collision.checker import CollisionChecker
+from ..collision.kernel_inputs import KernelInputs, inputs_of
 from ..collision.sphere_kernels import (
     SphereChain,
     SphereTable,
     Workspace,
     chain_collides,
     chain_states_free,
-    first_touching_step,
+    first_touching_step_in,
     motion_scratch,
     pairs_touching_in,
     sphere_chain,
@@ -70,9 +71,10 @@ _NARROWED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @compiled_kernel
-def first_touching(states, chain, table, work):
-    """The index of the first of the group ``states`` (n, joints) whose spheres (grown by ``work.growth``, on the
-    chain's frames: ``chain_tables``) touch, -1 when none does."""
+def first_touching(states, inputs):
+    """The index of the first of the group ``states`` (n, joints) whose spheres (grown by ``inputs.work.growth``, on
+    the chain's frames: ``chain_tables``, ``kernel_bundle``) touch, -1 when none does."""
+    chain, table, work = inputs.frames, inputs.table, inputs.work
     for k in range(states.shape[0]):
         if chain_collides(states[k], chain, table, work):
             return k
@@ -227,6 +229,18 @@ def kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, W
     return chain, arrays, _workspace(check, table)
 
 
+def kernel_bundle(check: PathCheck, table: SphereTable) -> KernelInputs:
+    """``kernel_inputs``' chain, table arrays and workspace (no margins set) as one object (``bundled``)."""
+    return bundled(*kernel_inputs(check, table))
+
+
+def bundled(chain: tuple, arrays: tuple, work: Workspace) -> KernelInputs:
+    """``chain``, ``arrays`` and ``work`` as one ``KernelInputs`` (a compiled call given it costs about 1.5 us to
+    enter, the three about 4 us), kept per thread with them (their margins as they are)."""
+    key = (id(chain), id(arrays), id(work))
+    return thread_scratch(f"{__name__}.bundled", key, lambda: (chain, arrays, work, inputs_of(chain, arrays, work)))[3]
+
+
 def _workspace(check: PathCheck, table: SphereTable) -> Workspace:
     """A workspace for ``table``'s spheres, no margins set, kept per thread (the kernels given one by
     ``kernel_inputs`` are done with it when they return)."""
@@ -369,7 +383,7 @@ def first_invalid(check: PathCheck, states: np.ndarray, found: ProofTable | None
     if found is None or not len(states) or (found.dropped and _fixed_pairs_collide(check, states[0])):
         return check.first_invalid(states)
     order = bisection_order(len(states))
-    touching = first_touching(np.ascontiguousarray(states[order], dtype=float), *kernel_inputs(check, found.table))
+    touching = first_touching(np.ascontiguousarray(states[order], dtype=float), kernel_bundle(check, found.table))
     free, doubt = np.ones(len(states), dtype=bool), np.empty(0, dtype=np.int64)
     if touching >= 0:
         first = order[touching]
@@ -417,8 +431,7 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: 
     if found is None or found.coarse is not None:
         return first_invalid(check, segment_states(q_from, q_to, check.resolution), found) < 0
     q_from, q_to = (np.ascontiguousarray(q, dtype=float) for q in (q_from, q_to))
-    chain, arrays, work = kernel_inputs(check, found.table)
-    step = first_touching_step(q_from, q_to, check.resolution, chain, arrays, work, motion_scratch(len(chain[0])))
+    step = first_touching_step_in(q_from, q_to, check.resolution, kernel_bundle(check, found.table))
     steps = steps_between(q_from, q_to, check.resolution)
     if step == 0:
         check.states_checked += steps

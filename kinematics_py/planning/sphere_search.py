@@ -42,6 +42,7 @@ from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
 from .sphere_proof import (
     ProofTable,
+    bundled,
     chain_tables,
     first_touching,
     growth_reach,
@@ -120,11 +121,12 @@ def _joined_path(nodes, parents, end_0, end_1, path):
 
 
 @compiled_kernel
-def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, iterations, chain, table, work, path):
+def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, iterations, inputs, path):
     """Run RRT-Connect's iterations ``first`` .. ``first + iterations - 1`` on the trees ``nodes[0]`` (rooted at the
     start) and ``nodes[1]`` (rooted at every goal: parent -1), ``counts`` nodes each. Returns the number of
     waypoints written to ``path`` (start to goal), 0 when no path yet, -1 when a tree is full. Motions are checked
-    by ``chain_motion_collides`` (``chain`` and ``table``: ``sphere_chain``'s)."""
+    by ``chain_motion_collides`` (``inputs``: the chain, its table and a workspace, ``sphere_proof.bundled``)."""
+    chain, table, work = inputs.frames, inputs.table, inputs.work
     dof = lower.shape[0]
     sample = np.empty(dof)
     scratch = motion_scratch(chain[0].shape[0])
@@ -176,12 +178,13 @@ def _distance(a, b):
 
 
 @compiled_kernel
-def shortcut(path, count, tries, resolution, chain, table, work):
+def shortcut(path, count, tries, resolution, inputs):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
     returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
     shortcuts (a random point of one segment joined to a random point of a later one: the new motion and the first
     point are checked, the parts of the two segments it keeps were), then the first pass again when one of them
     shortened the path. ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
+    chain, table, work = inputs.frames, inputs.table, inputs.work
     dof = path.shape[1]
     scratch, p, r = motion_scratch(chain[0].shape[0]), np.empty(dof), np.empty(dof)
     count = _farthest_reach(path, count, resolution, chain, table, work, scratch)
@@ -263,10 +266,10 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
         return None
     table, ends = moving.table, np.vstack([start, goals])
     chain, arrays, work = kernel_inputs(check, table)  # (the workspace kept for the thread, its margins zero)
-    relaxed, left = table, None
-    if first_touching(ends, chain, arrays, work) >= 0:  # (one compiled call for the usual case: none touches)
+    inputs, relaxed, left = bundled(chain, arrays, work), table, None
+    if first_touching(ends, inputs) >= 0:  # (one compiled call for the usual case: none touches)
         relaxed, left = _relaxed(check, table, ends, work)
-        chain, arrays = chain_tables(check, relaxed)
+        inputs = bundled(*chain_tables(check, relaxed), work)  # (the shrunk pairs' margins set in ``work``)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     nodes, parents, path = thread_scratch(__name__, len(start), lambda: (
         np.empty((2, TREE_CAPACITY, len(start))), np.empty((2, TREE_CAPACITY), dtype=np.int64),
@@ -279,11 +282,11 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     deadline, first, found = time.perf_counter() + time_limit, 0, 0
     while found == 0 and time.perf_counter() < deadline and not (should_stop and should_stop()):
         found = rrt_connect(nodes, parents, counts, lower, upper, step, check.resolution, first, ROUND_ITERATIONS,
-                            chain, arrays, work, path)
+                            inputs, path)
         first += ROUND_ITERATIONS
     if found <= 0:
         return None
-    count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, chain, arrays, work)
+    count = shortcut(path, found, SHORTCUT_TRIES, check.resolution, inputs)
     waypoints = path[:count].copy()
     if moving.coarse is not None:
         return _exact_segments(check, waypoints, bounds, deadline, should_stop)

@@ -11,15 +11,19 @@ from robots import bundled_robot
 from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Mesh
+from kinematics_py.collision.kernel_inputs import inputs_of
 from kinematics_py.collision.sphere_kernels import (
+    chain_collides,
     chain_inside_collides,
     chain_motion_collides,
     chain_states_free,
     colliding_pairs,
     first_touching_step,
+    first_touching_step_in,
     motion_scratch,
     sphere_chain,
     state_collides,
+    state_collides_in,
     workspace,
 )
 from kinematics_py.collision.sphere_world import free_for_spheres, sphere_table
@@ -31,7 +35,9 @@ from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify, segment_states
 from kinematics_py.planning.sphere_proof import (
+    bundled,
     chain_tables,
+    first_touching,
     kernel_inputs,
     moving_table,
     segment_free,
@@ -400,3 +406,30 @@ def test_a_links_offset_grows_its_spheres_by_as_much(table_wall):
     of_link = np.repeat(np.arange(len(table.body_link)), np.diff(table.body_first)) == 0
     assert np.allclose(grown_table.sphere_radius[of_link], table.sphere_radius[of_link] + 0.01)
     assert np.array_equal(grown_table.sphere_radius[~of_link], table.sphere_radius[~of_link])
+
+
+def test_kernels_given_one_object_answer_as_given_its_tuples(table_wall):
+    """``KernelInputs`` (``collision.kernel_inputs``) carries the chain, its table and the workspace into a kernel
+    (``first_touching_step_in``, ``state_collides_in``, ``sphere_proof.first_touching``) as they are: the answers are
+    those of the kernels given the tuples, over seeded random states and motions among the boxes."""
+    plugin, checker = table_wall
+    names, check, (lower, upper) = search_setup(plugin, checker)
+    check.fixed_pairs_free = True
+    found = moving_table(check)
+    chain, arrays, work = kernel_inputs(check, found.table)
+    inputs = bundled(chain, arrays, work)
+    model, table = checker.model, sphere_table(checker)
+    whole_work = workspace(check.base, len(model.link_names), table)
+    whole = inputs_of(model.tree.table_arrays, tuple(table), whole_work)
+    rng = np.random.default_rng(SEED + 3)
+    touching = 0
+    for _ in range(40):
+        a, b = lower + rng.random((2, len(names))) * (upper - lower)
+        step = first_touching_step(a, b, SEARCH_RESOLUTION, chain, arrays, work, motion_scratch(len(chain[0])))
+        assert first_touching_step_in(a, b, SEARCH_RESOLUTION, inputs) == step
+        touching += step > 0
+        assert state_collides_in(a, check.indices, whole) == state_collides(
+            a, check.indices, model.tree.table_arrays, tuple(table), whole_work)
+        assert (first_touching(np.array([a, b]), inputs) >= 0) == (chain_collides(a, chain, arrays, work)
+                                                                   or chain_collides(b, chain, arrays, work))
+    assert 0 < touching < 40

@@ -1,0 +1,38 @@
+"""A compiled kernel's tables and workspace as one object (a numba structref), for the calls a plan makes often.
+
+numba types and unboxes every array of a call's arguments before its body runs: about 170 ns an array, so a kernel
+given a chain's frames, a sphere table and a workspace as tuples (25-35 arrays) costs 4-6 us to enter, as much as a
+few dozen sphere tests (a Panda plan made about nine such calls). Given as one ``KernelInputs`` it costs about 1.5 us
+(bench figures: docs/benchmarks.md, "One object for a kernel's tables"). Kernels take it as ``inputs`` and read
+``inputs.frames`` (a ``SphereChain``'s or a ``TreeTable``'s arrays), ``inputs.table`` (a ``SphereTable``'s) and
+``inputs.work`` (a ``Workspace``); callers keep one per tables and workspace (``sphere_proof.kernel_bundle``).
+"""
+from __future__ import annotations
+
+from numba.core import types
+from numba.experimental import structref
+
+from ..compiled import compiled_kernel
+
+
+@structref.register
+class KernelInputsType(types.StructRef):
+    """The numba type of ``KernelInputs`` (its fields typed as given, literals widened)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class KernelInputs(structref.StructRefProxy):
+    """A kernel's frames, sphere table and workspace (made by ``inputs_of``, in compiled code, whose constructor is
+    cached: the proxy's own would compile in every process)."""
+
+
+structref.define_proxy(KernelInputs, KernelInputsType, ["frames", "table", "work"])
+
+
+@compiled_kernel
+def inputs_of(frames, table, work):
+    """``KernelInputs`` of the plain tuples ``frames`` and ``table`` and the workspace ``work`` (the object holds
+    them: they stay alive with it)."""
+    return KernelInputs(frames, table, work)
