@@ -26,6 +26,7 @@ from .geometry import Box, Cone, Cylinder, GeometryError, Placed, Plane, Sphere,
 from .kernels import place_and_cull, place_shapes
 from .report import BodyType, CollisionReport, Contact
 from .scene import PlanningScene
+from .convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
 from .tables import PairTables, TableBuilder, adjacent_link_pairs
 from .validity import CollisionValidity
 
@@ -199,8 +200,12 @@ class CollisionChecker:
         tables = self._current_tables()
         q = self.state_vector(state).reshape(1, -1)
         transforms, candidates = self._place(tables, q, tables.masks[(self_collisions, world)])
+        if not candidates.any():
+            return False
+        verdicts = pair_verdicts(tables, transforms, candidates, True)[0]
         collide, pair_geometries = self.backend.collide, tables.pair_geometries
-        return any(collide(*pair_geometries[p], transforms[0, p]) for p in np.flatnonzero(candidates[0]))
+        return bool((verdicts == TOUCHING).any()) or \
+            any(collide(*pair_geometries[p], transforms[0, p]) for p in np.flatnonzero(verdicts == UNDECIDED))
 
     def check(self, state, *, contacts: bool = False, max_contacts: int = 64, max_contacts_per_pair: int = 1,
               self_collisions: bool = True, world: bool = True, links: Iterable[str] | None = None) -> CollisionReport:
@@ -214,16 +219,22 @@ class CollisionChecker:
         transforms, candidates = self._place(tables, q.reshape(1, -1),
                                              self._pair_mask(tables, self_collisions, world, links))
         pairs, found, shape_poses = [], [], None
+        # contacts come from the backend; a check without them has each pair decided in compiled code first
+        verdicts = np.full(len(candidates[0]), UNDECIDED, dtype=np.int8) if contacts or not candidates.any() else \
+            pair_verdicts(tables, transforms, candidates, False)[0]
         for p in np.flatnonzero(candidates[0]):
-            geometry_a, geometry_b = tables.pair_geometries[p]
-            if contacts and len(found) < max_contacts:
-                hits = self.backend.contacts(geometry_a, geometry_b, transforms[0, p], max_contacts_per_pair)
-                if not hits:
-                    continue
-                shape_poses = self._shape_poses(tables, q) if shape_poses is None else shape_poses
-                found += _contacts(tables, shape_poses, p, hits)[:max_contacts - len(found)]
-            elif not self.backend.collide(geometry_a, geometry_b, transforms[0, p]):
+            if verdicts[p] == APART:
                 continue
+            if verdicts[p] == UNDECIDED:
+                geometry_a, geometry_b = tables.pair_geometries[p]
+                if contacts and len(found) < max_contacts:
+                    hits = self.backend.contacts(geometry_a, geometry_b, transforms[0, p], max_contacts_per_pair)
+                    if not hits:
+                        continue
+                    shape_poses = self._shape_poses(tables, q) if shape_poses is None else shape_poses
+                    found += _contacts(tables, shape_poses, p, hits)[:max_contacts - len(found)]
+                elif not self.backend.collide(geometry_a, geometry_b, transforms[0, p]):
+                    continue
             pair = tables.body_pair(p)
             if pair not in pairs:
                 pairs.append(pair)
@@ -239,9 +250,12 @@ class CollisionChecker:
         colliding = np.zeros(len(Q), dtype=bool)
         for start in range(0, len(Q), BATCH_CHUNK):
             transforms, candidates = self._place(tables, Q[start:start + BATCH_CHUNK], tested)
-            for k, p in np.argwhere(candidates):
-                if not colliding[start + k] and self.backend.collide(*tables.pair_geometries[p], transforms[k, p]):
-                    colliding[start + k] = True
+            verdicts = pair_verdicts(tables, transforms, candidates, True)
+            chunk = colliding[start:start + BATCH_CHUNK]
+            chunk |= (verdicts == TOUCHING).any(axis=1)
+            for k, p in np.argwhere(verdicts == UNDECIDED):
+                if not chunk[k] and self.backend.collide(*tables.pair_geometries[p], transforms[k, p]):
+                    chunk[k] = True
         return colliding
 
     def link_pair_collisions(self, states: np.ndarray) -> tuple[list[tuple[str, str]], np.ndarray]:
@@ -257,7 +271,10 @@ class CollisionChecker:
         hits = np.zeros((len(Q), len(column_of)), dtype=bool)
         for start in range(0, len(Q), BATCH_CHUNK):
             transforms, candidates = self._place(tables, Q[start:start + BATCH_CHUNK], tested)
-            for k, p in np.argwhere(candidates):
+            verdicts = pair_verdicts(tables, transforms, candidates, False)
+            for k, p in np.argwhere(verdicts == TOUCHING):
+                hits[start + k, column[p]] = True
+            for k, p in np.argwhere(verdicts == UNDECIDED):
                 if not hits[start + k, column[p]] and self.backend.collide(*tables.pair_geometries[p],
                                                                            transforms[k, p]):
                     hits[start + k, column[p]] = True
@@ -362,10 +379,23 @@ def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequen
     tables = checker._current_tables()
     for indices in order:
         transforms, candidates = checker._place(tables, states[indices], tables.masks[(True, True)])
-        for k, p in zip(*np.nonzero(candidates)):
-            if checker.backend.collide(*tables.pair_geometries[p], transforms[k, p]):
+        verdicts = pair_verdicts(tables, transforms, candidates, True)
+        for k in np.flatnonzero((verdicts != APART).any(axis=1)):  # in order: the first that collides
+            if (verdicts[k] == TOUCHING).any() or any(
+                    checker.backend.collide(*tables.pair_geometries[p], transforms[k, p])
+                    for p in np.flatnonzero(verdicts[k] == UNDECIDED)):
                 return int(indices[k])
     return -1
+
+
+def pair_verdicts(tables: PairTables, transforms: np.ndarray, candidates: np.ndarray,
+                  stop_at_first: bool) -> np.ndarray:
+    """(N, P) int8: each candidate pair's verdict from the compiled narrow phase (``convex_kernels``: TOUCHING,
+    APART, or UNDECIDED for the backend to decide); with ``stop_at_first``, a state's pairs after its first touching
+    one are APART."""
+    verdicts = np.empty(candidates.shape, dtype=np.int8)
+    candidate_verdicts(transforms, candidates, tables.shapes.pairs, tables.convex_arrays, stop_at_first, verdicts)
+    return verdicts
 
 
 def binding_key(indices: np.ndarray, base: np.ndarray) -> tuple[bytes, bytes]:

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.robot_model import RobotModel
-from .geometry import GeometryError, Mesh, Placed, Shape, convex_hull, local_bounds, scaled_and_padded
+from .convex_kernels import BOX, CONE, CYLINDER, POINT, UNSUPPORTED, VERTICES, ConvexTable
+from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Shape, Sphere, convex_hull, local_bounds, \
+    scaled_and_padded
 from .kernels import ShapeTable
 from .report import BodyType
 
@@ -30,6 +32,7 @@ class PairTables:
     shapes: ShapeTable
     geometries: tuple  # (S,) backend geometry of every shape
     pair_involves_world: np.ndarray  # (P,)
+    convex: ConvexTable  # every shape as the compiled narrow phase tests it (``convex_kernels``)
 
     @functools.cached_property
     def masks(self) -> dict[tuple[bool, bool], np.ndarray]:
@@ -40,6 +43,11 @@ class PairTables:
     def shape_arrays(self) -> tuple[np.ndarray, ...]:
         """``shapes`` as a plain tuple, for kernel calls (see ``ShapeTable``)."""
         return tuple(self.shapes)
+
+    @functools.cached_property
+    def convex_arrays(self) -> tuple[np.ndarray, ...]:
+        """``convex`` as a plain tuple, for kernel calls."""
+        return tuple(self.convex)
 
     @functools.cached_property
     def pair_geometries(self) -> PairGeometries:
@@ -91,13 +99,13 @@ class TableBuilder:
         out."""
         offset = offset or {}
         bodies: list[tuple[str, BodyType, int]] = []
-        rows: list[tuple[int, int, np.ndarray, tuple, object]] = []  # body, link, T_parent_shape, bounds, geometry
+        rows: list[tuple] = []  # body, link, T_parent_shape, bounds, geometry, convex (``_convex_row``)
 
         def add(body: int, link: int, T_parent_shape: np.ndarray, shape: Shape, scale=1.0, padding=0.0,
                 robot_link=False, offset=0.0) -> None:
-            bounds, geometry = self._geometry(shape, scale, padding, robot_link and self.mesh_mode == "convex_hull",
-                                              offset)
-            rows.append((body, link, T_parent_shape, bounds, geometry))
+            rows.append((body, link, T_parent_shape,
+                         *self._geometry(shape, scale, padding, robot_link and self.mesh_mode == "convex_hull",
+                                         offset)))
 
         for link, placed in self.link_geometry.items():
             bodies.append((link, BodyType.ROBOT_LINK, self._link_index[link]))
@@ -132,20 +140,22 @@ class TableBuilder:
             shapes=shapes,
             geometries=tuple(row[4] for row in rows),
             pair_involves_world=involves_world,
+            convex=_convex_table([row[5] for row in rows]),
         )
 
     def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool, offset: float = 0.0):
-        """(local bounds, backend geometry) of a shape grown by scale and padding, then by ``offset`` (the backend's
-        exact growth), built once per (shape, scale, padding, hull, offset). With ``hull``, a mesh is checked as the
-        hull of its grown hull (flat meshes as triangles)."""
+        """(local bounds, backend geometry, convex row) of a shape grown by scale and padding, then by ``offset`` (the
+        backend's exact growth), built once per (shape, scale, padding, hull, offset). With ``hull``, a mesh is
+        checked as the hull of its grown hull (flat meshes as triangles)."""
         key = (scale, padding, hull, offset)
         per_shape = self._geometry_cache.get(shape)
         if per_shape is None:
             per_shape = self._geometry_cache.setdefault(shape, {})
         cached = per_shape.get(key)
         if cached is None and offset > 0.0:
-            (center, halves), geometry = self._geometry(shape, scale, padding, hull)
-            cached = per_shape[key] = ((center, halves + offset), self.backend.offset(geometry, offset))
+            (center, halves), geometry, (kind, size, margin, vertices) = self._geometry(shape, scale, padding, hull)
+            cached = per_shape[key] = ((center, halves + offset), self.backend.offset(geometry, offset),
+                                       (kind, size, margin + offset, vertices))
         if cached is None:
             as_convex = hull and isinstance(shape, Mesh)
             grown = scaled_and_padded(shape, scale, padding)
@@ -154,8 +164,34 @@ class TableBuilder:
                     grown = convex_hull(scaled_and_padded(convex_hull(shape), scale, padding))
                 except GeometryError:  # a flat mesh: check its triangles
                     as_convex = False
-            cached = per_shape[key] = (local_bounds(grown), self.backend.geometry(grown, as_convex))
+            cached = per_shape[key] = (local_bounds(grown), self.backend.geometry(grown, as_convex),
+                                       _convex_row(grown, as_convex))
         return cached
+
+
+def _convex_row(shape: Shape, as_convex: bool) -> tuple[int, tuple[float, float, float], float, np.ndarray | None]:
+    """(kind, size, margin, vertices) of a shape as ``convex_kernels`` tests it (``ConvexTable``); a mesh as the
+    hull of its vertices when it is checked as convex, else UNSUPPORTED (as octrees and planes)."""
+    if isinstance(shape, Sphere):
+        return POINT, (0.0, 0.0, 0.0), float(shape.radius), None
+    if isinstance(shape, Box):
+        return BOX, tuple(float(s) / 2 for s in shape.size), 0.0, None
+    if isinstance(shape, (Cylinder, Cone)):
+        return CYLINDER if isinstance(shape, Cylinder) else CONE, (shape.radius, shape.length / 2, 0.0), 0.0, None
+    if isinstance(shape, Mesh) and as_convex:
+        return VERTICES, (0.0, 0.0, 0.0), 0.0, np.asarray(shape.vertices, dtype=float).reshape(-1, 3)
+    return UNSUPPORTED, (0.0, 0.0, 0.0), 0.0, None
+
+
+def _convex_table(rows: list[tuple]) -> ConvexTable:
+    """``ConvexTable`` of the shapes' ``_convex_row``s, in order."""
+    counts = np.array([0 if row[3] is None else len(row[3]) for row in rows], dtype=np.int64)
+    vertices = [row[3] for row in rows if row[3] is not None]
+    return ConvexTable(kind=np.array([row[0] for row in rows], dtype=np.int64),
+                       size=np.array([row[1] for row in rows], dtype=float).reshape(-1, 3),
+                       margin=np.array([row[2] for row in rows], dtype=float),
+                       first=np.cumsum(counts) - counts, count=counts,
+                       vertices=np.ascontiguousarray(np.concatenate(vertices) if vertices else np.zeros((0, 3))))
 
 
 def _pairs(bodies: list[tuple[str, BodyType, int]], shape_body: np.ndarray, attached: Mapping,

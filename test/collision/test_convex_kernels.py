@@ -1,0 +1,184 @@
+"""The compiled narrow phase (``convex_kernels``): every pair of convex kinds it tests answers as coal does, pairs a
+known distance apart are decided on the right side of any margin near it (or left to the backend, never decided
+wrongly), and a checker's answers on real robots are those of coal alone, grown shapes included."""
+from __future__ import annotations
+
+import itertools
+
+import coal
+import numpy as np
+import pytest
+from robots import bundled_robot, example_robot_urdf
+from scipy.spatial import ConvexHull
+from scipy.spatial.transform import Rotation
+
+from kinematics_py import RobotModel, SemanticModel
+from kinematics_py.collision import convex_kernels
+from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.convex_kernels import APART, TOUCHING, UNDECIDED, ConvexTable, candidate_verdicts
+from kinematics_py.collision.geometry import Box, Cylinder, Sphere
+from kinematics_py.geometry.transforms import make_transform
+
+KINDS = ("sphere", "box", "cylinder", "cone", "hull")
+#: Random poses of each ordered pair of kinds.
+POSES_PER_PAIR = 150
+#: Relative distances from touching of the margins tried on pairs a known distance apart.
+NEAR_MARGINS = (1e-7, 1e-5, 1e-3, 1e-1)
+#: Random states of each robot in its scene.
+ROBOT_STATES = 300
+
+
+def _shape(kind: str, rng: np.random.Generator):
+    """(coal geometry, convex row (kind, size, margin, vertices)) of a random shape of ``kind``."""
+    if kind == "sphere":
+        radius = rng.uniform(0.01, 0.1)
+        return coal.Sphere(radius), (convex_kernels.POINT, (0.0, 0.0, 0.0), radius, None)
+    if kind == "box":
+        size = rng.uniform(0.01, 0.3, 3)
+        return coal.Box(*size), (convex_kernels.BOX, tuple(size / 2), 0.0, None)
+    if kind in ("cylinder", "cone"):
+        radius, length = rng.uniform(0.01, 0.1), rng.uniform(0.01, 0.4)
+        kernel_kind = convex_kernels.CYLINDER if kind == "cylinder" else convex_kernels.CONE
+        geometry = coal.Cylinder(radius, length) if kind == "cylinder" else coal.Cone(radius, length)
+        return geometry, (kernel_kind, (radius, length / 2, 0.0), 0.0, None)
+    points = rng.normal(size=(30, 3)) * rng.uniform(0.02, 0.15, 3)
+    hull = ConvexHull(points)
+    kept = np.unique(hull.simplices)
+    vertices, triangles = points[kept], np.searchsorted(kept, hull.simplices)
+    coal_points, coal_triangles = coal.StdVec_Vec3s(), coal.StdVec_Triangle()
+    coal_points.extend(list(vertices))
+    coal_triangles.extend([coal.Triangle(int(a), int(b), int(c)) for a, b, c in triangles])
+    return coal.Convex(coal_points, coal_triangles), (convex_kernels.VERTICES, (0.0, 0.0, 0.0), 0.0, vertices)
+
+
+def _table(rows, offsets) -> tuple:
+    """``ConvexTable`` (as a tuple) of two convex rows, each grown by its offset."""
+    counts = np.array([0 if row[3] is None else len(row[3]) for row in rows], dtype=np.int64)
+    vertices = [row[3] for row in rows if row[3] is not None]
+    return tuple(ConvexTable(np.array([row[0] for row in rows], dtype=np.int64),
+                             np.array([row[1] for row in rows], dtype=float),
+                             np.array([row[2] + offset for row, offset in zip(rows, offsets)]),
+                             np.cumsum(counts) - counts, counts,
+                             np.ascontiguousarray(np.concatenate(vertices) if vertices else np.zeros((0, 3)))))
+
+
+def _verdicts(table: tuple, poses: np.ndarray) -> np.ndarray:
+    """The kernel's verdict on shapes 0 and 1 of ``table``, 1 posed by each of ``poses`` (N, 4, 4) in 0's frame."""
+    verdicts = np.empty((len(poses), 1), dtype=np.int8)
+    candidate_verdicts(np.ascontiguousarray(poses[:, None, :3, :]), np.ones((len(poses), 1), dtype=bool),
+                       np.array([[0, 1]], dtype=np.int64), table, False, verdicts)
+    return verdicts[:, 0]
+
+
+def _random_poses(rng: np.random.Generator, count: int, spread: float) -> np.ndarray:
+    poses = np.tile(np.eye(4), (count, 1, 1))
+    poses[:, :3, :3] = Rotation.random(count, random_state=int(rng.integers(1 << 31))).as_matrix()
+    poses[:, :3, 3] = rng.normal(size=(count, 3)) * spread
+    return poses
+
+
+@pytest.mark.parametrize("kind_a, kind_b", list(itertools.product(KINDS, repeat=2)))
+def test_each_pair_of_kinds_is_decided_as_coal_decides_it(kind_a, kind_b):
+    rng = np.random.default_rng(len(KINDS) * KINDS.index(kind_a) + KINDS.index(kind_b))
+    request, agreed, undecided = coal.CollisionRequest(), 0, 0
+    for grown in (False, True):
+        (geometry_a, row_a), (geometry_b, row_b) = _shape(kind_a, rng), _shape(kind_b, rng)
+        offsets = rng.uniform(0.001, 0.02, 2) if grown else np.zeros(2)
+        if grown:  # the backend's exact growth, as ``CollisionChecker.set_offset`` asks for
+            geometry_a, geometry_b = geometry_a.clone(), geometry_b.clone()
+            geometry_a.setSweptSphereRadius(float(offsets[0]))
+            geometry_b.setSweptSphereRadius(float(offsets[1]))
+        poses = _random_poses(rng, POSES_PER_PAIR, rng.uniform(0.05, 0.25))
+        verdicts = _verdicts(_table([row_a, row_b], offsets), poses)
+        for T, verdict in zip(poses, verdicts):
+            if verdict == UNDECIDED:
+                undecided += 1
+                continue
+            hit = coal.collide(geometry_a, coal.Transform3s(), geometry_b, coal.Transform3s(T[:3, :3], T[:3, 3]),
+                               request, coal.CollisionResult()) > 0
+            assert (verdict == TOUCHING) == hit, (kind_a, kind_b, grown, T)
+            agreed += 1
+    assert undecided <= 0.01 * 2 * POSES_PER_PAIR  # nearly all decided here, none wrongly
+
+
+def _hull_support(vertices: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    return vertices[np.argmax(vertices @ direction)]
+
+
+def test_shapes_a_known_distance_apart_are_never_decided_on_the_wrong_side_of_a_margin_near_it():
+    """Hulls (and boxes, as their 8 corners) placed so that the point of b farthest along -n is d along n from the
+    point of a farthest along n: their distance is exactly d. Margins just below d are apart, just above touching,
+    down to a relative 1e-7; what the bounds cannot tell within ``DECIDED_BY`` is left to the backend."""
+    rng = np.random.default_rng(3)
+    decided = {margin: 0 for margin in NEAR_MARGINS}
+    for trial in range(200):
+        rows, corners = [], []
+        for _ in range(2):
+            if rng.random() < 0.3:
+                half = rng.uniform(0.01, 0.15, 3)
+                rows.append((convex_kernels.BOX, tuple(half), 0.0, None))
+                corners.append(np.array(list(itertools.product(*[(-h, h) for h in half]))))
+            else:
+                _, row = _shape("hull", rng)
+                rows.append(row)
+                corners.append(row[3])
+        R = Rotation.random(random_state=trial).as_matrix()
+        n = rng.normal(size=3)
+        n /= np.linalg.norm(n)
+        distance = rng.uniform(0.001, 0.2)
+        T = np.eye(4)
+        T[:3, :3] = R
+        T[:3, 3] = _hull_support(corners[0], n) + distance * n - R @ _hull_support(corners[1], -R.T @ n)
+        for relative in NEAR_MARGINS:
+            for side in (-1, 1):
+                margin = distance * (1 + side * relative)
+                share = rng.uniform(0.0, 1.0)
+                verdict = _verdicts(_table(rows, (share * margin, (1 - share) * margin)), T[None])[0]
+                if verdict != UNDECIDED:
+                    assert verdict == (TOUCHING if side > 0 else APART), (trial, relative, side)
+                    decided[relative] += 1
+    assert all(count >= 0.95 * 400 for relative, count in decided.items() if relative >= 1e-5), decided
+
+
+def _coal_alone(checker: CollisionChecker, states: np.ndarray) -> np.ndarray:
+    """Which full states collide, every candidate pair asked of the backend (the checker's answer before the
+    compiled narrow phase)."""
+    tables = checker._current_tables()
+    transforms, candidates = checker._place(tables, states, tables.masks[(True, True)])
+    colliding = np.zeros(len(states), dtype=bool)
+    for k, p in np.argwhere(candidates):
+        colliding[k] |= checker.backend.collide(*tables.pair_geometries[p], transforms[k, p])
+    return colliding
+
+
+def _robot_in_a_scene(robot: str) -> CollisionChecker:
+    if robot == "panda":  # the bundled URDF's primitives and its SRDF
+        model = RobotModel.from_urdf_file(str(bundled_robot("panda.urdf")))
+        semantic = SemanticModel.from_srdf_string(bundled_robot("panda.urdf").with_suffix(".srdf").read_text(), model)
+        checker = CollisionChecker(model, semantic)
+    else:  # example-robot-data's Kinova: meshes, checked as their hulls
+        path = example_robot_urdf("kinova")
+        checker = CollisionChecker(RobotModel.from_urdf_file(str(path)), base_dir=path.parent)
+    checker.scene.add_object("table", [Box((0.6, 1.2, 0.04))], pose=make_transform(None, (0.65, 0.0, 0.15)))
+    checker.scene.add_object("ball", [Sphere(0.12)], pose=make_transform(None, (0.3, 0.3, 0.5)))
+    checker.scene.add_object("post", [Cylinder(0.05, 1.0)], pose=make_transform(None, (-0.3, 0.2, 0.5)))
+    return checker
+
+
+@pytest.mark.parametrize("robot", ["panda", "kinova"])
+def test_a_checker_answers_as_coal_alone_on_a_real_robot_grown_or_not(robot):
+    checker = _robot_in_a_scene(robot)
+    model = checker.model
+    rng = np.random.default_rng(11)
+    lower = np.array([max(model.joints[j].lower, -np.pi) if j in model.joints else 0.0 for j in model.variable_names])
+    upper = np.array([min(model.joints[j].upper, np.pi) if j in model.joints else 0.0 for j in model.variable_names])
+    states = rng.uniform(lower, upper, (ROBOT_STATES, len(lower)))
+    links = list(checker.link_geometry)
+    for grown in (False, True):
+        if grown:  # the exact proofs' checks: every link grown by an exact offset
+            checker.set_offset(0.01, links)
+        expected = _coal_alone(checker, states)
+        assert 0.1 * ROBOT_STATES < expected.sum() < 0.9 * ROBOT_STATES  # both answers are asked about
+        assert np.array_equal(checker.check_batch(states), expected)
+        assert [checker.is_colliding(q) for q in states[:60]] == list(expected[:60])
+        assert [checker.check(q).in_collision for q in states[:60]] == list(expected[:60])
