@@ -22,11 +22,11 @@ from ..errors import KinematicsError
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from .backend import CoalBackend
+from .convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
 from .geometry import Box, Cone, Cylinder, GeometryError, Placed, Plane, Sphere, robot_collision_geometry
 from .kernels import place_and_cull, place_shapes
 from .report import BodyType, CollisionReport, Contact
 from .scene import PlanningScene
-from .convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
 from .tables import PairTables, TableBuilder, adjacent_link_pairs
 from .validity import CollisionValidity
 
@@ -200,12 +200,9 @@ class CollisionChecker:
         tables = self._current_tables()
         q = self.state_vector(state).reshape(1, -1)
         transforms, candidates = self._place(tables, q, tables.masks[(self_collisions, world)])
-        if not candidates.any():
-            return False
-        verdicts = pair_verdicts(tables, transforms, candidates, True)[0]
-        collide, pair_geometries = self.backend.collide, tables.pair_geometries
-        return bool((verdicts == TOUCHING).any()) or \
-            any(collide(*pair_geometries[p], transforms[0, p]) for p in np.flatnonzero(verdicts == UNDECIDED))
+        verdicts = pair_verdicts(tables, transforms, candidates, True)
+        return any(_pair_collides(self.backend, tables, transforms, verdicts, 0, p)
+                   for p in np.flatnonzero(verdicts[0] != APART))
 
     def check(self, state, *, contacts: bool = False, max_contacts: int = 64, max_contacts_per_pair: int = 1,
               self_collisions: bool = True, world: bool = True, links: Iterable[str] | None = None) -> CollisionReport:
@@ -219,22 +216,16 @@ class CollisionChecker:
         transforms, candidates = self._place(tables, q.reshape(1, -1),
                                              self._pair_mask(tables, self_collisions, world, links))
         pairs, found, shape_poses = [], [], None
-        # contacts come from the backend; a check without them has each pair decided in compiled code first
-        verdicts = np.full(len(candidates[0]), UNDECIDED, dtype=np.int8) if contacts or not candidates.any() else \
-            pair_verdicts(tables, transforms, candidates, False)[0]
-        for p in np.flatnonzero(candidates[0]):
-            if verdicts[p] == APART:
-                continue
-            if verdicts[p] == UNDECIDED:
-                geometry_a, geometry_b = tables.pair_geometries[p]
-                if contacts and len(found) < max_contacts:
-                    hits = self.backend.contacts(geometry_a, geometry_b, transforms[0, p], max_contacts_per_pair)
-                    if not hits:
-                        continue
-                    shape_poses = self._shape_poses(tables, q) if shape_poses is None else shape_poses
-                    found += _contacts(tables, shape_poses, p, hits)[:max_contacts - len(found)]
-                elif not self.backend.collide(geometry_a, geometry_b, transforms[0, p]):
+        verdicts = pair_verdicts(tables, transforms, candidates, False)  # contacts: from the backend
+        for p in np.flatnonzero(candidates[0] if contacts else verdicts[0] != APART):
+            if contacts and len(found) < max_contacts:
+                hits = self.backend.contacts(*tables.pair_geometries[p], transforms[0, p], max_contacts_per_pair)
+                if not hits:
                     continue
+                shape_poses = self._shape_poses(tables, q) if shape_poses is None else shape_poses
+                found += _contacts(tables, shape_poses, p, hits)[:max_contacts - len(found)]
+            elif not _pair_collides(self.backend, tables, transforms, verdicts, 0, p):
+                continue
             pair = tables.body_pair(p)
             if pair not in pairs:
                 pairs.append(pair)
@@ -251,11 +242,9 @@ class CollisionChecker:
         for start in range(0, len(Q), BATCH_CHUNK):
             transforms, candidates = self._place(tables, Q[start:start + BATCH_CHUNK], tested)
             verdicts = pair_verdicts(tables, transforms, candidates, True)
-            chunk = colliding[start:start + BATCH_CHUNK]
-            chunk |= (verdicts == TOUCHING).any(axis=1)
-            for k, p in np.argwhere(verdicts == UNDECIDED):
-                if not chunk[k] and self.backend.collide(*tables.pair_geometries[p], transforms[k, p]):
-                    chunk[k] = True
+            for k, p in np.argwhere(verdicts != APART):
+                if not colliding[start + k] and _pair_collides(self.backend, tables, transforms, verdicts, k, p):
+                    colliding[start + k] = True
         return colliding
 
     def link_pair_collisions(self, states: np.ndarray) -> tuple[list[tuple[str, str]], np.ndarray]:
@@ -272,11 +261,8 @@ class CollisionChecker:
         for start in range(0, len(Q), BATCH_CHUNK):
             transforms, candidates = self._place(tables, Q[start:start + BATCH_CHUNK], tested)
             verdicts = pair_verdicts(tables, transforms, candidates, False)
-            for k, p in np.argwhere(verdicts == TOUCHING):
-                hits[start + k, column[p]] = True
-            for k, p in np.argwhere(verdicts == UNDECIDED):
-                if not hits[start + k, column[p]] and self.backend.collide(*tables.pair_geometries[p],
-                                                                           transforms[k, p]):
+            for k, p in np.argwhere(verdicts != APART):
+                if not hits[start + k, column[p]] and _pair_collides(self.backend, tables, transforms, verdicts, k, p):
                     hits[start + k, column[p]] = True
         return list(column_of), hits
 
@@ -380,10 +366,8 @@ def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequen
     for indices in order:
         transforms, candidates = checker._place(tables, states[indices], tables.masks[(True, True)])
         verdicts = pair_verdicts(tables, transforms, candidates, True)
-        for k in np.flatnonzero((verdicts != APART).any(axis=1)):  # in order: the first that collides
-            if (verdicts[k] == TOUCHING).any() or any(
-                    checker.backend.collide(*tables.pair_geometries[p], transforms[k, p])
-                    for p in np.flatnonzero(verdicts[k] == UNDECIDED)):
+        for k, p in np.argwhere(verdicts != APART):  # in order: the first that collides
+            if _pair_collides(checker.backend, tables, transforms, verdicts, k, p):
                 return int(indices[k])
     return -1
 
@@ -396,6 +380,13 @@ def pair_verdicts(tables: PairTables, transforms: np.ndarray, candidates: np.nda
     verdicts = np.empty(candidates.shape, dtype=np.int8)
     candidate_verdicts(transforms, candidates, tables.shapes.pairs, tables.convex_arrays, stop_at_first, verdicts)
     return verdicts
+
+
+def _pair_collides(backend, tables: PairTables, transforms: np.ndarray, verdicts: np.ndarray, k: int, p: int) -> bool:
+    """Whether pair p of state k collides: its verdict (``pair_verdicts``), or the backend's answer when UNDECIDED."""
+    if verdicts[k, p] == UNDECIDED:
+        return backend.collide(*tables.pair_geometries[p], transforms[k, p])
+    return verdicts[k, p] == TOUCHING
 
 
 def binding_key(indices: np.ndarray, base: np.ndarray) -> tuple[bytes, bytes]:

@@ -66,7 +66,7 @@ def _support(shape, vertices, dx, dy, dz):
     kind, s0, s1, s2, first, count = shape
     if kind == BOX:
         return s0 if dx >= 0.0 else -s0, s1 if dy >= 0.0 else -s1, s2 if dz >= 0.0 else -s2
-    if kind == CYLINDER or kind == CONE:
+    if kind in (CYLINDER, CONE):
         across = math.sqrt(dx * dx + dy * dy)
         rim_x, rim_y = 0.0, 0.0
         if across > 0.0:

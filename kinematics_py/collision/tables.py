@@ -15,8 +15,19 @@ import numpy as np
 
 from ..model.robot_model import RobotModel
 from .convex_kernels import BOX, CONE, CYLINDER, POINT, UNSUPPORTED, VERTICES, ConvexTable
-from .geometry import Box, Cone, Cylinder, GeometryError, Mesh, Placed, Shape, Sphere, convex_hull, local_bounds, \
-    scaled_and_padded
+from .geometry import (
+    Box,
+    Cone,
+    Cylinder,
+    GeometryError,
+    Mesh,
+    Placed,
+    Shape,
+    Sphere,
+    convex_hull,
+    local_bounds,
+    scaled_and_padded,
+)
 from .kernels import ShapeTable
 from .report import BodyType
 
