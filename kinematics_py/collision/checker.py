@@ -1,9 +1,11 @@
 """Collision checking of robot states: self-collision, world objects and attached objects, with contacts.
 
 How a check runs: one compiled kernel (``kernels.place_and_cull``) places every shape for the joint values
-with the model's whole-tree forward kinematics and culls shape pairs whose bounding boxes do not overlap;
-the remaining pairs go to the narrow phase (``backend``, coal) for the exact test, and for contacts when
-asked. Pairs that can never count are left out once, when the checker (re)builds its tables (``tables``).
+with the model's whole-tree forward kinematics, culls shape pairs whose bounding boxes do not overlap, and
+decides the remaining pairs of convex shapes exactly (``convex_kernels``); the pairs it leaves undecided
+(triangle meshes, octrees, planes, or within 1e-9 m of touching) go to the narrow phase of the ``backend``
+(coal), as do the pairs not decided apart for contacts, when asked. Pairs that can never count are left out
+once, when the checker (re)builds its tables (``tables``).
 
 Joint values: a mapping joint -> value, as ``RobotModel`` takes them (floating and planar joints
 included), or a state vector in ``variable_names`` order (``RobotModel.state_vector``). Mimic joints
@@ -22,7 +24,7 @@ from ..errors import KinematicsError
 from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from .backend import CoalBackend
-from .convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
+from .convex_kernels import APART, TOUCHING, UNDECIDED
 from .geometry import Box, Cone, Cylinder, GeometryError, Placed, Plane, Sphere, robot_collision_geometry
 from .kernels import place_and_cull, place_shapes
 from .report import BodyType, CollisionReport, Contact
@@ -199,8 +201,7 @@ class CollisionChecker:
         """True when the state collides (fast: stops at the first colliding pair)."""
         tables = self._current_tables()
         q = self.state_vector(state).reshape(1, -1)
-        transforms, candidates = self._place(tables, q, tables.masks[(self_collisions, world)])
-        verdicts = pair_verdicts(tables, transforms, candidates, True)
+        transforms, _, verdicts = self._place(tables, q, tables.masks[(self_collisions, world)], True)
         return any(_pair_collides(self.backend, tables, transforms, verdicts, 0, p)
                    for p in np.flatnonzero(verdicts[0] != APART))
 
@@ -213,12 +214,11 @@ class CollisionChecker:
         """
         tables = self._current_tables()
         q = self.state_vector(state)
-        transforms, candidates = self._place(tables, q.reshape(1, -1),
-                                             self._pair_mask(tables, self_collisions, world, links))
+        transforms, _, verdicts = self._place(tables, q.reshape(1, -1),
+                                              self._pair_mask(tables, self_collisions, world, links), False)
         pairs, found, shape_poses = [], [], None
-        verdicts = pair_verdicts(tables, transforms, candidates, False)  # contacts: from the backend
-        for p in np.flatnonzero(candidates[0] if contacts else verdicts[0] != APART):
-            if contacts and len(found) < max_contacts:
+        for p in np.flatnonzero(verdicts[0] != APART):
+            if contacts and len(found) < max_contacts:  # from the backend (nothing of a pair decided APART)
                 hits = self.backend.contacts(*tables.pair_geometries[p], transforms[0, p], max_contacts_per_pair)
                 if not hits:
                     continue
@@ -240,8 +240,7 @@ class CollisionChecker:
         tested = tables.masks[(self_collisions, world)]
         colliding = np.zeros(len(Q), dtype=bool)
         for start in range(0, len(Q), BATCH_CHUNK):
-            transforms, candidates = self._place(tables, Q[start:start + BATCH_CHUNK], tested)
-            verdicts = pair_verdicts(tables, transforms, candidates, True)
+            transforms, _, verdicts = self._place(tables, Q[start:start + BATCH_CHUNK], tested, True)
             for k, p in np.argwhere(verdicts != APART):
                 if not colliding[start + k] and _pair_collides(self.backend, tables, transforms, verdicts, k, p):
                     colliding[start + k] = True
@@ -259,8 +258,7 @@ class CollisionChecker:
         tested = np.ones(len(body_pairs), dtype=bool)
         hits = np.zeros((len(Q), len(column_of)), dtype=bool)
         for start in range(0, len(Q), BATCH_CHUNK):
-            transforms, candidates = self._place(tables, Q[start:start + BATCH_CHUNK], tested)
-            verdicts = pair_verdicts(tables, transforms, candidates, False)
+            transforms, _, verdicts = self._place(tables, Q[start:start + BATCH_CHUNK], tested, False)
             for k, p in np.argwhere(verdicts != APART):
                 if not hits[start + k, column[p]] and _pair_collides(self.backend, tables, transforms, verdicts, k, p):
                     hits[start + k, column[p]] = True
@@ -310,13 +308,19 @@ class CollisionChecker:
         place_shapes(q, self.model.tree.table_arrays, tables.shape_arrays, poses)
         return poses
 
-    def _place(self, tables: PairTables, Q: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(T_a_b (N, P, 3, 4), candidates (N, P) bool) of the ``tested`` pairs for N states (``place_and_cull``)."""
+    def _place(self, tables: PairTables, Q: np.ndarray, tested: np.ndarray,
+               stop_at_first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(T_a_b (N, P, 3, 4), candidates (N, P) bool, verdicts (N, P) int8) of the ``tested`` pairs for N states
+        (``place_and_cull``): each candidate pair's verdict from the compiled narrow phase (``convex_kernels``:
+        TOUCHING, APART, or UNDECIDED for the backend to decide); with ``stop_at_first``, a state's pairs after its
+        first touching one are APART."""
         count, pairs = len(Q), len(tested)
         transforms = np.empty((count, pairs, 3, 4))
         candidates = np.empty((count, pairs), dtype=np.bool_)
-        place_and_cull(Q, self.model.tree.table_arrays, tables.shape_arrays, tested, transforms, candidates)
-        return transforms, candidates
+        verdicts = np.empty((count, pairs), dtype=np.int8)
+        place_and_cull(Q, self.model.tree.table_arrays, tables.shape_arrays, tested, tables.convex_arrays,
+                       stop_at_first, transforms, candidates, verdicts)
+        return transforms, candidates, verdicts
 
     def _current_tables(self) -> PairTables:
         key = (self.scene.version, self._config_version)
@@ -364,26 +368,16 @@ def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequen
     and stopping at the first collision; -1 when none does."""
     tables = checker._current_tables()
     for indices in order:
-        transforms, candidates = checker._place(tables, states[indices], tables.masks[(True, True)])
-        verdicts = pair_verdicts(tables, transforms, candidates, True)
+        transforms, _, verdicts = checker._place(tables, states[indices], tables.masks[(True, True)], True)
         for k, p in np.argwhere(verdicts != APART):  # in order: the first that collides
             if _pair_collides(checker.backend, tables, transforms, verdicts, k, p):
                 return int(indices[k])
     return -1
 
 
-def pair_verdicts(tables: PairTables, transforms: np.ndarray, candidates: np.ndarray,
-                  stop_at_first: bool) -> np.ndarray:
-    """(N, P) int8: each candidate pair's verdict from the compiled narrow phase (``convex_kernels``: TOUCHING,
-    APART, or UNDECIDED for the backend to decide); with ``stop_at_first``, a state's pairs after its first touching
-    one are APART."""
-    verdicts = np.empty(candidates.shape, dtype=np.int8)
-    candidate_verdicts(transforms, candidates, tables.shapes.pairs, tables.convex_arrays, stop_at_first, verdicts)
-    return verdicts
-
-
 def _pair_collides(backend, tables: PairTables, transforms: np.ndarray, verdicts: np.ndarray, k: int, p: int) -> bool:
-    """Whether pair p of state k collides: its verdict (``pair_verdicts``), or the backend's answer when UNDECIDED."""
+    """Whether pair p of state k collides: its verdict (``CollisionChecker._place``), or the backend's answer when
+    UNDECIDED."""
     if verdicts[k, p] == UNDECIDED:
         return backend.collide(*tables.pair_geometries[p], transforms[k, p])
     return verdicts[k, p] == TOUCHING

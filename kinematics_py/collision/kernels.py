@@ -1,4 +1,5 @@
-"""Compiled (numba) broad phase: place every shape for a state and cull the pairs whose bounding boxes are apart.
+"""Compiled (numba) broad phase: place every shape for a state and cull the pairs whose bounding boxes are apart; the
+pairs left go on to the compiled narrow phase (``convex_kernels``) in the same call.
 
 Links are placed by the model's whole-tree FK (``model.tree_kernels``), so the checker puts every link
 where ``RobotModel.link_poses`` does, mobile bases (floating and planar joints) included. Each shape's
@@ -15,6 +16,7 @@ import numpy as np
 from ..compiled import compiled_kernel
 from ..geometry.kernels import compose_into
 from ..model.tree_kernels import TreeTable, place_links
+from .convex_kernels import candidate_verdicts
 
 #: Added to |R| entries in the separating-axis test so that near-parallel edges do not give false separations.
 SAT_EPSILON = 1e-9
@@ -127,9 +129,10 @@ def place_shapes(q, tree, shapes, T_plan_shape):
 
 
 @compiled_kernel
-def place_and_cull(Q, tree, shapes, tested, T_a_b, candidates):
+def place_and_cull(Q, tree, shapes, tested, convex, stop_at_first, T_a_b, candidates, verdicts):
     """For every state Q[n] (a state vector, see ``tree_kernels``): place every shape and mark in candidates[n]
-    the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4)."""
+    the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4); then each
+    candidate's verdict (``convex_kernels.candidate_verdicts``: ``convex``, ``stop_at_first``, ``verdicts``)."""
     tree, shapes = TreeTable(*tree), ShapeTable(*shapes)
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
@@ -140,3 +143,4 @@ def place_and_cull(Q, tree, shapes, tested, T_a_b, candidates):
         place_links(Q[n], tree, link_poses)
         _place_shapes(link_poses, shapes, shape_pose, center, half)
         _cull_pairs(shapes, tested, shape_pose, center, half, T_a_b[n], candidates[n])
+    candidate_verdicts(T_a_b, candidates, shapes.pairs, convex, stop_at_first, verdicts)

@@ -144,7 +144,7 @@ def _coal_alone(checker: CollisionChecker, states: np.ndarray) -> np.ndarray:
     """Which full states collide, every candidate pair asked of the backend (the checker's answer before the
     compiled narrow phase)."""
     tables = checker._current_tables()
-    transforms, candidates = checker._place(tables, states, tables.masks[(True, True)])
+    transforms, candidates, _ = checker._place(tables, states, tables.masks[(True, True)], False)
     colliding = np.zeros(len(states), dtype=bool)
     for k, p in np.argwhere(candidates):
         colliding[k] |= checker.backend.collide(*tables.pair_geometries[p], transforms[k, p])
