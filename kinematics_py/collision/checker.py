@@ -310,10 +310,8 @@ class CollisionChecker:
 
     def _place(self, tables: PairTables, Q: np.ndarray, tested: np.ndarray,
                stop_at_first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(T_a_b (N, P, 3, 4), candidates (N, P) bool, verdicts (N, P) int8) of the ``tested`` pairs for N states
-        (``place_and_cull``): each candidate pair's verdict from the compiled narrow phase (``convex_kernels``:
-        TOUCHING, APART, or UNDECIDED for the backend to decide); with ``stop_at_first``, a state's pairs after its
-        first touching one are APART."""
+        """(T_a_b (N, P, 3, 4), candidates (N, P) bool, verdicts (N, P) int8: TOUCHING, APART, or UNDECIDED for the
+        backend) of the ``tested`` pairs of N states (``place_and_cull``; ``stop_at_first``: see there)."""
         count, pairs = len(Q), len(tested)
         transforms = np.empty((count, pairs, 3, 4))
         candidates = np.empty((count, pairs), dtype=np.bool_)
