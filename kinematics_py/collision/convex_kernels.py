@@ -33,6 +33,10 @@ CYLINDER = 3
 CONE = 4
 #: The convex hull of ``vertices[first:first + count]``.
 VERTICES = 5
+#: Hulls of more vertices are left to the backend: a support point here is a scan of every vertex (a hull against a
+#: box: 0.6 us a pair with 96 vertices, 2.1 with 384, 7.8 with 1536, against 4.5-7.4 us in coal, which climbs the
+#: hull's edges; example-robot-data's Kinova links have 277-1498).
+MAX_VERTICES = 256
 
 #: ``candidate_verdicts``' answers for a pair of a state.
 APART = 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.robot_model import RobotModel
-from .convex_kernels import BOX, CONE, CYLINDER, POINT, UNSUPPORTED, VERTICES, ConvexTable
+from .convex_kernels import BOX, CONE, CYLINDER, MAX_VERTICES, POINT, UNSUPPORTED, VERTICES, ConvexTable
 from .geometry import (
     Box,
     Cone,
@@ -182,14 +182,15 @@ class TableBuilder:
 
 def _convex_row(shape: Shape, as_convex: bool) -> tuple[int, tuple[float, float, float], float, np.ndarray | None]:
     """(kind, size, margin, vertices) of a shape as ``convex_kernels`` tests it (``ConvexTable``); a mesh as the
-    hull of its vertices when it is checked as convex, else UNSUPPORTED (as octrees and planes)."""
+    hull of its vertices when it is checked as convex and has at most MAX_VERTICES, else UNSUPPORTED (as octrees
+    and planes)."""
     if isinstance(shape, Sphere):
         return POINT, (0.0, 0.0, 0.0), float(shape.radius), None
     if isinstance(shape, Box):
         return BOX, tuple(float(s) / 2 for s in shape.size), 0.0, None
     if isinstance(shape, (Cylinder, Cone)):
         return CYLINDER if isinstance(shape, Cylinder) else CONE, (shape.radius, shape.length / 2, 0.0), 0.0, None
-    if isinstance(shape, Mesh) and as_convex:
+    if isinstance(shape, Mesh) and as_convex and len(shape.vertices) <= MAX_VERTICES:
         return VERTICES, (0.0, 0.0, 0.0), 0.0, np.asarray(shape.vertices, dtype=float).reshape(-1, 3)
     return UNSUPPORTED, (0.0, 0.0, 0.0), 0.0, None
 
