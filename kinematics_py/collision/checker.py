@@ -241,9 +241,7 @@ class CollisionChecker:
         colliding = np.zeros(len(Q), dtype=bool)
         for start in range(0, len(Q), BATCH_CHUNK):
             transforms, _, verdicts = self._place(tables, Q[start:start + BATCH_CHUNK], tested, True)
-            for k, p in np.argwhere(verdicts != APART):
-                if not colliding[start + k] and _pair_collides(self.backend, tables, transforms, verdicts, k, p):
-                    colliding[start + k] = True
+            colliding[start:start + BATCH_CHUNK] = _colliding_rows(self.backend, tables, transforms, verdicts, False)
         return colliding
 
     def link_pair_collisions(self, states: np.ndarray) -> tuple[list[tuple[str, str]], np.ndarray]:
@@ -367,10 +365,27 @@ def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequen
     tables = checker._current_tables()
     for indices in order:
         transforms, _, verdicts = checker._place(tables, states[indices], tables.masks[(True, True)], True)
-        for k, p in np.argwhere(verdicts != APART):  # in order: the first that collides
-            if _pair_collides(checker.backend, tables, transforms, verdicts, k, p):
-                return int(indices[k])
+        colliding = _colliding_rows(checker.backend, tables, transforms, verdicts, True)
+        if colliding.any():
+            return int(indices[np.argmax(colliding)])
     return -1
+
+
+def _colliding_rows(backend, tables: PairTables, transforms: np.ndarray, verdicts: np.ndarray,
+                    first_only: bool) -> np.ndarray:
+    """(N,) bool: which of N states collide, from their pairs' verdicts (``CollisionChecker._place``) and the
+    backend's answers on the UNDECIDED ones; with ``first_only``, the first state that collides alone."""
+    colliding = (verdicts == TOUCHING).any(axis=1)
+    end = int(np.argmax(colliding)) if first_only and colliding.any() else len(colliding)  # no state past it asked
+    for k, p in np.argwhere(verdicts[:end] == UNDECIDED):
+        if not colliding[k] and backend.collide(*tables.pair_geometries[p], transforms[k, p]):
+            colliding[k] = True
+            if first_only:
+                end = k
+                break
+    if first_only:
+        colliding[end + 1:] = False
+    return colliding
 
 
 def _pair_collides(backend, tables: PairTables, transforms: np.ndarray, verdicts: np.ndarray, k: int, p: int) -> bool:
