@@ -202,7 +202,7 @@ class CollisionChecker:
         tables = self._current_tables()
         q = self.state_vector(state).reshape(1, -1)
         transforms, _, verdicts = self._place(tables, q, tables.masks[(self_collisions, world)], True)
-        return any(_pair_collides(self.backend, tables, transforms, verdicts, 0, p)
+        return verdicts is not None and any(_pair_collides(self.backend, tables, transforms, verdicts, 0, p)
                    for p in np.flatnonzero(verdicts[0] != APART))
 
     def check(self, state, *, contacts: bool = False, max_contacts: int = 64, max_contacts_per_pair: int = 1,
@@ -217,7 +217,7 @@ class CollisionChecker:
         transforms, _, verdicts = self._place(tables, q.reshape(1, -1),
                                               self._pair_mask(tables, self_collisions, world, links), False)
         pairs, found, shape_poses = [], [], None
-        for p in np.flatnonzero(verdicts[0] != APART):
+        for p in () if verdicts is None else np.flatnonzero(verdicts[0] != APART):
             if contacts and len(found) < max_contacts:  # from the backend (nothing of a pair decided APART)
                 hits = self.backend.contacts(*tables.pair_geometries[p], transforms[0, p], max_contacts_per_pair)
                 if not hits:
@@ -257,7 +257,7 @@ class CollisionChecker:
         hits = np.zeros((len(Q), len(column_of)), dtype=bool)
         for start in range(0, len(Q), BATCH_CHUNK):
             transforms, _, verdicts = self._place(tables, Q[start:start + BATCH_CHUNK], tested, False)
-            for k, p in np.argwhere(verdicts != APART):
+            for k, p in np.argwhere(verdicts != APART) if verdicts is not None else ():
                 if not hits[start + k, column[p]] and _pair_collides(self.backend, tables, transforms, verdicts, k, p):
                     hits[start + k, column[p]] = True
         return list(column_of), hits
@@ -307,16 +307,16 @@ class CollisionChecker:
         return poses
 
     def _place(self, tables: PairTables, Q: np.ndarray, tested: np.ndarray,
-               stop_at_first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               stop_at_first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(T_a_b (N, P, 3, 4), candidates (N, P) bool, verdicts (N, P) int8: TOUCHING, APART, or UNDECIDED for the
-        backend) of the ``tested`` pairs of N states (``place_and_cull``; ``stop_at_first``: see there)."""
+        backend; None when every pair is apart) of the ``tested`` pairs of N states (``place_and_cull``)."""
         count, pairs = len(Q), len(tested)
         transforms = np.empty((count, pairs, 3, 4))
         candidates = np.empty((count, pairs), dtype=np.bool_)
         verdicts = np.empty((count, pairs), dtype=np.int8)
-        place_and_cull(Q, self.model.tree.table_arrays, tables.shape_arrays, tested, tables.convex_arrays,
-                       stop_at_first, transforms, candidates, verdicts)
-        return transforms, candidates, verdicts
+        found = place_and_cull(Q, self.model.tree.table_arrays, tables.shape_arrays, tested, tables.convex_arrays,
+                               stop_at_first, transforms, candidates, verdicts)
+        return transforms, candidates, verdicts if found else None
 
     def _current_tables(self) -> PairTables:
         key = (self.scene.version, self._config_version)
@@ -373,8 +373,11 @@ def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequen
 
 def _colliding_rows(backend, tables: PairTables, transforms: np.ndarray, verdicts: np.ndarray,
                     first_only: bool) -> np.ndarray:
-    """(N,) bool: which of N states collide, from their pairs' verdicts (``CollisionChecker._place``) and the
-    backend's answers on the UNDECIDED ones; with ``first_only``, the first state that collides alone."""
+    """(N,) bool: which of N states collide, from their pairs' verdicts (``CollisionChecker._place``; None: all
+    apart) and the backend's answers on the UNDECIDED ones; with ``first_only``, the first state that collides
+    alone."""
+    if verdicts is None:
+        return np.zeros(len(transforms), dtype=bool)
     colliding = (verdicts == TOUCHING).any(axis=1)
     end = int(np.argmax(colliding)) if first_only and colliding.any() else len(colliding)  # no state past it asked
     for k, p in np.argwhere(verdicts[:end] == UNDECIDED):

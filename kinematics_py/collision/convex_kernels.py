@@ -42,6 +42,9 @@ MAX_VERTICES = 256
 APART = 0
 TOUCHING = 1
 UNDECIDED = 2
+#: ``candidate_verdicts``' answer: bits set when some verdict is TOUCHING, or UNDECIDED.
+ANY_TOUCHING = 1
+ANY_UNDECIDED = 2
 
 #: GJK iterations before a pair is left to the backend.
 MAX_ITERATIONS = 48
@@ -261,10 +264,12 @@ def candidate_verdicts(transforms, candidates, pairs, table, stop_at_first, verd
     """verdicts[n, p] <- ``pair_verdict`` of each candidate pair p of state n whose shapes are both tested here
     (``transforms``: (N, P, 3, 4) T_a_b; ``candidates`` (N, P) bool, ``place_and_cull``'s); UNDECIDED for candidates
     with a shape not tested here, APART for the rest. With ``stop_at_first``, a state's pairs after its first
-    TOUCHING one are not tested (APART). ``table``: ``ConvexTable`` as a tuple."""
+    TOUCHING one are not tested (APART). ``table``: ``ConvexTable`` as a tuple. Returns ANY_TOUCHING | ANY_UNDECIDED
+    as some verdicts are (0: every pair is apart)."""
     table = ConvexTable(*table)
     vertices = table.vertices
     simplex, rows, best_rows = np.empty((4, 3)), np.empty(3, dtype=np.int64), np.empty(3, dtype=np.int64)
+    found = 0
     for n in range(candidates.shape[0]):
         touched = False
         for p in range(candidates.shape[1]):
@@ -274,10 +279,14 @@ def candidate_verdicts(transforms, candidates, pairs, table, stop_at_first, verd
             a, b = pairs[p, 0], pairs[p, 1]
             if table.kind[a] == UNSUPPORTED or table.kind[b] == UNSUPPORTED:
                 verdicts[n, p] = UNDECIDED
+                found |= ANY_UNDECIDED
                 continue
             T = (transforms[n, p, 0, 0], transforms[n, p, 0, 1], transforms[n, p, 0, 2], transforms[n, p, 0, 3],
                  transforms[n, p, 1, 0], transforms[n, p, 1, 1], transforms[n, p, 1, 2], transforms[n, p, 1, 3],
                  transforms[n, p, 2, 0], transforms[n, p, 2, 1], transforms[n, p, 2, 2], transforms[n, p, 2, 3])
-            verdicts[n, p] = pair_verdict(T, _shape(table, a), _shape(table, b), table.margin[a] + table.margin[b],
-                                          vertices, simplex, rows, best_rows)
-            touched = stop_at_first and verdicts[n, p] == TOUCHING
+            verdict = pair_verdict(T, _shape(table, a), _shape(table, b), table.margin[a] + table.margin[b],
+                                   vertices, simplex, rows, best_rows)
+            verdicts[n, p] = verdict
+            found |= ANY_TOUCHING if verdict == TOUCHING else (ANY_UNDECIDED if verdict == UNDECIDED else 0)
+            touched = stop_at_first and verdict == TOUCHING
+    return found

@@ -132,7 +132,8 @@ def place_shapes(q, tree, shapes, T_plan_shape):
 def place_and_cull(Q, tree, shapes, tested, convex, stop_at_first, T_a_b, candidates, verdicts):
     """For every state Q[n] (a state vector, see ``tree_kernels``): place every shape and mark in candidates[n]
     the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4); then each
-    candidate's verdict (``convex_kernels.candidate_verdicts``: ``convex``, ``stop_at_first``, ``verdicts``)."""
+    candidate's verdict (``convex_kernels.candidate_verdicts``: ``convex``, ``stop_at_first``, ``verdicts``, and what
+    it returns)."""
     tree, shapes = TreeTable(*tree), ShapeTable(*shapes)
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
@@ -143,4 +144,4 @@ def place_and_cull(Q, tree, shapes, tested, convex, stop_at_first, T_a_b, candid
         place_links(Q[n], tree, link_poses)
         _place_shapes(link_poses, shapes, shape_pose, center, half)
         _cull_pairs(shapes, tested, shape_pose, center, half, T_a_b[n], candidates[n])
-    candidate_verdicts(T_a_b, candidates, shapes.pairs, convex, stop_at_first, verdicts)
+    return candidate_verdicts(T_a_b, candidates, shapes.pairs, convex, stop_at_first, verdicts)
