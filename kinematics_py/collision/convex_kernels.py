@@ -31,13 +31,8 @@ BOX = 2
 CYLINDER = 3
 #: A cone along z, centred, its apex at +half length: ``size`` (base radius, half length, 0).
 CONE = 4
-#: The convex hull of ``vertices[first:first + count]``.
+#: A convex hull: its vertices in ``vertices`` (from row ``first``), joined by its edges (``neighbours``).
 VERTICES = 5
-#: Hulls of more vertices are left to the backend: a support point here is a scan of every vertex (a hull against a
-#: box: 0.6 us a pair with 96 vertices, 2.1 with 384, 7.8 with 1536, against 4.5-7.4 us in coal, which climbs the
-#: hull's edges; example-robot-data's Kinova links have 277-1498).
-MAX_VERTICES = 256
-
 #: ``candidate_verdicts``' answers for a pair of a state.
 APART = 0
 TOUCHING = 1
@@ -61,47 +56,58 @@ class ConvexTable(NamedTuple):
     size: np.ndarray  # (S, 3) see the kinds
     margin: np.ndarray  # (S,) [m] grown on every side: a sphere's radius, the backend's offset
     first: np.ndarray  # (S,) int64: a VERTICES shape's first row in ``vertices``
-    count: np.ndarray  # (S,) int64: its number of rows
     vertices: np.ndarray  # (V, 3) the VERTICES shapes' vertices, in their shape frames
+    neighbour_first: np.ndarray  # (V + 1,) int64: vertex i's neighbours along its hull's edges are
+    neighbours: np.ndarray  # neighbours[neighbour_first[i]:neighbour_first[i + 1]] (rows of ``vertices``)
 
 
 @compiled_kernel(inline="always")
-def _support(shape, vertices, dx, dy, dz):
-    """A point of a shape's core (in its frame) farthest along the direction (dx, dy, dz). ``shape``: (kind, size
-    0-2, first, count) (``_shape``), scalars: the kernels' arrays are read outside the iterations (each array
-    reference there costs a reference count)."""
-    kind, s0, s1, s2, first, count = shape
+def _support(shape, hull, dx, dy, dz, start):
+    """(x, y, z, vertex): a point of a shape's core (in its frame) farthest along the direction (dx, dy, dz), and for
+    a hull the row of that vertex, found by climbing its edges from row ``start`` (a linear function's largest value
+    on a convex polytope is at any vertex no neighbour exceeds; a hull against a box: 0.6 us a pair with 96 vertices,
+    1.7 with 1536, against 4.8 and 7.6 us in coal; scanning every vertex took 0.6 and 7.8). ``shape``: (kind, size
+    0-2, first) (``_shape``), scalars: the kernels' arrays are read outside the iterations (each array reference
+    there costs a reference count); ``hull``: (vertices, neighbour_first, neighbours)."""
+    kind, s0, s1, s2, _ = shape
     if kind == BOX:
-        return s0 if dx >= 0.0 else -s0, s1 if dy >= 0.0 else -s1, s2 if dz >= 0.0 else -s2
+        return s0 if dx >= 0.0 else -s0, s1 if dy >= 0.0 else -s1, s2 if dz >= 0.0 else -s2, start
     if kind in (CYLINDER, CONE):
         across = math.sqrt(dx * dx + dy * dy)
         rim_x, rim_y = 0.0, 0.0
         if across > 0.0:
             rim_x, rim_y = s0 * dx / across, s0 * dy / across
         if kind == CYLINDER:
-            return rim_x, rim_y, s1 if dz >= 0.0 else -s1
+            return rim_x, rim_y, s1 if dz >= 0.0 else -s1, start
         if s1 * dz >= s0 * across - s1 * dz:  # the apex (0, 0, h), or the base's rim at -h
-            return 0.0, 0.0, s1
-        return rim_x, rim_y, -s1
+            return 0.0, 0.0, s1, start
+        return rim_x, rim_y, -s1, start
     if kind == VERTICES:
-        best, found = -np.inf, first
-        for i in range(first, first + count):
-            along = vertices[i, 0] * dx + vertices[i, 1] * dy + vertices[i, 2] * dz
-            if along > best:
-                best, found = along, i
-        return vertices[found, 0], vertices[found, 1], vertices[found, 2]
-    return 0.0, 0.0, 0.0
+        vertices, neighbour_first, neighbours = hull
+        best = start
+        along = vertices[best, 0] * dx + vertices[best, 1] * dy + vertices[best, 2] * dz
+        climbed = True
+        while climbed:
+            climbed = False
+            for j in range(neighbour_first[best], neighbour_first[best + 1]):
+                m = neighbours[j]
+                value = vertices[m, 0] * dx + vertices[m, 1] * dy + vertices[m, 2] * dz
+                if value > along:
+                    best, along, climbed = m, value, True
+        return vertices[best, 0], vertices[best, 1], vertices[best, 2], best
+    return 0.0, 0.0, 0.0, start
 
 
 @compiled_kernel(inline="always")
-def _difference_support(T, shape_a, shape_b, vertices, dx, dy, dz):
-    """The point of (core a - core b) farthest along d (in a's frame; b posed in it by T, T_a_b's 12 entries row by
-    row)."""
-    ax, ay, az = _support(shape_a, vertices, dx, dy, dz)
-    bx, by, bz = _support(shape_b, vertices, -(T[0] * dx + T[4] * dy + T[8] * dz),
-                          -(T[1] * dx + T[5] * dy + T[9] * dz), -(T[2] * dx + T[6] * dy + T[10] * dz))
+def _difference_support(T, shape_a, shape_b, hull, dx, dy, dz, start_a, start_b):
+    """(x, y, z, vertex of a, vertex of b): the point of (core a - core b) farthest along d (in a's frame; b posed in
+    it by T, T_a_b's 12 entries row by row), and the hulls' vertices it came from (``_support``)."""
+    ax, ay, az, start_a = _support(shape_a, hull, dx, dy, dz, start_a)
+    bx, by, bz, start_b = _support(shape_b, hull, -(T[0] * dx + T[4] * dy + T[8] * dz),
+                                   -(T[1] * dx + T[5] * dy + T[9] * dz), -(T[2] * dx + T[6] * dy + T[10] * dz),
+                                   start_b)
     return (ax - (T[0] * bx + T[1] * by + T[2] * bz + T[3]), ay - (T[4] * bx + T[5] * by + T[6] * bz + T[7]),
-            az - (T[8] * bx + T[9] * by + T[10] * bz + T[11]))
+            az - (T[8] * bx + T[9] * by + T[10] * bz + T[11]), start_a, start_b)
 
 
 @compiled_kernel(inline="always")
@@ -225,20 +231,23 @@ def _closest_on_simplex(simplex, count, rows, best_rows):
 
 
 @compiled_kernel(inline="always")
-def pair_verdict(T, shape_a, shape_b, reach, vertices, simplex, rows, best_rows):
+def pair_verdict(T, shape_a, shape_b, reach, hull, simplex, rows, best_rows):
     """TOUCHING, APART or UNDECIDED for two shapes (``_shape``; b posed by T, T_a_b's 12 entries row by row, in a's
-    frame) grown by ``reach`` [m] in all. Scratch: ``simplex`` (4, 3) float, ``rows``, ``best_rows`` (3,) int."""
+    frame) grown by ``reach`` [m] in all; ``hull``: see ``_support``. Scratch: ``simplex`` (4, 3) float, ``rows``,
+    ``best_rows`` (3,) int."""
     dx, dy, dz = T[3], T[7], T[11]  # towards b: where the difference comes nearest the origin
     if dx == 0.0 and dy == 0.0 and dz == 0.0:
         dx = 1.0
-    vx, vy, vz = _difference_support(T, shape_a, shape_b, vertices, dx, dy, dz)
+    vx, vy, vz, start_a, start_b = _difference_support(T, shape_a, shape_b, hull, dx, dy, dz, shape_a[4],
+                                                       shape_b[4])
     simplex[0, 0], simplex[0, 1], simplex[0, 2] = vx, vy, vz
     count = 1
     for _ in range(MAX_ITERATIONS):
         vv = vx * vx + vy * vy + vz * vz
         if vv <= reach * reach:
             return TOUCHING
-        wx, wy, wz = _difference_support(T, shape_a, shape_b, vertices, -vx, -vy, -vz)
+        wx, wy, wz, start_a, start_b = _difference_support(T, shape_a, shape_b, hull, -vx, -vy, -vz, start_a,
+                                                           start_b)
         vw = vx * wx + vy * wy + vz * wz
         if vw > 0.0 and vw * vw > (reach + DECIDED_BY) ** 2 * vv:
             return APART
@@ -255,8 +264,8 @@ def pair_verdict(T, shape_a, shape_b, reach, vertices, simplex, rows, best_rows)
 
 @compiled_kernel(inline="always")
 def _shape(table, s):
-    """Shape s of ``table`` as scalars: (kind, size 0-2, first, count)."""
-    return (table.kind[s], table.size[s, 0], table.size[s, 1], table.size[s, 2], table.first[s], table.count[s])
+    """Shape s of ``table`` as scalars: (kind, size 0-2, its first vertex)."""
+    return table.kind[s], table.size[s, 0], table.size[s, 1], table.size[s, 2], table.first[s]
 
 
 @compiled_kernel
@@ -267,7 +276,7 @@ def candidate_verdicts(transforms, candidates, pairs, table, stop_at_first, verd
     TOUCHING one are not tested (APART). ``table``: ``ConvexTable`` as a tuple. Returns ANY_TOUCHING | ANY_UNDECIDED
     as some verdicts are (0: every pair is apart)."""
     table = ConvexTable(*table)
-    vertices = table.vertices
+    hull = (table.vertices, table.neighbour_first, table.neighbours)
     simplex, rows, best_rows = np.empty((4, 3)), np.empty(3, dtype=np.int64), np.empty(3, dtype=np.int64)
     found = 0
     for n in range(candidates.shape[0]):
@@ -285,7 +294,7 @@ def candidate_verdicts(transforms, candidates, pairs, table, stop_at_first, verd
                  transforms[n, p, 1, 0], transforms[n, p, 1, 1], transforms[n, p, 1, 2], transforms[n, p, 1, 3],
                  transforms[n, p, 2, 0], transforms[n, p, 2, 1], transforms[n, p, 2, 2], transforms[n, p, 2, 3])
             verdict = pair_verdict(T, _shape(table, a), _shape(table, b), table.margin[a] + table.margin[b],
-                                   vertices, simplex, rows, best_rows)
+                                   hull, simplex, rows, best_rows)
             verdicts[n, p] = verdict
             found |= ANY_TOUCHING if verdict == TOUCHING else (ANY_UNDECIDED if verdict == UNDECIDED else 0)
             touched = stop_at_first and verdict == TOUCHING

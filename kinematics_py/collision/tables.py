@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.robot_model import RobotModel
-from .convex_kernels import BOX, CONE, CYLINDER, MAX_VERTICES, POINT, UNSUPPORTED, VERTICES, ConvexTable
+from .convex_kernels import BOX, CONE, CYLINDER, POINT, UNSUPPORTED, VERTICES, ConvexTable
 from .geometry import (
     Box,
     Cone,
@@ -151,7 +151,7 @@ class TableBuilder:
             shapes=shapes,
             geometries=tuple(row[4] for row in rows),
             pair_involves_world=involves_world,
-            convex=_convex_table([row[5] for row in rows]),
+            convex=convex_table([row[5] for row in rows]),
         )
 
     def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool, offset: float = 0.0):
@@ -164,9 +164,9 @@ class TableBuilder:
             per_shape = self._geometry_cache.setdefault(shape, {})
         cached = per_shape.get(key)
         if cached is None and offset > 0.0:
-            (center, halves), geometry, (kind, size, margin, vertices) = self._geometry(shape, scale, padding, hull)
+            (center, halves), geometry, (kind, size, margin, *hull_rows) = self._geometry(shape, scale, padding, hull)
             cached = per_shape[key] = ((center, halves + offset), self.backend.offset(geometry, offset),
-                                       (kind, size, margin + offset, vertices))
+                                       (kind, size, margin + offset, *hull_rows))
         if cached is None:
             as_convex = hull and isinstance(shape, Mesh)
             grown = scaled_and_padded(shape, scale, padding)
@@ -180,30 +180,37 @@ class TableBuilder:
         return cached
 
 
-def _convex_row(shape: Shape, as_convex: bool) -> tuple[int, tuple[float, float, float], float, np.ndarray | None]:
-    """(kind, size, margin, vertices) of a shape as ``convex_kernels`` tests it (``ConvexTable``); a mesh as the
-    hull of its vertices when it is checked as convex and has at most MAX_VERTICES, else UNSUPPORTED (as octrees
-    and planes)."""
+def _convex_row(shape: Shape, as_convex: bool) -> tuple:
+    """(kind, size, margin, vertices, triangles) of a shape as ``convex_kernels`` tests it (``convex_table``); a mesh
+    as the hull of its vertices when it is checked as convex, else UNSUPPORTED (as octrees and planes)."""
     if isinstance(shape, Sphere):
-        return POINT, (0.0, 0.0, 0.0), float(shape.radius), None
+        return POINT, (0.0, 0.0, 0.0), float(shape.radius), None, None
     if isinstance(shape, Box):
-        return BOX, tuple(float(s) / 2 for s in shape.size), 0.0, None
+        return BOX, tuple(float(s) / 2 for s in shape.size), 0.0, None, None
     if isinstance(shape, (Cylinder, Cone)):
-        return CYLINDER if isinstance(shape, Cylinder) else CONE, (shape.radius, shape.length / 2, 0.0), 0.0, None
-    if isinstance(shape, Mesh) and as_convex and len(shape.vertices) <= MAX_VERTICES:
-        return VERTICES, (0.0, 0.0, 0.0), 0.0, np.asarray(shape.vertices, dtype=float).reshape(-1, 3)
-    return UNSUPPORTED, (0.0, 0.0, 0.0), 0.0, None
+        return CYLINDER if isinstance(shape, Cylinder) else CONE, (shape.radius, shape.length / 2, 0.0), 0.0, None, None
+    if isinstance(shape, Mesh) and as_convex:
+        return VERTICES, (0.0, 0.0, 0.0), 0.0, np.asarray(shape.vertices, dtype=float).reshape(-1, 3), \
+            np.asarray(shape.triangles, dtype=np.int64).reshape(-1, 3)
+    return UNSUPPORTED, (0.0, 0.0, 0.0), 0.0, None, None
 
 
-def _convex_table(rows: list[tuple]) -> ConvexTable:
-    """``ConvexTable`` of the shapes' ``_convex_row``s, in order."""
+def convex_table(rows: list[tuple]) -> ConvexTable:
+    """``ConvexTable`` of shapes given as rows (kind, size, margin, vertices, triangles) (``_convex_row``), in order:
+    a hull's vertices and the neighbours of each along its triangles' edges."""
     counts = np.array([0 if row[3] is None else len(row[3]) for row in rows], dtype=np.int64)
-    vertices = [row[3] for row in rows if row[3] is not None]
+    first = np.cumsum(counts) - counts
+    hulls = [(row[3], row[4] + start) for row, start in zip(rows, first) if row[3] is not None]
+    vertices = np.concatenate([hull[0] for hull in hulls]) if hulls else np.zeros((0, 3))
+    edges = np.concatenate([triangles[:, pair] for _, triangles in hulls for pair in ([0, 1], [1, 2], [2, 0])]) \
+        if hulls else np.zeros((0, 2), dtype=np.int64)
+    edges = np.unique(np.concatenate([edges, edges[:, ::-1]]), axis=0)  # both ways, each once, by first vertex
     return ConvexTable(kind=np.array([row[0] for row in rows], dtype=np.int64),
                        size=np.array([row[1] for row in rows], dtype=float).reshape(-1, 3),
-                       margin=np.array([row[2] for row in rows], dtype=float),
-                       first=np.cumsum(counts) - counts, count=counts,
-                       vertices=np.ascontiguousarray(np.concatenate(vertices) if vertices else np.zeros((0, 3))))
+                       margin=np.array([row[2] for row in rows], dtype=float), first=first,
+                       vertices=np.ascontiguousarray(vertices, dtype=float),
+                       neighbour_first=np.searchsorted(edges[:, 0], np.arange(len(vertices) + 1)).astype(np.int64),
+                       neighbours=np.ascontiguousarray(edges[:, 1], dtype=np.int64))
 
 
 def _pairs(bodies: list[tuple[str, BodyType, int]], shape_body: np.ndarray, attached: Mapping,

@@ -15,8 +15,9 @@ from scipy.spatial.transform import Rotation
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision import convex_kernels
 from kinematics_py.collision.checker import CollisionChecker
-from kinematics_py.collision.convex_kernels import APART, TOUCHING, UNDECIDED, ConvexTable, candidate_verdicts
+from kinematics_py.collision.convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
 from kinematics_py.collision.geometry import Box, Cylinder, Sphere
+from kinematics_py.collision.tables import convex_table
 from kinematics_py.geometry.transforms import make_transform
 
 KINDS = ("sphere", "box", "cylinder", "cone", "hull")
@@ -32,34 +33,30 @@ def _shape(kind: str, rng: np.random.Generator):
     """(coal geometry, convex row (kind, size, margin, vertices)) of a random shape of ``kind``."""
     if kind == "sphere":
         radius = rng.uniform(0.01, 0.1)
-        return coal.Sphere(radius), (convex_kernels.POINT, (0.0, 0.0, 0.0), radius, None)
+        return coal.Sphere(radius), (convex_kernels.POINT, (0.0, 0.0, 0.0), radius, None, None)
     if kind == "box":
         size = rng.uniform(0.01, 0.3, 3)
-        return coal.Box(*size), (convex_kernels.BOX, tuple(size / 2), 0.0, None)
+        return coal.Box(*size), (convex_kernels.BOX, tuple(size / 2), 0.0, None, None)
     if kind in ("cylinder", "cone"):
         radius, length = rng.uniform(0.01, 0.1), rng.uniform(0.01, 0.4)
         kernel_kind = convex_kernels.CYLINDER if kind == "cylinder" else convex_kernels.CONE
         geometry = coal.Cylinder(radius, length) if kind == "cylinder" else coal.Cone(radius, length)
-        return geometry, (kernel_kind, (radius, length / 2, 0.0), 0.0, None)
-    points = rng.normal(size=(30, 3)) * rng.uniform(0.02, 0.15, 3)
+        return geometry, (kernel_kind, (radius, length / 2, 0.0), 0.0, None, None)
+    points = rng.normal(size=(int(rng.choice([8, 30, 300, 3000])), 3)) * rng.uniform(0.02, 0.15, 3)
     hull = ConvexHull(points)
     kept = np.unique(hull.simplices)
     vertices, triangles = points[kept], np.searchsorted(kept, hull.simplices)
     coal_points, coal_triangles = coal.StdVec_Vec3s(), coal.StdVec_Triangle()
     coal_points.extend(list(vertices))
     coal_triangles.extend([coal.Triangle(int(a), int(b), int(c)) for a, b, c in triangles])
-    return coal.Convex(coal_points, coal_triangles), (convex_kernels.VERTICES, (0.0, 0.0, 0.0), 0.0, vertices)
+    return coal.Convex(coal_points, coal_triangles), (convex_kernels.VERTICES, (0.0, 0.0, 0.0), 0.0, vertices,
+                                                      triangles)
 
 
 def _table(rows, offsets) -> tuple:
-    """``ConvexTable`` (as a tuple) of two convex rows, each grown by its offset."""
-    counts = np.array([0 if row[3] is None else len(row[3]) for row in rows], dtype=np.int64)
-    vertices = [row[3] for row in rows if row[3] is not None]
-    return tuple(ConvexTable(np.array([row[0] for row in rows], dtype=np.int64),
-                             np.array([row[1] for row in rows], dtype=float),
-                             np.array([row[2] + offset for row, offset in zip(rows, offsets)]),
-                             np.cumsum(counts) - counts, counts,
-                             np.ascontiguousarray(np.concatenate(vertices) if vertices else np.zeros((0, 3)))))
+    """``ConvexTable`` (as a tuple) of convex rows, each grown by its offset."""
+    return tuple(convex_table([(kind, size, margin + offset, *hull) for (kind, size, margin, *hull), offset
+                               in zip(rows, offsets)]))
 
 
 def _verdicts(table: tuple, poses: np.ndarray) -> np.ndarray:
@@ -116,7 +113,7 @@ def test_shapes_a_known_distance_apart_are_never_decided_on_the_wrong_side_of_a_
         for _ in range(2):
             if rng.random() < 0.3:
                 half = rng.uniform(0.01, 0.15, 3)
-                rows.append((convex_kernels.BOX, tuple(half), 0.0, None))
+                rows.append((convex_kernels.BOX, tuple(half), 0.0, None, None))
                 corners.append(np.array(list(itertools.product(*[(-h, h) for h in half]))))
             else:
                 _, row = _shape("hull", rng)
@@ -156,8 +153,8 @@ def _robot_in_a_scene(robot: str) -> CollisionChecker:
         model = RobotModel.from_urdf_file(str(bundled_robot("panda.urdf")))
         semantic = SemanticModel.from_srdf_string(bundled_robot("panda.urdf").with_suffix(".srdf").read_text(), model)
         checker = CollisionChecker(model, semantic)
-    else:  # example-robot-data's meshes, checked as their hulls: the UR5's here (72-220 vertices), the Kinova's by
-        path = example_robot_urdf(robot)  # the backend (277-1498)
+    else:  # example-robot-data's meshes, checked as their hulls (the UR5's of 72-220 vertices, the Kinova's 277-1498)
+        path = example_robot_urdf(robot)
         model = RobotModel.from_urdf_file(str(path))
         semantic = SemanticModel.from_srdf_string(ur5_collision_srdf(), model) if robot == "ur5" else None
         checker = CollisionChecker(model, semantic, base_dir=path.parent)
