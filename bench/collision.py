@@ -9,7 +9,10 @@ box (4 x 4 x 10 cm) held between the fingers, attached to panda_hand with the fi
 
 Both libraries run behind the same CollisionChecker (same geometry, kinematics kernel and bounding-box
 culling); only the narrow phase differs (``FclBackend`` below wraps python-fcl as ``CoalBackend`` wraps
-coal). Every function runs once untimed first (numba compilation, caches); timings are medians over
+coal). Since the checker decides pairs of convex shapes itself (``collision.convex_kernels``: the links'
+hulls, the table and shelf boxes, the held box), with convex hulls a library answers only the pairs those
+kernels leave undecided, so the two libraries' rows measure the checker; with triangle meshes, and in
+part 1, the libraries themselves. Every function runs once untimed first (numba compilation, caches); timings are medians over
 --rounds rounds in which the libraries take turns (the first one changing each round), so background
 load falls on both alike. Measured:
 
