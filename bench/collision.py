@@ -12,9 +12,9 @@ culling); only the narrow phase differs (``FclBackend`` below wraps python-fcl a
 coal). Since the checker decides pairs of convex shapes itself (``collision.convex_kernels``: the links'
 hulls, the table and shelf boxes, the held box), with convex hulls a library answers only the pairs those
 kernels leave undecided, so the two libraries' rows measure the checker; with triangle meshes, and in
-part 1, the libraries themselves. Every function runs once untimed first (numba compilation, caches); timings are medians over
---rounds rounds in which the libraries take turns (the first one changing each round), so background
-load falls on both alike. Measured:
+part 1, the libraries themselves. Every function runs once untimed first (numba compilation, caches);
+timings are medians over --rounds rounds in which the libraries take turns (the first one changing each
+round), so background load falls on both alike. Measured:
 
 1. narrow phase alone: microseconds per pair test on Panda link pairs in random relative poses, for
    convex hulls and for triangle meshes (BVH), yes/no and with contacts; the libraries must agree;

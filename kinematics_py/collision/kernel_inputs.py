@@ -5,7 +5,7 @@ given a chain's frames, a sphere table and a workspace as tuples (25-35 arrays) 
 few dozen sphere tests (a Panda plan made about nine such calls). Given as one ``KernelInputs`` it costs about 1.5 us
 (bench figures: docs/benchmarks.md, "One object for a kernel's tables"). Kernels take it as ``inputs`` and read
 ``inputs.frames`` (a ``SphereChain``'s or a ``TreeTable``'s arrays), ``inputs.table`` (a ``SphereTable``'s) and
-``inputs.work`` (a ``Workspace``); callers keep one per tables and workspace (``sphere_proof.kernel_bundle``).
+``inputs.work`` (a ``Workspace``); callers keep one per tables and workspace (``kept_inputs``).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from numba.core import types
 from numba.experimental import structref
 
 from ..compiled import compiled_kernel
+from ..thread_scratch import thread_scratch
 
 
 @structref.register
@@ -36,3 +37,11 @@ def inputs_of(frames, table, work):
     """``KernelInputs`` of the plain tuples ``frames`` and ``table`` and the workspace ``work`` (the object holds
     them: they stay alive with it)."""
     return KernelInputs(frames, table, work)
+
+
+def kept_inputs(frames: tuple, table: tuple, work) -> KernelInputs:
+    """``inputs_of(frames, table, work)``, kept per thread with them (their margins as they are): the one object for
+    as long as the caller keeps the three."""
+    key = (id(frames), id(table), id(work))
+    return thread_scratch(f"{__name__}.kept_inputs", key,
+                          lambda: (frames, table, work, inputs_of(frames, table, work)))[3]

@@ -470,7 +470,8 @@ def chain_motion_collides(q_from, q_to, resolution, chain, table, work, scratch)
 
 @compiled_kernel
 def first_touching_step_in(q_from, q_to, resolution, inputs):
-    """``first_touching_step`` with the chain, its table and a workspace in one object (``kernel_inputs``)."""
+    """``first_touching_step`` with the chain, its table and a workspace in one object
+    (``sphere_proof.kernel_bundle``)."""
     chain = inputs.frames
     return first_touching_step(q_from, q_to, resolution, chain, inputs.table, inputs.work,
                                motion_scratch(chain[0].shape[0]))

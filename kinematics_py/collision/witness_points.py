@@ -187,7 +187,8 @@ def _witness_inside(q_group, chain, table, points, first, solid_tested, work):
 @compiled_kernel
 def witness_first_inside(states, inputs, points, first, solid_tested):
     """The index of the first of the group ``states`` (n, joints) in which a witness point lies inside an obstacle
-    (``_witness_inside``), -1 when none. ``inputs``: the chain, its table and a workspace (``kernel_inputs``)."""
+    (``_witness_inside``), -1 when none. ``inputs``: the chain, its table and a workspace
+    (``sphere_proof.kernel_bundle``)."""
     chain, table, work = inputs.frames, inputs.table, inputs.work
     for k in range(states.shape[0]):
         if _witness_inside(states[k], chain, table, points, first, solid_tested, work):

@@ -69,13 +69,6 @@ def _margined_collides(q, bound, chain, table, work):
 
 
 @compiled_kernel(inline="always")
-def _travel_at(joint_travel, x, v):
-    """Joint v's motion from the path's first point to its (fractional) position ``x`` [steps]: linear along a step."""
-    k = min(int(x), joint_travel.shape[0] - 2)
-    return joint_travel[k, v] + (x - k) * (joint_travel[k + 1, v] - joint_travel[k, v])
-
-
-@compiled_kernel(inline="always")
 def _set_block_margins(joint_travel, reach, first, middle, last, bound, work, back, ahead):
     """The margins of the state at ``middle`` of the block ``first`` .. ``last`` (positions along the path [steps],
     fractional within a step): the most each body moves from there to either end (each group value's span, in
@@ -83,9 +76,11 @@ def _set_block_margins(joint_travel, reach, first, middle, last, bound, work, ba
     own bound in the state (infinity here, lowered by ``_tightened``: on the bench's 30 Panda plans
     ``growth_reach``'s margins for them proved the same states and cost a third of setting the margins)."""
     spans, bodies, dof = bound[2], work.world_bodies.shape[0], joint_travel.shape[1]
+    _state_at(joint_travel, first, back)  # each joint's travel from the path's start, at the three positions
+    _state_at(joint_travel, middle, spans)
+    _state_at(joint_travel, last, ahead)
     for v in range(dof):
-        at = _travel_at(joint_travel, middle, v)
-        back[v], ahead[v] = at - _travel_at(joint_travel, first, v), _travel_at(joint_travel, last, v) - at
+        back[v], ahead[v] = spans[v] - back[v], ahead[v] - spans[v]
         spans[v] = max(back[v], ahead[v])
     for m in range(bodies):
         to_first, to_last = 0.0, 0.0

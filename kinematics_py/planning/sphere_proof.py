@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..collision.checker import CollisionChecker
-from ..collision.kernel_inputs import KernelInputs, inputs_of
+from ..collision.kernel_inputs import KernelInputs, kept_inputs
 from ..collision.sphere_kernels import (
     SphereChain,
     SphereTable,
@@ -222,7 +222,7 @@ def proof_bound(check: PathCheck, table: SphereTable) -> tuple:
     return reach, lowest, np.empty(len(check.joint_names)), np.empty(reach.shape)
 
 
-def kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, Workspace]:
+def kernel_tuples(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, Workspace]:
     """(chain, table arrays, a workspace) of ``check``'s group for ``table``'s spheres (``moving_table`` made sure
     that the group has a chain)."""
     chain, arrays = chain_tables(check, table)
@@ -230,20 +230,13 @@ def kernel_inputs(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, W
 
 
 def kernel_bundle(check: PathCheck, table: SphereTable) -> KernelInputs:
-    """``kernel_inputs``' chain, table arrays and workspace (no margins set) as one object (``bundled``)."""
-    return bundled(*kernel_inputs(check, table))
-
-
-def bundled(chain: tuple, arrays: tuple, work: Workspace) -> KernelInputs:
-    """``chain``, ``arrays`` and ``work`` as one ``KernelInputs`` (a compiled call given it costs about 1.5 us to
-    enter, the three about 4 us), kept per thread with them (their margins as they are)."""
-    key = (id(chain), id(arrays), id(work))
-    return thread_scratch(f"{__name__}.bundled", key, lambda: (chain, arrays, work, inputs_of(chain, arrays, work)))[3]
+    """``kernel_tuples``' chain, table arrays and workspace (no margins set) as one object (``kept_inputs``)."""
+    return kept_inputs(*kernel_tuples(check, table))
 
 
 def _workspace(check: PathCheck, table: SphereTable) -> Workspace:
     """A workspace for ``table``'s spheres, no margins set, kept per thread (the kernels given one by
-    ``kernel_inputs`` are done with it when they return)."""
+    ``kernel_tuples`` are done with it when they return)."""
     key = (id(table.sphere_center), len(table.self_pairs), table.world_tested.shape, check.binding_key[1])
     kept = thread_scratch(__name__, key, lambda: (table.sphere_center, workspace(
         check.base, len(check.checker.model.link_names), table)))
@@ -267,7 +260,7 @@ def spheres_free(check: PathCheck, table: SphereTable, states: np.ndarray, growt
     ``growth`` (n, bodies + self pairs)."""
     free = np.zeros(len(states), dtype=bool)
     chain_states_free(np.ascontiguousarray(states, dtype=float), np.ascontiguousarray(growth),
-                      *kernel_inputs(check, table), free)
+                      *kernel_tuples(check, table), free)
     return free
 
 
@@ -277,7 +270,7 @@ def _block_proven(check: PathCheck, found: ProofTable, positions: np.ndarray) ->
     points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
     check.states_checked += block_proof(np.ascontiguousarray(positions, dtype=float), found.growth_reach,
                                         SPHERE_HALVINGS, proof_bound(check, found.table),
-                                        *kernel_inputs(check, found.table), points, steps)
+                                        *kernel_tuples(check, found.table), points, steps)
     return points, steps
 
 
@@ -411,7 +404,7 @@ def spheres_free_segments(check: PathCheck, waypoints: np.ndarray, found: ProofT
     touching = np.ones(len(waypoints) - 1, dtype=bool)
     if found is None or found.coarse is not None or not len(touching):
         return ~touching
-    chain, arrays, work = kernel_inputs(check, found.table)
+    chain, arrays, work = kernel_tuples(check, found.table)
     waypoints = np.ascontiguousarray(waypoints, dtype=float)
     touching_segments(waypoints, check.resolution, chain, arrays, work, motion_scratch(len(chain[0])), touching)
     free = ~touching

@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..collision.kernel_inputs import kept_inputs
 from ..collision.sphere_kernels import (
     SphereTable,
     chain_collides,
@@ -42,11 +43,10 @@ from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
 from .sphere_proof import (
     ProofTable,
-    bundled,
     chain_tables,
     first_touching,
     growth_reach,
-    kernel_inputs,
+    kernel_tuples,
     moving_table,
     segment_free,
     spheres_free_segments,
@@ -125,7 +125,7 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
     """Run RRT-Connect's iterations ``first`` .. ``first + iterations - 1`` on the trees ``nodes[0]`` (rooted at the
     start) and ``nodes[1]`` (rooted at every goal: parent -1), ``counts`` nodes each. Returns the number of
     waypoints written to ``path`` (start to goal), 0 when no path yet, -1 when a tree is full. Motions are checked
-    by ``chain_motion_collides`` (``inputs``: the chain, its table and a workspace, ``sphere_proof.bundled``)."""
+    by ``chain_motion_collides`` (``inputs``: the chain, its table and a workspace, ``kernel_inputs.kept_inputs``)."""
     chain, table, work = inputs.frames, inputs.table, inputs.work
     dof = lower.shape[0]
     sample = np.empty(dof)
@@ -265,11 +265,11 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     if moving is None or len(goals) > TREE_CAPACITY // 2:
         return None
     table, ends = moving.table, np.vstack([start, goals])
-    chain, arrays, work = kernel_inputs(check, table)  # (the workspace kept for the thread, its margins zero)
-    inputs, relaxed, left = bundled(chain, arrays, work), table, None
+    chain, arrays, work = kernel_tuples(check, table)  # (the workspace kept for the thread, its margins zero)
+    inputs, relaxed, left = kept_inputs(chain, arrays, work), table, None
     if first_touching(ends, inputs) >= 0:  # (one compiled call for the usual case: none touches)
         relaxed, left = _relaxed(check, table, ends, work)
-        inputs = bundled(*chain_tables(check, relaxed), work)  # (the shrunk pairs' margins set in ``work``)
+        inputs = kept_inputs(*chain_tables(check, relaxed), work)  # (the shrunk pairs' margins set in ``work``)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     nodes, parents, path = thread_scratch(__name__, len(start), lambda: (
         np.empty((2, TREE_CAPACITY, len(start))), np.empty((2, TREE_CAPACITY), dtype=np.int64),

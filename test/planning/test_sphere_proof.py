@@ -40,7 +40,7 @@ from kinematics_py.planning.sphere_pairs import body_names
 from kinematics_py.planning.sphere_proof import (
     chain_tables,
     checked_path,
-    kernel_inputs,
+    kernel_tuples,
     moving_table,
     segment_free,
     sphere_proof,
@@ -188,7 +188,7 @@ def test_a_motion_a_witness_point_proves_colliding_beyond_where_the_spheres_touc
     first_invalid = PathCheck.first_invalid
     monkeypatch.setattr(PathCheck, "first_invalid", lambda self, states: exact_calls.append(len(states)) or
                         first_invalid(self, states))
-    chain, arrays, work = kernel_inputs(check, moving_table(check).table)
+    chain, arrays, work = kernel_tuples(check, moving_table(check).table)
     beyond = 0
     for q_from, q_to, _ in random_waypoints(checker, names, 4 * PATHS, np.random.default_rng(SEED + 3)):
         exact_calls.clear()
@@ -365,7 +365,7 @@ def test_a_proof_in_blocks_proves_every_step_its_steps_alone_prove_with_fewer_st
     def proof(positions):
         points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
         checked = proof_blocks.block_proof(positions, found.growth_reach, sphere_proof_module.SPHERE_HALVINGS, bound,
-                                           *sphere_proof_module.kernel_inputs(check, found.table), points, steps)
+                                           *sphere_proof_module.kernel_tuples(check, found.table), points, steps)
         return points, steps, checked
 
     in_blocks = alone = proven = 0

@@ -11,7 +11,7 @@ from robots import bundled_robot
 from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Mesh
-from kinematics_py.collision.kernel_inputs import inputs_of
+from kinematics_py.collision.kernel_inputs import inputs_of, kept_inputs
 from kinematics_py.collision.sphere_kernels import (
     chain_collides,
     chain_inside_collides,
@@ -35,10 +35,9 @@ from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify, segment_states
 from kinematics_py.planning.sphere_proof import (
-    bundled,
     chain_tables,
     first_touching,
-    kernel_inputs,
+    kernel_tuples,
     moving_table,
     segment_free,
     spheres_free_segments,
@@ -351,7 +350,7 @@ def test_the_segments_the_spheres_find_free_in_one_call_are_those_of_each_motion
     names, check, (lower, upper) = search_setup(plugin, checker)
     check.fixed_pairs_free = True
     found = moving_table(check)
-    chain, arrays, work = kernel_inputs(check, found.table)
+    chain, arrays, work = kernel_tuples(check, found.table)
     rng = np.random.default_rng(SEED)
     for _ in range(20):
         waypoints = lower + rng.random((6, len(names))) * (upper - lower)
@@ -416,8 +415,8 @@ def test_kernels_given_one_object_answer_as_given_its_tuples(table_wall):
     names, check, (lower, upper) = search_setup(plugin, checker)
     check.fixed_pairs_free = True
     found = moving_table(check)
-    chain, arrays, work = kernel_inputs(check, found.table)
-    inputs = bundled(chain, arrays, work)
+    chain, arrays, work = kernel_tuples(check, found.table)
+    inputs = kept_inputs(chain, arrays, work)
     model, table = checker.model, sphere_table(checker)
     whole_work = workspace(check.base, len(model.link_names), table)
     whole = inputs_of(model.tree.table_arrays, tuple(table), whole_work)
