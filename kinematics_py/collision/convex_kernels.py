@@ -132,30 +132,38 @@ def _between(simplex, i, j, t):
 
 
 @compiled_kernel(inline="always")
+def _edge_dots(simplex, m, ab, ac):
+    """(-ab . p, -ac . p) for the corner p = simplex[m] (``ab``, ``ac``: a triangle's edges, 3-tuples)."""
+    return (-(ab[0] * simplex[m, 0] + ab[1] * simplex[m, 1] + ab[2] * simplex[m, 2]),
+            -(ac[0] * simplex[m, 0] + ac[1] * simplex[m, 1] + ac[2] * simplex[m, 2]))
+
+
+@compiled_kernel(inline="always")
+def _corner(simplex, m, rows):
+    """``_closest_on_triangle``'s answer when the nearest point is the corner simplex[m]."""
+    rows[0] = m
+    return 1, (simplex[m, 0], simplex[m, 1], simplex[m, 2])
+
+
+@compiled_kernel(inline="always")
 def _closest_on_triangle(simplex, i, j, k, rows):
     """(n, point): the point of triangle (simplex rows i, j, k) nearest the origin, and rows[:n] <- the rows it lies
     on; n = 0 when the triangle is degenerate (its corners in a line)."""
-    abx, aby, abz = simplex[j, 0] - simplex[i, 0], simplex[j, 1] - simplex[i, 1], simplex[j, 2] - simplex[i, 2]
-    acx, acy, acz = simplex[k, 0] - simplex[i, 0], simplex[k, 1] - simplex[i, 1], simplex[k, 2] - simplex[i, 2]
-    d1 = -(abx * simplex[i, 0] + aby * simplex[i, 1] + abz * simplex[i, 2])
-    d2 = -(acx * simplex[i, 0] + acy * simplex[i, 1] + acz * simplex[i, 2])
+    ab = (simplex[j, 0] - simplex[i, 0], simplex[j, 1] - simplex[i, 1], simplex[j, 2] - simplex[i, 2])
+    ac = (simplex[k, 0] - simplex[i, 0], simplex[k, 1] - simplex[i, 1], simplex[k, 2] - simplex[i, 2])
+    d1, d2 = _edge_dots(simplex, i, ab, ac)
     if d1 <= 0.0 and d2 <= 0.0:
-        rows[0] = i
-        return 1, (simplex[i, 0], simplex[i, 1], simplex[i, 2])
-    d3 = -(abx * simplex[j, 0] + aby * simplex[j, 1] + abz * simplex[j, 2])
-    d4 = -(acx * simplex[j, 0] + acy * simplex[j, 1] + acz * simplex[j, 2])
+        return _corner(simplex, i, rows)
+    d3, d4 = _edge_dots(simplex, j, ab, ac)
     if d3 >= 0.0 and d4 <= d3:
-        rows[0] = j
-        return 1, (simplex[j, 0], simplex[j, 1], simplex[j, 2])
+        return _corner(simplex, j, rows)
     vc = d1 * d4 - d3 * d2
     if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
         rows[0], rows[1] = i, j
         return 2, _between(simplex, i, j, d1 / (d1 - d3))
-    d5 = -(abx * simplex[k, 0] + aby * simplex[k, 1] + abz * simplex[k, 2])
-    d6 = -(acx * simplex[k, 0] + acy * simplex[k, 1] + acz * simplex[k, 2])
+    d5, d6 = _edge_dots(simplex, k, ab, ac)
     if d6 >= 0.0 and d5 <= d6:
-        rows[0] = k
-        return 1, (simplex[k, 0], simplex[k, 1], simplex[k, 2])
+        return _corner(simplex, k, rows)
     vb = d5 * d2 - d1 * d6
     if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
         rows[0], rows[1] = i, k
@@ -165,12 +173,13 @@ def _closest_on_triangle(simplex, i, j, k, rows):
         rows[0], rows[1] = j, k
         return 2, _between(simplex, j, k, (d4 - d3) / ((d4 - d3) + (d5 - d6)))
     area = va + vb + vc  # |ab x ac|^2
-    if not area > DEGENERATE * (abx * abx + aby * aby + abz * abz) * (acx * acx + acy * acy + acz * acz):
+    if not area > DEGENERATE * (ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2]) * (ac[0] * ac[0] + ac[1] * ac[1] +
+                                                                                 ac[2] * ac[2]):
         return 0, (0.0, 0.0, 0.0)
     tb, tc = vb / area, vc / area
     rows[0], rows[1], rows[2] = i, j, k
-    return 3, (simplex[i, 0] + tb * abx + tc * acx, simplex[i, 1] + tb * aby + tc * acy,
-               simplex[i, 2] + tb * abz + tc * acz)
+    return 3, (simplex[i, 0] + tb * ab[0] + tc * ac[0], simplex[i, 1] + tb * ab[1] + tc * ac[1],
+               simplex[i, 2] + tb * ab[2] + tc * ac[2])
 
 
 @compiled_kernel(inline="always")
