@@ -317,8 +317,7 @@ class CollisionChecker:
         transforms = np.empty((count, pairs, 3, 4))
         candidates = np.empty((count, pairs), dtype=np.bool_)
         verdicts = np.empty((count, pairs), dtype=np.int8)
-        found = place_and_cull(Q, self.model.tree.table_arrays, tables.shape_arrays, tested, tables.convex_arrays,
-                               stop_at_first, transforms, candidates, verdicts)
+        found = place_and_cull(Q, tables.placement, tested, stop_at_first, transforms, candidates, verdicts)
         return transforms, candidates, verdicts if found else None
 
     def _current_tables(self) -> PairTables:

@@ -129,12 +129,12 @@ def place_shapes(q, tree, shapes, T_plan_shape):
 
 
 @compiled_kernel
-def place_and_cull(Q, tree, shapes, tested, convex, stop_at_first, T_a_b, candidates, verdicts):
+def place_and_cull(Q, inputs, tested, stop_at_first, T_a_b, candidates, verdicts):
     """For every state Q[n] (a state vector, see ``tree_kernels``): place every shape and mark in candidates[n]
     the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4); then each
-    candidate's verdict (``convex_kernels.candidate_verdicts``: ``convex``, ``stop_at_first``, ``verdicts``, and what
-    it returns)."""
-    tree, shapes = TreeTable(*tree), ShapeTable(*shapes)
+    candidate's verdict (``convex_kernels.candidate_verdicts``: ``stop_at_first``, ``verdicts``, and what it
+    returns). ``inputs``: the tree's, the shapes' and the convex table's arrays (``kernel_inputs.PlacementInputs``)."""
+    tree, shapes, convex = TreeTable(*inputs.tree), ShapeTable(*inputs.shapes), inputs.convex
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
     shape_pose = np.empty((S, 4, 4))

@@ -28,6 +28,7 @@ from .geometry import (
     local_bounds,
     scaled_and_padded,
 )
+from .kernel_inputs import PlacementInputs, placement_inputs_of
 from .kernels import ShapeTable
 from .report import BodyType
 
@@ -44,6 +45,7 @@ class PairTables:
     geometries: tuple  # (S,) backend geometry of every shape
     pair_involves_world: np.ndarray  # (P,)
     convex: ConvexTable  # every shape as the compiled narrow phase tests it (``convex_kernels``)
+    tree_arrays: tuple  # the robot's ``TreeTable`` arrays, that place its links
 
     @functools.cached_property
     def masks(self) -> dict[tuple[bool, bool], np.ndarray]:
@@ -56,9 +58,9 @@ class PairTables:
         return tuple(self.shapes)
 
     @functools.cached_property
-    def convex_arrays(self) -> tuple[np.ndarray, ...]:
-        """``convex`` as a plain tuple, for kernel calls."""
-        return tuple(self.convex)
+    def placement(self) -> PlacementInputs:
+        """The robot's tree, ``shapes`` and ``convex`` as one object for ``kernels.place_and_cull``."""
+        return placement_inputs_of(self.tree_arrays, self.shape_arrays, tuple(self.convex))
 
     @functools.cached_property
     def pair_geometries(self) -> PairGeometries:
@@ -99,6 +101,7 @@ class TableBuilder:
         self.backend = backend
         self.mesh_mode = mesh_mode
         self._link_index = {name: i for i, name in enumerate(model.link_names)}
+        self._tree_arrays = model.tree.table_arrays
         #: shape -> {(scale, padding, hull): (local bounds, backend geometry)}; an entry goes with its shape, so the
         #: geometry of a removed world object (a bounding-volume tree of a large mesh) is freed with the object.
         self._geometry_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -152,6 +155,7 @@ class TableBuilder:
             geometries=tuple(row[4] for row in rows),
             pair_involves_world=involves_world,
             convex=convex_table([row[5] for row in rows]),
+            tree_arrays=self._tree_arrays,
         )
 
     def _geometry(self, shape: Shape, scale: float, padding: float, hull: bool, offset: float = 0.0):
