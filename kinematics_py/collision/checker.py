@@ -202,11 +202,7 @@ class CollisionChecker:
         tables = self._current_tables()
         q = self.state_vector(state).reshape(1, -1)
         transforms, _, verdicts = self._place(tables, q, tables.masks[(self_collisions, world)], True)
-        if verdicts is None:
-            return False
-        collide, pair_geometries = self.backend.collide, tables.pair_geometries
-        return bool((verdicts[0] == TOUCHING).any()) or any(collide(*pair_geometries[p], transforms[0, p])
-                                                            for p in np.flatnonzero(verdicts[0] == UNDECIDED))
+        return bool(_colliding_rows(self.backend, tables, transforms, verdicts, True)[0])
 
     def check(self, state, *, contacts: bool = False, max_contacts: int = 64, max_contacts_per_pair: int = 1,
               self_collisions: bool = True, world: bool = True, links: Iterable[str] | None = None) -> CollisionReport:
