@@ -1,9 +1,13 @@
 """``transport.actions.serve_action`` in-process, on the node's executor, when publishing a goal's status fails
 (RCLError, as Fast DDS refuses a write now and then on a loaded machine): a goal accepted still executes and its
-client gets its result; a goal whose end could not be published still answers its result as filled."""
+client gets its result; a goal whose end could not be published still answers its result as filled. And when rmw
+does not send an answer (its client's reader not matched yet: RCLError from rclpy), it is sent again: the goal's
+acceptance, its result, a cancel's answer."""
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 
 import pytest
 import rclpy
@@ -11,7 +15,7 @@ from action_msgs.msg import GoalStatus
 from moveit_msgs.action import ExecuteTrajectory
 from moveit_msgs.msg import MoveItErrorCodes
 from rclpy.action import ActionClient
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
 
 from kinematics_py.errors import ErrorCode
@@ -20,7 +24,9 @@ from kinematics_py.ros.transport.executor import NodeExecutor
 
 pytestmark = pytest.mark.ros
 
-ACTION = "/goal_keeping_test/execute_trajectory"
+#: Each test's action of its own: a server of an earlier test that a new client still sees (its removal not yet
+#: announced) would take its goal requests, and the new server would never see them.
+ACTIONS = (f"/goal_keeping_test_{index}/execute_trajectory" for index in itertools.count())
 #: A bound on the wait for a result, not a latency: a goal left hanging never ends.
 RESULT_TIMEOUT_S = 60.0
 RCLError = rclpy_implementation.RCLError
@@ -28,20 +34,23 @@ PUBLISH_FAILURE = "Failed publish goal status array: cannot publish data (inject
 
 
 class Server:
-    """serve_action on a node of its own context, spun by a NodeExecutor on a thread."""
+    """serve_action on a node of its own context, spun by a NodeExecutor (or rclpy's ``executor_type``) on a
+    thread."""
 
-    def __init__(self, execution):
+    def __init__(self, execution, action: str, executor_type=None):
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.node = rclpy.create_node("goal_keeping_server", context=self.context)
-        self.executor = NodeExecutor(2, 1, lambda _entity: False, self.node.get_logger(), context=self.context)
+        self.executor = (NodeExecutor(2, 1, lambda _entity: False, self.node.get_logger(), context=self.context)
+                         if executor_type is None else executor_type(context=self.context))
         self.executor.add_node(self.node)
-        self.server = serve_action(self.node, ExecuteTrajectory, ACTION, execution, None, moveit_error_code("test"))
+        self.server = serve_action(self.node, ExecuteTrajectory, action, execution, None, moveit_error_code("test"))
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         self.thread.start()
 
     def close(self) -> None:
         self.executor.shutdown()
+        self.server.destroy()  # (destroy_node leaves a node's action servers and clients)
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
 
@@ -49,26 +58,35 @@ class Server:
 class Client:
     """An ExecuteTrajectory client in a context of its own."""
 
-    def __init__(self):
+    def __init__(self, action: str):
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
         self.node = rclpy.create_node("goal_keeping_client", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.client = ActionClient(self.node, ExecuteTrajectory, ACTION)
+        self.client = ActionClient(self.node, ExecuteTrajectory, action)
         assert self.client.wait_for_server(timeout_sec=RESULT_TIMEOUT_S)
 
     def result(self):
         """(status, error_code) of a goal sent, once it ended."""
+        return self.result_of(self.accepted_goal())
+
+    def accepted_goal(self):
+        """The handle of a goal sent and accepted."""
         sent = self.client.send_goal_async(ExecuteTrajectory.Goal())
         self.executor.spin_until_future_complete(sent, timeout_sec=RESULT_TIMEOUT_S)
         assert sent.done() and sent.result().accepted, "the goal was not accepted"
-        ended = sent.result().get_result_async()
+        return sent.result()
+
+    def result_of(self, goal_handle):
+        """(status, error_code) of the goal, once it ended."""
+        ended = goal_handle.get_result_async()
         self.executor.spin_until_future_complete(ended, timeout_sec=RESULT_TIMEOUT_S)
         assert ended.done(), f"no result within {RESULT_TIMEOUT_S} s: the goal was left hanging"
         return ended.result().status, ended.result().result.error_code
 
     def close(self) -> None:
+        self.client.destroy()
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
 
@@ -78,8 +96,9 @@ def serving():
     """``serving(execution)``: a Server of ``execution`` and a Client of it."""
     started = []
 
-    def start(execution):
-        started.extend([Server(execution), Client()])
+    def start(execution, executor_type=None):
+        action = next(ACTIONS)
+        started.extend([Server(execution, action, executor_type), Client(action)])
         return started[0], started[1]
     yield start
     for each in reversed(started):
@@ -121,3 +140,56 @@ def test_a_goal_whose_end_was_not_published_answers_its_result(serving):
     status, code = client.result()
     assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
     assert code.message == "executed"
+
+
+def fail_first(answers, times: int) -> list:
+    """``answers`` (an ``ActionAnswers``) refuses its first ``times`` tries as rclpy does when rmw did not send an
+    answer; the list returned counts the tries."""
+    tries, send_now = [], answers.send_now
+
+    def refusing(request_header, response):
+        tries.append(True)
+        if len(tries) <= times:
+            raise RCLError(f"Failed to send {answers.kind} response (injected)")
+        send_now(request_header, response)
+    answers.send_now = refusing
+    return tries
+
+
+@pytest.mark.parametrize("executor_type", [None, MultiThreadedExecutor], ids=["NodeExecutor", "rclpy-executor"])
+def test_a_goal_acceptance_rmw_did_not_send_is_sent_again(serving, executor_type):
+    """rclpy logged such an answer and dropped it: the goal neither answered nor executed, its client waiting."""
+    ran = []
+    server, client = serving(executed(ran), executor_type)
+    tries = fail_first(server.server.answers["goal"], 3)
+    status, code = client.result()
+    assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
+    assert ran == [True] and len(tries) == 4
+
+
+def test_a_result_rmw_did_not_send_is_sent_again(serving):
+    server, client = serving(executed([]))
+    tries = fail_first(server.server.answers["result"], 3)
+    status, code = client.result()
+    assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
+    assert len(tries) == 4
+
+
+def test_a_cancel_answer_rmw_did_not_send_is_sent_again(serving):
+    """The goal runs until its cancel is requested; the cancel's answer names it, and the goal ends canceled."""
+    def until_cancelled(_goal_handle, _result, stop):
+        deadline = time.monotonic() + RESULT_TIMEOUT_S
+        while not stop() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return ErrorCode.PREEMPTED, stop() or "never cancelled"
+    server, client = serving(until_cancelled)
+    tries = fail_first(server.server.answers["cancel"], 2)
+    goal_handle = client.accepted_goal()
+    cancelled = goal_handle.cancel_goal_async()
+    client.executor.spin_until_future_complete(cancelled, timeout_sec=RESULT_TIMEOUT_S)
+    assert cancelled.done(), "the cancel request was not answered"
+    canceling = [bytes(goal.goal_id.uuid) for goal in cancelled.result().goals_canceling]
+    assert canceling == [bytes(goal_handle.goal_id.uuid)]
+    status, code = client.result_of(goal_handle)
+    assert (status, code.message) == (GoalStatus.STATUS_CANCELED, "cancelled by its client")
+    assert len(tries) == 3

@@ -1,7 +1,8 @@
 """Action servers on the node's executor: every goal accepted, every cancel request accepted, the execution run
 on a pool thread that may wait for long (``DaemonPool.waiting_long``: the pool starts a thread more meanwhile, so
 the callbacks the execution waits for never wait for its thread), and any exception ended as the result's error
-code, never a goal left hanging: not even when publishing the goals' status array fails (``GoalKeepingServer``)."""
+code, never a goal left hanging: not even when an answer cannot be sent at once or publishing the goals' status
+array fails (``GoalKeepingServer``)."""
 from __future__ import annotations
 
 import contextlib
@@ -9,12 +10,17 @@ import time
 import traceback
 from collections.abc import Callable
 
-from action_msgs.msg import GoalStatus
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from action_msgs.msg import GoalInfo, GoalStatus
+from rclpy.action import ActionServer
+from rclpy.action.server import GoalEvent, ServerGoalHandle
+from rclpy.exceptions import InvalidHandle
+from rclpy.executors import await_or_execute
 from rclpy.impl.implementation_singleton import rclpy_implementation
+from rclpy.task import Future
 
 from ...errors import ErrorCode
 from ..messages.conversions import error_code_msg
+from .rcl_service_io import Delivery, Resender
 
 #: An execution: (goal handle, result to fill, stop) -> (code, message); ``stop()`` says why the goal should stop
 #: ("" while it runs on).
@@ -68,10 +74,7 @@ def serve_action(node, action_type, name: str, execution: Execution, callback_gr
             server.notify_goal_done()  # (rclpy's transition stopped before it)
         return result
 
-    server = GoalKeepingServer(node, action_type, name, execute_callback=execute,
-                               goal_callback=lambda _goal: GoalResponse.ACCEPT,
-                               cancel_callback=lambda _goal_handle: CancelResponse.ACCEPT,
-                               callback_group=callback_group)
+    server = GoalKeepingServer(node, action_type, name, execute_callback=execute, callback_group=callback_group)
     return server
 
 
@@ -85,19 +88,51 @@ def _end(goal_handle, code: ErrorCode) -> None:
         goal_handle.abort()
 
 
+class ActionAnswers:
+    """An action server's answers of one kind ("goal", "cancel" or "result") as ``Resender`` sends them (an
+    ``AnswerChannel``): rclpy raises RCLError for an answer rmw did not send (its client's reader not matched yet,
+    as for services; rcl_action does not say which), and the answer is sent again."""
+
+    def __init__(self, server: ActionServer, action: str, kind: str):
+        self._server, self.kind = server, kind
+        self.name = f"{action}/_action/{'get_result' if kind == 'result' else kind}"
+
+    def send(self, request_header, response) -> tuple[Delivery, str]:
+        try:
+            with self._server._lock:
+                self.send_now(request_header, response)
+        except InvalidHandle:
+            return Delivery.SERVICE_GONE, "the action server was destroyed"
+        except RCLError as error:
+            return Delivery.CLIENT_NOT_MATCHED, str(error)
+        return Delivery.SENT, ""
+
+    def send_now(self, request_header, response) -> None:
+        """One try through rclpy's handle (RCLError when rmw did not send it)."""
+        getattr(self._server._handle, f"send_{self.kind}_response")(request_header, response)
+
+    def describe(self, request_header) -> str:
+        return f"{self.kind} request {request_header.sequence_number}"
+
+
 class GoalKeepingServer(ActionServer):
-    """rclpy's ActionServer, but a goal once accepted is always executed, and each request taken is handled.
+    """rclpy's ActionServer, but every goal accepted and executed, every cancel request accepted, and every request
+    answered: rclpy's own request handling is replaced where it loses a goal or an answer.
 
-    rclpy publishes the status array of the goals right after answering a goal request "accepted", and at each
-    transition of a goal. An error there (Fast DDS refused the write now and then on a loaded machine: RCLError
-    "Failed publish goal status array: cannot publish data") ended rclpy's handling of the goal request with the
-    goal accepted but never executed, its client waiting for a result forever, and dropped the cancel and result
-    requests taken with it. Here the goal executes all the same: the status array published at its next
-    transition tells its state then, and its result answers its client as ever."""
+    - An answer rmw did not send (the client's reader not matched yet by the server's answer writer, e.g. discovery
+      lagging on a loaded machine) is sent again by the executor's ``Resender`` (rclpy logged it and dropped it: a
+      goal accepted but neither answered nor executed, a result or a cancel answer never received).
+    - rclpy publishes the status array of the goals right after answering a goal request "accepted", and at each
+      transition of a goal. An error there (Fast DDS refused the write now and then on a loaded machine: RCLError
+      "Failed publish goal status array: cannot publish data") ended rclpy's handling of the goal request with the
+      goal accepted but never executed, and dropped the cancel and result requests taken with it. Here the goal
+      executes all the same: the status array published at its next transition tells its state then."""
 
-    def __init__(self, node, *args, **kwargs):
-        super().__init__(node, *args, handle_accepted_callback=self._start, **kwargs)
+    def __init__(self, node, action_type, action: str, **kwargs):
+        super().__init__(node, action_type, action, handle_accepted_callback=self._start, **kwargs)
         self._log = node.get_logger()
+        self.answers = {kind: ActionAnswers(self, action, kind) for kind in ("goal", "cancel", "result")}
+        self._own_resender: Resender | None = None
 
     async def execute(self, taken_data) -> None:
         failure = None
@@ -105,20 +140,43 @@ class GoalKeepingServer(ActionServer):
             try:
                 await super().execute({kind: data})
             except RCLError as error:
-                if kind != "goal" or not self._start_accepted(data[1].goal_id, error):
-                    failure = failure or error
+                failure = failure or error
         if failure is not None:
             raise failure
 
-    def _start_accepted(self, goal_id, error: Exception) -> bool:
-        """Start the goal ``goal_id`` if it was accepted but its execution was not started (True)."""
-        goal_handle = self._goal_handles.get(bytes(goal_id.uuid))  # (rclpy's own: it has no public accessor)
-        if goal_handle is None or goal_handle.status != GoalStatus.STATUS_ACCEPTED:
-            return False
-        self._log.warning(f"goal {bytes(goal_id.uuid).hex()[:8]} accepted; its status was not published "
-                          f"({error!r}): it executes all the same")
-        self._start(goal_handle)
-        return True
+    async def _execute_goal_request(self, request_header_and_message) -> None:
+        request_header, goal_request = request_header_and_message
+        goal_info = GoalInfo(goal_id=goal_request.goal_id, stamp=self._node.get_clock().now().to_msg())
+        goal_handle = self._accept(goal_info, goal_request.goal)
+        self._answer("goal", request_header, self._action_type.Impl.SendGoalService.Response(
+            accepted=goal_handle is not None, stamp=goal_info.stamp))
+        if goal_handle is None:
+            return
+        try:
+            self._handle.publish_status()
+            await await_or_execute(self._handle_accepted_callback, goal_handle)
+        except RCLError as error:
+            if goal_handle.status != GoalStatus.STATUS_ACCEPTED:
+                raise
+            self._log.warning(f"goal {bytes(goal_info.goal_id.uuid).hex()[:8]} accepted; its status was not "
+                              f"published ({error!r}): it executes all the same")
+            self._start(goal_handle)
+
+    def _accept(self, goal_info: GoalInfo, goal) -> ServerGoalHandle | None:
+        """The goal's handle, its result awaited; None when its id is taken already or rcl refused it."""
+        with self._lock:
+            if self._handle.goal_exists(goal_info):
+                return None
+            try:
+                goal_handle = ServerGoalHandle(self, goal_info, goal)
+            except RuntimeError as error:
+                self._log.error(f"goal {bytes(goal_info.goal_id.uuid).hex()[:8]} not accepted: {error}")
+                return None
+        uuid = bytes(goal_info.goal_id.uuid)
+        self._goal_handles[uuid] = goal_handle  # (rclpy's own tables of goals and results)
+        self._result_futures[uuid] = Future()
+        self.add_future(self._result_futures[uuid])
+        return goal_handle
 
     def _start(self, goal_handle) -> None:
         """An accepted goal's execution started (rclpy's default, but also when its EXECUTING status could not be
@@ -129,6 +187,47 @@ class GoalKeepingServer(ActionServer):
             if goal_handle.status != GoalStatus.STATUS_EXECUTING:
                 raise
             self.notify_execute(goal_handle, None)
+
+    async def _execute_cancel_request(self, request_header_and_message) -> None:
+        request_header, cancel_request = request_header_and_message
+        with self._lock:
+            response = self._handle.process_cancel_request(cancel_request,
+                                                           self._action_type.Impl.CancelGoalService.Response)
+        response.goals_canceling = [goal_info for goal_info in response.goals_canceling if self._cancel(goal_info)]
+        self._answer("cancel", request_header, response)
+
+    def _cancel(self, goal_info: GoalInfo) -> bool:
+        """The goal's cancel requested (False: not a goal of this server, or one that ended meanwhile)."""
+        goal_handle = self._goal_handles.get(bytes(goal_info.goal_id.uuid))
+        if goal_handle is None:
+            return False
+        try:
+            goal_handle._update_state(GoalEvent.CANCEL_GOAL)
+        except RCLError:  # the goal ended meanwhile, or the CANCELING status was not published
+            return goal_handle.status == GoalStatus.STATUS_CANCELING
+        return True
+
+    async def _execute_get_result_request(self, request_header_and_message) -> None:
+        request_header, result_request = request_header_and_message
+        result = self._result_futures.get(bytes(result_request.goal_id.uuid))
+        if result is None:  # an unknown goal, or one expired
+            self._answer("result", request_header, self._action_type.Impl.GetResultService.Response(
+                status=GoalStatus.STATUS_UNKNOWN))
+        else:
+            result.add_done_callback(lambda done: self._answer("result", request_header, done.result()))
+
+    def _answer(self, kind: str, request_header, response) -> None:
+        if response is not None:
+            self._resender().send(self.answers[kind], request_header, response)
+
+    def _resender(self) -> Resender:
+        """The node's executor's (NodeExecutor), else one of this server's own."""
+        resender = getattr(self._node.executor, "resends", None)
+        if resender is None:
+            if self._own_resender is None:
+                self._own_resender = Resender(self._log)
+            resender = self._own_resender
+        return resender
 
 
 class _Stop:

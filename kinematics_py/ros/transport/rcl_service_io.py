@@ -23,6 +23,7 @@ import threading
 import time
 from collections import deque
 from enum import Enum
+from typing import Protocol
 
 from rclpy.exceptions import InvalidHandle
 
@@ -257,22 +258,41 @@ class ServiceIO:
         error = _error_text()
         return (Delivery.CLIENT_NOT_MATCHED if result == RCL_RET_TIMEOUT else Delivery.NOT_WRITTEN), error
 
+    @property
+    def name(self) -> str:
+        return self.service.service_name
+
+    @staticmethod
+    def describe(taken: TakenRequest) -> str:
+        """A request as the logs name it."""
+        return f"request {taken.sequence_number} of client {taken.client.hex()}"
+
+
+class AnswerChannel(Protocol):
+    """Where ``Resender`` sends answers: a ``ServiceIO``, or an action server's answers (``actions.ActionAnswers``)."""
+
+    name: str
+
+    def send(self, taken, response) -> tuple[Delivery, str]: ...
+
+    def describe(self, taken) -> str: ...
+
 
 #: What ``Resender`` sends again.
 RETRIED = frozenset((Delivery.CLIENT_NOT_MATCHED, Delivery.NOT_WRITTEN))
 
 
 class Resender:
-    """Sends answers; one rmw did not send (its client not matched yet, or the answer writer's history full of
-    answers that slow clients have not acknowledged) is sent again from a thread of its own, every
-    RESEND_PERIOD_S while that lasts, until it is sent or its client is gone (rmw then drops it), for
+    """Sends answers (through an ``AnswerChannel``); one rmw did not send (its client not matched yet, or the
+    answer writer's history full of answers that slow clients have not acknowledged) is sent again from a thread of
+    its own, every RESEND_PERIOD_S while that lasts, until it is sent or its client is gone (rmw then drops it), for
     RESEND_FOR_S at most (then logged as undelivered): every request taken is answered. One sent more than
     LATE_ANSWER_S after its first try is logged as late."""
 
     def __init__(self, logger):
         self._logger = logger
         self._lock = threading.Condition()
-        self._waiting: deque[tuple[float, ServiceIO, TakenRequest, object]] = deque()  # (first tried at, ...)
+        self._waiting: deque[tuple[float, AnswerChannel, object, object]] = deque()  # (first tried at, ...)
         self._thread: threading.Thread | None = None
         self._closed = False
         #: Answers not sent at the first try, those sent later than LATE_ANSWER_S, and those given up.
@@ -280,11 +300,11 @@ class Resender:
         self.late = 0
         self.undelivered = 0
 
-    def send(self, io: ServiceIO, taken: TakenRequest, response) -> None:
+    def send(self, io: AnswerChannel, taken, response) -> None:
         first_try = time.monotonic()
         delivery, reason = io.send(taken, response)
         if delivery in RETRIED:
-            self._logger.debug(f"answers on {io.service.service_name} not sent at once, sent again: {reason}",
+            self._logger.debug(f"answers on {io.name} not sent at once, sent again: {reason}",
                                throttle_duration_sec=5.0)
             with self._lock:
                 self.retried += 1
@@ -321,16 +341,15 @@ class Resender:
                 if delivery not in RETRIED:
                     if waited > LATE_ANSWER_S and delivery is Delivery.SENT:
                         self.late += 1
-                        self._logger.warning(f"answer to request {taken.sequence_number} of client "
-                                             f"{taken.client.hex()} on {io.service.service_name} sent {waited:.1f} s "
+                        self._logger.warning(f"answer to {io.describe(taken)} on {io.name} sent {waited:.1f} s "
                                              "late: rmw could not send it before", throttle_duration_sec=5.0)
                     continue
                 if waited < RESEND_FOR_S:
                     kept.append(entry)
                 else:
                     self.undelivered += 1
-                    self._logger.error(f"answer to request {taken.sequence_number} of client {taken.client.hex()} "
-                                       f"on {io.service.service_name} not delivered within {RESEND_FOR_S} s: {reason}")
+                    self._logger.error(f"answer to {io.describe(taken)} on {io.name} not delivered within "
+                                       f"{RESEND_FOR_S} s: {reason}")
                 if delivery is Delivery.NOT_WRITTEN:
                     kept.extend(waiting)
                     break
