@@ -12,7 +12,7 @@ from moveit_msgs.srv import ApplyPlanningScene, GetPositionFK, GetStateValidity,
 
 from kinematics_py.ros.transport import rcl_service_io
 from kinematics_py.ros.transport.executor import DaemonPool
-from kinematics_py.ros.transport.rcl_service_io import Delivery, Resender
+from kinematics_py.ros.transport.rcl_service_io import Delivery, Resender, ServiceIO
 from kinematics_py.ros.transport.request_queue import CHEAP_COST, FairQueue, QueuedRequest, request_cost
 
 WAIT_S = 30.0
@@ -122,10 +122,12 @@ def test_request_cost_counts_what_a_request_asks_for():
 class ScriptedService:
     """A ServiceIO stand-in whose sends go as ``outcomes`` say, per request (then SENT)."""
 
+    name = "/scripted"
+    describe = staticmethod(ServiceIO.describe)
+
     def __init__(self, outcomes: dict):
         self.outcomes = {name: list(steps) for name, steps in outcomes.items()}
         self.sent, self.tries = [], []
-        self.service = type("Service", (), {"service_name": "/scripted"})()
 
     def send(self, taken, response):
         self.tries.append(response)
