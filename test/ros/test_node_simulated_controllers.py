@@ -3,14 +3,16 @@
 given, else at the SRDF's first group state (the bundled UR5's ``home``, its elbow moved to 0.5 here), the node's
 own state there from its first answer (not only once its joint_states reach its subscription), and executes
 an execute_trajectory goal through it, joint_states ending at the trajectory's last point; a goal sent to it
-directly naming a joint it does not control is aborted INVALID_JOINTS, the joints left where they are."""
+directly naming a joint it does not control is aborted INVALID_JOINTS, the joints left where they are. A new
+client's first goal, sent as soon as it discovered the action, is answered (the node's answer writer may not have
+matched the client's reader yet: the answer is sent again until it is)."""
 from __future__ import annotations
 
 import numpy as np
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from moveit_msgs.action import ExecuteTrajectory
-from moveit_msgs.msg import MoveItErrorCodes, PlanningSceneComponents
+from moveit_msgs.msg import MoveItErrorCodes, PlanningSceneComponents, RobotTrajectory
 from moveit_msgs.srv import GetPlanningScene
 from node_harness import (
     CALL_TIMEOUT_S,
@@ -26,6 +28,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from kinematics_py.model.srdf import SemanticModel
 from kinematics_py.robots import bundled_robot_path
+from kinematics_py.ros.demo.client import KinematicsClient
 from kinematics_py.ros.messages.joint_trajectory import duration_msg
 
 #: The bundled UR5's SRDF, its first group state ("home": all zeros) with the elbow at 0.5.
@@ -83,3 +86,23 @@ def test_one_whole_robot_controller_from_the_srdf_state(module_processes, tmp_pa
                                                                FollowJointTrajectory.Result.INVALID_JOINTS)
         assert "'elbow'" in answer.error_string, answer.error_string
         np.testing.assert_allclose(current_positions(node), end, atol=1e-12)
+
+
+def test_a_new_clients_first_goal_sent_on_discovery_is_answered(module_processes, tmp_path):  # noqa: F811
+    with serving_node(module_processes, tmp_path, ur5_parameters(simulate_controllers=True), "first_goals") as node:
+        for index in range(4):
+            client = KinematicsClient(node.namespace, node_name=f"pytest_new_action_client_{index}")
+            executing = ActionClient(client.node, ExecuteTrajectory, f"{node.namespace}/execute_trajectory")
+            try:
+                assert executing.wait_for_server(timeout_sec=CALL_TIMEOUT_S)
+                sent = executing.send_goal_async(ExecuteTrajectory.Goal(trajectory=RobotTrajectory()))  # no ping first
+                client.spin_until(sent, CALL_TIMEOUT_S)
+                assert sent.done() and sent.result().accepted, f"client {index}: its goal was not answered"
+                result = sent.result().get_result_async()
+                client.spin_until(result, CALL_TIMEOUT_S)
+                assert result.done(), f"client {index}: its result was not answered"
+                code = result.result().result.error_code
+                assert code.val == MoveItErrorCodes.SUCCESS, code.message
+            finally:
+                executing.destroy()
+                client.close()
