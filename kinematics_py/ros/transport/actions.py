@@ -130,7 +130,7 @@ class GoalKeepingServer(ActionServer):
 
     def __init__(self, node, action_type, action: str, **kwargs):
         super().__init__(node, action_type, action, handle_accepted_callback=self._start, **kwargs)
-        self._log = node.get_logger()
+        self._action, self._log = action, node.get_logger()
         self.answers = {kind: ActionAnswers(self, action, kind) for kind in ("goal", "cancel", "result")}
         self._own_resender: Resender | None = None
 
@@ -158,7 +158,7 @@ class GoalKeepingServer(ActionServer):
         except RCLError as error:
             if goal_handle.status != GoalStatus.STATUS_ACCEPTED:
                 raise
-            self._log.warning(f"goal {bytes(goal_info.goal_id.uuid).hex()[:8]} accepted; its status was not "
+            self._log.warning(f"{_goal_named(self._action, goal_info.goal_id)} accepted; its status was not "
                               f"published ({error!r}): it executes all the same")
             self._start(goal_handle)
 
@@ -170,7 +170,7 @@ class GoalKeepingServer(ActionServer):
             try:
                 goal_handle = ServerGoalHandle(self, goal_info, goal)
             except RuntimeError as error:
-                self._log.error(f"goal {bytes(goal_info.goal_id.uuid).hex()[:8]} not accepted: {error}")
+                self._log.error(f"{_goal_named(self._action, goal_info.goal_id)} not accepted: {error}")
                 return None
         uuid = bytes(goal_info.goal_id.uuid)
         self._goal_handles[uuid] = goal_handle  # (rclpy's own tables of goals and results)
@@ -264,4 +264,8 @@ def feedback(goal_handle, action_type, state: str) -> None:
 
 def goal_name(action: str, goal_handle) -> str:
     """A goal as logs and messages name it: its action and the start of its id."""
-    return f"{action} goal {bytes(goal_handle.goal_id.uuid).hex()[:8]}"
+    return _goal_named(action, goal_handle.goal_id)
+
+
+def _goal_named(action: str, goal_id) -> str:
+    return f"{action} goal {bytes(goal_id.uuid).hex()[:8]}"
