@@ -8,16 +8,18 @@ import math
 
 import numpy as np
 
-from ..collision.sphere_kernels import SphereChain, SphereTable, chain_collides, place_chain, touching
+from ..collision.sphere_clearance import margin_scale
+from ..collision.sphere_kernels import SphereChain, SphereTable, chain_collides, place_chain
 from ..compiled import compiled_kernel
 from ..model.tree_kernels import REVOLUTE
 
-#: ``block_proof``: blocks proven in a row at one size before the next tries twice that size (the bench's 30 Panda
-#: plans, states checked a path: 234 halving every block from the whole path; 181 so; 158 with the points between
-#: single steps checked once; growing after 2 instead of 3 checked about 4 % more. With parts of steps, states
-#: checked in all on the bench's 30 plans of each robot's final paths, 3 -> 5: Panda 3771 -> 3577, Kinova 5031 ->
-#: 4619, UR5 11195 -> 8129; 2: Panda 4224; 4, 6, 8: 3692, 3607, 3636).
-PROVEN_BEFORE_GROWING = 5
+#: ``block_proof``: the next block is the last one's size times the factor its margins could have grown by
+#: (``sphere_clearance.margin_scale``), at most BLOCK_GROWTH, times SIZE_SHARE (a block's margins grow a little faster
+#: than its size, and the clearance changes along the path); a block not proven is tried again at a quarter of its size
+#: at least (its factor is not sought below FAILED_FLOOR: a state whose bare spheres touch has none).
+BLOCK_GROWTH = 2.0
+SIZE_SHARE = 0.9
+FAILED_FLOOR = 0.5
 
 
 @compiled_kernel(inline="always")
@@ -60,12 +62,23 @@ def _tightened(spans, bound, chain, table, work):
 
 
 @compiled_kernel(inline="always")
-def _margined_collides(q, bound, chain, table, work):
-    """Whether the group state ``q`` touches with the margins set in ``work.growth`` from ``link_reach`` and in
-    ``bound``'s spans, each lowered to the state's own bound (``_tightened``)."""
+def _margined_scale(q, bound, chain, table, work):
+    """``margin_scale`` of the group state ``q`` with the margins set in ``work.growth`` from ``link_reach`` and in
+    ``bound``'s spans, each lowered to the state's own bound (``_tightened``): the state is free with them when it is
+    above 1."""
     place_chain(q, chain, table, work)
     _tightened(bound[2], bound, chain, table, work)
-    return touching(table, work, True, work.self_hit, work.world_hit)
+    return margin_scale(table, work, BLOCK_GROWTH / SIZE_SHARE, FAILED_FLOOR)
+
+
+@compiled_kernel(inline="always")
+def _next_size(provable, slope, offset, span):
+    """The next block's size [parts of a step], its start ``offset`` parts from the middle of the last block (``span``
+    parts), which would have proven a block of ``provable`` parts there, a size changing by ``slope`` per part along
+    the path: SIZE_SHARE of the size provable at the next block's middle so extrapolated, BLOCK_GROWTH times the last
+    at most, one part at least."""
+    size = SIZE_SHARE * (provable + slope * offset) / (1.0 - SIZE_SHARE * slope / 2.0)
+    return max(1, int(min(size, BLOCK_GROWTH * span)))
 
 
 @compiled_kernel(inline="always")
@@ -140,14 +153,14 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     over a part of the path it moves at most ``reach`` times its joints' travel there (``motion_bound``). A block of
     the path is free, every state of it included, when the state at its middle is free with each margin
     (``Workspace.growth``) the most it moves from there to either end, or the state's own bound when lower
-    (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``). The first block is the whole path; a block
-    not proven is tried again at half its size, down to single steps, then to parts of a step (the state at a
-    part's middle, between the step's points) down to 2**-halvings of it; a step whose ends touch with the bare
-    spheres, or with a part not proven at that size, is left unproven (the proof goes on from its end). After
-    PROVEN_BEFORE_GROWING blocks in a row proven at one size the next tries twice that size (a part of a step only
-    where the doubled part starts on its own size, so that parts stay halves of the step's). A path's clearance
-    changes slowly along it, so each block starts near the size its neighbour needed (halving every block from the
-    whole path spent a failed check on each block above a proven one: about as many as the proven ones). Points and
+    (``_tightened``; ``bound``: its tables and scratch, ``proof_bound``). The first block is the whole path. A path's
+    clearance changes slowly along it, so each block is sized from the one before by how much its margins could have
+    grown (``_scaled_size``: whole steps, or parts of a step within it, the state at a part's middle between the
+    step's points): a block proven, the next one larger where the clearance allows, a block not proven, tried again
+    smaller (at most half its size), down to parts of 2**-halvings of a step; a step whose ends touch with the bare
+    spheres, or with a part not proven at that size, is left unproven (the proof goes on from its end). (Sizes halved
+    on a failure and doubled after five blocks in a row proven, as before: 1.9 times the states checked on the bench's
+    30 Panda plans, against 1.0 for each block the largest proven from its start.) Points and
     steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the group's
     frames and the spheres in them (``chain_tables``)."""
     count, dof, checked = positions.shape[0], positions.shape[1], 0
@@ -159,35 +172,37 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     middle, back, ahead = np.empty(dof), np.empty(dof), np.empty(dof)
     unit = 1 << halvings  # positions along the path in parts of a step: 2**-halvings
     total = (count - 1) * unit
-    first, size, streak, ends_checked = 0, total, 0, -1
+    first, size, ends_checked = 0, total, -1
+    known_centre, known_provable = -1.0, 0.0  # the last block whose margins' factor was found (not capped, nor cut)
     while first < total:
         k = first // unit
         last = min(first + size, total)
-        if first % unit != 0 or size < unit:  # parts of a step stay within it
-            last = min(last, (k + 1) * unit)
-        centre = 0.5 * (first + last) / unit
-        _state_at(positions, centre, middle)
-        _set_block_margins(joint_travel, reach, first / unit, centre, last / unit, bound, work, back, ahead)
+        span, centre = last - first, 0.5 * (first + last)
+        _state_at(positions, centre / unit, middle)
+        _set_block_margins(joint_travel, reach, first / unit, centre / unit, last / unit, bound, work, back, ahead)
         checked += 1
-        if not _margined_collides(middle, bound, chain, table, work):
+        scale = _margined_scale(middle, bound, chain, table, work)
+        provable, slope = span * scale, 0.0
+        if FAILED_FLOOR < scale < BLOCK_GROWTH / SIZE_SHARE:
+            if known_centre >= 0.0 and known_centre != centre:
+                slope = min(max((provable - known_provable) / (centre - known_centre), -2.0), 1.0)
+            known_centre, known_provable = centre, provable
+        else:
+            known_centre = -1.0
+        if scale > 1.0:
             _mark_proven(first, last, unit, points, steps)
-            first, streak = last, streak + 1
-            if streak >= PROVEN_BEFORE_GROWING and (size >= unit or first % (2 * size) == 0):
-                size, streak = min(2 * size, total), 0
+            first, size = last, _next_size(provable, slope, last - centre, span)
             continue
-        streak = 0
-        if last - first > unit:  # a block of steps: half as many
-            size = max(unit, ((last - first) // unit // 2) * unit)
+        size = min(max(_next_size(provable, slope, first - centre, span), span // 4), max(1, span - 1))
+        if span > unit:
             continue
-        failed = last - first <= 1
+        failed = span <= 1
         if not failed and ends_checked != k:
             ends_checked = k
             free, states = _ends_free(positions, k, chain, table, work, points)
             checked += states
             failed = not free
         if failed:  # step k is not proven: on from its end, a step at a time
-            first, size = (k + 1) * unit, unit
-        else:
-            size = (last - first) // 2
+            first, size, known_centre = (k + 1) * unit, unit, -1.0
     work.growth[:] = 0.0
     return checked
