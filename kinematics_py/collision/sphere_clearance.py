@@ -67,9 +67,10 @@ def margin_scale(table, work, cap, floor):
                 _place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
                 placed[b] = True
             for s in range(body_first[b], body_first[b + 1]):
-                clearance = obstacle_clearance(spheres[s, 0], spheres[s, 1], spheres[s, 2], kinds[m], T_plan, size,
-                                               m) - radius[s]
-                scale = _lowered(scale, clearance, growth[b])
+                x_s, y_s, z_s = spheres[s, 0], spheres[s, 1], spheres[s, 2]
+                if obstacle_touch(x_s, y_s, z_s, radius[s] + growth[b] * scale, kinds[m], T_plan, size, m):
+                    clearance = obstacle_clearance(x_s, y_s, z_s, kinds[m], T_plan, size, m) - radius[s]
+                    scale = _lowered(scale, clearance, growth[b])
             if scale <= floor:
                 return scale
     for p in range(pairs.shape[0]):
