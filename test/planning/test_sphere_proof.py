@@ -354,8 +354,9 @@ def test_a_states_own_margins_bound_how_far_its_spheres_move_and_are_tighter_tha
 
 
 def test_a_proof_in_blocks_proves_every_step_its_steps_alone_prove_with_fewer_states_checked(table_wall):
-    """Blocks sized from their neighbours' (``block_proof``) never prove less than each step proven alone (a block
-    not proven is halved down to single steps), and check fewer states than the paths have steps."""
+    """Blocks sized from the clearance of the block before (``block_proof``) never prove less than each step proven
+    alone (a block not proven is tried again smaller, down to parts of a step), and check fewer states than the paths
+    have steps."""
     plugin, checker = table_wall
     names = plugin.getJointNames()
     check = PathCheck(checker, names)
