@@ -48,12 +48,14 @@ def _lowered(scale, clearance, margin):
 def margin_scale(table, work, cap, floor):
     """The largest F <= ``cap`` (see the module docstring) for the placed state (``place_chain``), its margins
     (``work.growth``) finite and not negative; once F <= ``floor`` it returns at once, an upper bound of F then."""
-    table = SphereTable(*table)
-    centers, radius, body_link, body_first = table.sphere_center, table.sphere_radius, table.body_link, table.body_first
-    body_radius, pairs, kinds, T_plan = table.body_radius, table.self_pairs, table.obstacle_kind, table.T_obstacle_plan
-    size, lower, upper, tested = table.obstacle_size, table.obstacle_lower, table.obstacle_upper, table.world_tested
-    poses, spheres, world_bodies, placed, growth = work.link_poses, work.world_spheres, work.world_bodies, \
-        work.placed, work.growth
+    table = SphereTable(*table)  # (its arrays and the workspace's as locals: numba counts references to each array
+    #                               an inlined helper is given, which made this 13 times slower)
+    kinds, T_plan, size, tested = table.obstacle_kind, table.T_obstacle_plan, table.obstacle_size, table.world_tested
+    lower, upper, pairs = table.obstacle_lower, table.obstacle_upper, table.self_pairs
+    centers, radius, body_link, body_first, body_radius = table.sphere_center, table.sphere_radius, table.body_link, \
+        table.body_first, table.body_radius
+    growth, placed, poses, spheres, world_bodies = work.growth, work.placed, work.link_poses, work.world_spheres, \
+        work.world_bodies
     scale, bodies = cap, body_link.shape[0]
     for b in range(bodies):
         x, y, z = world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2]
