@@ -26,6 +26,11 @@ SIZE_SHARE = 0.95
 BLOCK_GROWTH = 1.5
 FAILED_SHRINK = 8
 FAILED_FLOOR = 0.25
+#: The extrapolation's slope [parts of size provable per part along the path] is kept within these: a state's
+#: clearance changes by at most its margin's rate along the path, so the size provable (twice the clearance over that
+#: rate) by at most 2 either way; above 1 the size extrapolated would grow too fast to trust (at 2 / SIZE_SHARE,
+#: without bound).
+SLOPE_LOWEST, SLOPE_HIGHEST = -2.0, 1.0
 
 
 @compiled_kernel(inline="always")
@@ -165,9 +170,8 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     middle lies between the step's points); a step whose ends touch with the bare spheres, or with a part not proven
     at that size, is left unproven (the proof goes on from its end, a step at a time). Blocks need not start or end
     at a step's points: the blocks since the last step left unproven are proven one after the other, so a step is
-    marked proven once a block ends past it. Points and
-    steps not proven are left as they are. Returns the number of states checked. ``chain``, ``table``: the group's
-    frames and the spheres in them (``chain_tables``)."""
+    marked proven once a block ends past it. Points and steps not proven are left as they are. Returns the number of
+    states checked. ``chain``, ``table``: the group's frames and the spheres in them (``chain_tables``)."""
     count, dof, checked = positions.shape[0], positions.shape[1], 0
     joint_travel = _joint_travel(positions)
     if count == 1:
@@ -178,7 +182,7 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
     unit = 1 << halvings  # positions along the path in parts of a step: 2**-halvings
     total = (count - 1) * unit
     first, size, ends_checked = 0, total, -1
-    known_centre, known_provable = -1.0, 0.0  # the last block whose margins' factor was found (not capped, nor cut)
+    known_centre, known_provable = -1.0, 0.0  # the last block whose factor was found (neither capped nor cut short)
     while first < total:
         k = first // unit
         last = min(first + size, total)
@@ -190,7 +194,8 @@ def block_proof(positions, reach, halvings, bound, chain, table, work, points, s
         provable, slope = span * scale, 0.0
         if FAILED_FLOOR < scale < BLOCK_GROWTH / SIZE_SHARE:
             if known_centre >= 0.0 and known_centre != centre:
-                slope = min(max((provable - known_provable) / (centre - known_centre), -2.0), 1.0)
+                slope = (provable - known_provable) / (centre - known_centre)
+                slope = min(max(slope, SLOPE_LOWEST), SLOPE_HIGHEST)
             known_centre, known_provable = centre, provable
         else:
             known_centre = -1.0
