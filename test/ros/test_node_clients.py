@@ -102,9 +102,10 @@ def test_a_gone_clients_waiting_requests_are_dropped_and_its_searches_cancelled(
         leaving.close()  # its requests still waiting or searching
     def all_forgotten():  # its IK and FK clients may leave the graph in different checks: counts add up
         counts = _dropped_and_cancelled(ur5.process.output())
-        # its 4 searches (never answered: unreachable, 120 s) cancelled, or dropped with the FK requests waiting
-        # when the node had not started them yet (a busy machine); its FK burst still waiting dropped
-        return counts is not None and counts[1] <= 4 and counts[0] + counts[1] >= 4 + 1
+        # its 4 searches (never answered: unreachable, 120 s) cancelled, or dropped when the node had not started
+        # them yet; its FK burst dropped where still waiting, but the node may answer all of it before it sees the
+        # client go (a CI run under load: 3 dropped, 1 cancelled, the burst answered)
+        return counts is not None and counts[1] <= 4 and counts[0] + counts[1] >= 4
     wait_for(all_forgotten, CALL_TIMEOUT_S, "the node to drop the gone client's waiting requests and cancel its "
              "searches", ur5.process)
     print("\n".join(line[:160] for line in ur5.process.output().splitlines() if "client(s) gone" in line))
