@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from ..compiled import compiled_kernel
-from .sphere_kernels import BOX, PLANE, SPHERE, SphereTable, _near, _place_spheres, obstacle_touch
+from .sphere_kernels import BOX, PLANE, SPHERE, SphereTable, near, obstacle_touch, place_spheres
 
 
 @compiled_kernel(inline="always")
@@ -66,7 +66,7 @@ def margin_scale(table, work, cap, floor):
                     not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue
             if not placed[b]:
-                _place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
+                place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
                 placed[b] = True
             for s in range(body_first[b], body_first[b + 1]):
                 x_s, y_s, z_s = spheres[s, 0], spheres[s, 1], spheres[s, 2]
@@ -78,17 +78,19 @@ def margin_scale(table, work, cap, floor):
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         gap = growth[bodies + p]
-        if not _near(world_bodies, a, world_bodies, b, body_radius[a] + body_radius[b] + gap * scale):
+        if not near(world_bodies, a, world_bodies, b, body_radius[a] + body_radius[b] + gap * scale):
             continue
-        for k in (a, b):
-            if not placed[k]:
-                _place_spheres(poses[body_link[k]], centers, body_first[k], body_first[k + 1], spheres)
-                placed[k] = True
+        if not placed[a]:
+            place_spheres(poses[body_link[a]], centers, body_first[a], body_first[a + 1], spheres)
+            placed[a] = True
         for s in range(body_first[a], body_first[a + 1]):
-            if not _near(spheres, s, world_bodies, b, radius[s] + body_radius[b] + gap * scale):
+            if not near(spheres, s, world_bodies, b, radius[s] + body_radius[b] + gap * scale):
                 continue
+            if not placed[b]:
+                place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
+                placed[b] = True
             for t in range(body_first[b], body_first[b + 1]):
-                if _near(spheres, s, spheres, t, radius[s] + radius[t] + gap * scale):
+                if near(spheres, s, spheres, t, radius[s] + radius[t] + gap * scale):
                     dx, dy, dz = spheres[s, 0] - spheres[t, 0], spheres[s, 1] - spheres[t, 1], \
                         spheres[s, 2] - spheres[t, 2]
                     scale = _lowered(scale, math.sqrt(dx * dx + dy * dy + dz * dz) - radius[s] - radius[t], gap)

@@ -84,14 +84,14 @@ def obstacle_touch(x, y, z, r, kind, T, size, m):
 
 
 @compiled_kernel(inline="always")
-def _near(p, i, q, j, reach):
+def near(p, i, q, j, reach):
     """True when p[i] and q[j] (rows of (n, 3) arrays) are at most ``reach`` apart."""
     dx, dy, dz = p[i, 0] - q[j, 0], p[i, 1] - q[j, 1], p[i, 2] - q[j, 2]
     return dx * dx + dy * dy + dz * dz <= reach * reach
 
 
 @compiled_kernel(inline="always")
-def _place_spheres(T, centers, first, last, out):
+def place_spheres(T, centers, first, last, out):
     """out[first:last] <- T (4x4) applied to centers[first:last]."""
     for s in range(first, last):
         x, y, z = centers[s, 0], centers[s, 1], centers[s, 2]
@@ -137,7 +137,7 @@ def place_state(q_group, indices, tree, table, work):
     _place_links(work.q, tree, work.link_poses, work.scratch)
     body_link, placed, poses = table.body_link, work.placed, work.link_poses
     for b in range(body_link.shape[0]):
-        _place_spheres(poses[body_link[b]], table.body_center, b, b + 1, work.world_bodies)
+        place_spheres(poses[body_link[b]], table.body_center, b, b + 1, work.world_bodies)
         placed[b] = False
 
 
@@ -164,7 +164,7 @@ def touching(table, work, first, self_hit, world_hit):
             if not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue
             if not placed[b]:
-                _place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
+                place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
                 placed[b] = True
             for s in range(body_first[b], body_first[b + 1]):
                 if obstacle_touch(spheres[s, 0], spheres[s, 1], spheres[s, 2], radius[s] + growth[b], kinds[m],
@@ -176,19 +176,21 @@ def touching(table, work, first, self_hit, world_hit):
     for p in range(pairs.shape[0]):
         a, b = pairs[p, 0], pairs[p, 1]
         gap = growth[bodies + p]
-        if not _near(world_bodies, a, world_bodies, b, body_radius[a] + body_radius[b] + gap):
+        if not near(world_bodies, a, world_bodies, b, body_radius[a] + body_radius[b] + gap):
             continue
-        for k in (a, b):
-            if not placed[k]:
-                _place_spheres(poses[body_link[k]], centers, body_first[k], body_first[k + 1], spheres)
-                placed[k] = True
+        if not placed[a]:
+            place_spheres(poses[body_link[a]], centers, body_first[a], body_first[a + 1], spheres)
+            placed[a] = True
         hit = False
         for s in range(body_first[a], body_first[a + 1]):
             r = radius[s] + gap
-            if not _near(spheres, s, world_bodies, b, r + body_radius[b]):
+            if not near(spheres, s, world_bodies, b, r + body_radius[b]):
                 continue
+            if not placed[b]:  # (only once a sphere of a reaches b's bound: most often none does)
+                place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
+                placed[b] = True
             for t in range(body_first[b], body_first[b + 1]):
-                if _near(spheres, s, spheres, t, r + radius[t]):
+                if near(spheres, s, spheres, t, r + radius[t]):
                     hit = True
                     break
             if hit:
@@ -369,7 +371,7 @@ def _place_bodies(table, work):
     """Each body's bounding sphere placed on its frame's pose (work.world_bodies), its spheres not yet placed."""
     body_link, placed = table.body_link, work.placed
     for b in range(body_link.shape[0]):
-        _place_spheres(work.link_poses[body_link[b]], table.body_center, b, b + 1, work.world_bodies)
+        place_spheres(work.link_poses[body_link[b]], table.body_center, b, b + 1, work.world_bodies)
         placed[b] = False
 
 

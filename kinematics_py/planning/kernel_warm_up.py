@@ -18,7 +18,7 @@ from .goals import JointGoal
 from .motion import MotionPlan, plan
 from .options import PlanOptions
 from .path_check import PathCheck
-from .sphere_proof import moving_table, sphere_proof, spheres_free, spheres_free_segments, touching_pairs
+from .sphere_proof import first_invalid, moving_table, sphere_proof, spheres_free, spheres_free_segments, touching_pairs
 from .sphere_search import sphere_search
 from .straight_timing import time_straight_line, timed_joint_moves
 from .time_parameterization import joint_limits
@@ -59,6 +59,7 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
         sphere_proof(check, np.array([start, goal]), proof)  # (a plan's path with linear moves is proven so)
         spheres_free_segments(check, np.array([start, goal]), proof)  # (a path found with relaxed pairs)
         touching_pairs(check, proof.table, np.array([start, goal]))  # (a start or goal whose spheres touch)
+        first_invalid(check, np.array([start, goal]), proof)  # (states checked on the spheres, then exactly)
     check.first_invalid(np.array([start, goal]))  # the exact check of states (their order: ``bisection_order``)
     proven_colliding(checker, check.indices, check.base, start)  # (a motion's first touching state)
     limits = joint_limits(model, joints)

@@ -30,6 +30,7 @@ PLAN_KERNELS = (
     ("kinematics_py.model.joint_steps", "straight_steps"),
     ("kinematics_py.collision.witness_points", "witness_first_inside"),
     ("kinematics_py.planning.goals", "_first_outside"),
+    ("kinematics_py.planning.sphere_search", "planted_trees"),
     ("kinematics_py.planning.sphere_search", "rrt_connect"),
     ("kinematics_py.planning.sphere_search", "shortcut"),
     ("kinematics_py.planning.proven_moves", "_timed_proof"),
