@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 
-from ..compiled import compiled_kernel
+from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from .sphere_kernels import BOX, PLANE, SPHERE, SphereTable, near, obstacle_touch, place_spheres
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def obstacle_clearance(x, y, z, kind, T, size, m):
     """The distance [m] from the point (x, y, z in the planning frame) to obstacle m (0 inside it)."""
     lx = T[m, 0, 0] * x + T[m, 0, 1] * y + T[m, 0, 2] * z + T[m, 0, 3]
@@ -35,7 +35,7 @@ def obstacle_clearance(x, y, z, kind, T, size, m):
     return math.sqrt(radial * radial + axial * axial)
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _lowered(scale, clearance, margin):
     """``scale`` lowered so that a pair ``clearance`` apart (beyond its radii) does not touch with ``margin`` times it
     (0 for a margin of 0 when it touches)."""
@@ -44,7 +44,7 @@ def _lowered(scale, clearance, margin):
     return clearance / margin if margin > 0.0 else 0.0
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def margin_scale(table, work, cap, floor):
     """The largest F <= ``cap`` (see the module docstring) for the placed state (``place_chain``), its margins
     (``work.growth``) finite and not negative; once F <= ``floor`` it returns at once, an upper bound of F then."""

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..compiled import compiled_kernel
+from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from ..geometry.kernels import compose_into, set_identity
 from ..model.joint_steps import straight_steps
 from ..model.tree_kernels import FIXED, PRISMATIC, REVOLUTE, TreeTable, joint_motion_into, tree_link_poses
@@ -64,7 +64,7 @@ class SphereTable(NamedTuple):
     world_tested: np.ndarray  # (B, M) bool, which body-obstacle pairs to test
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def obstacle_touch(x, y, z, r, kind, T, size, m):
     """True when the sphere (centre x, y, z in the planning frame, radius r) touches obstacle m."""
     lx = T[m, 0, 0] * x + T[m, 0, 1] * y + T[m, 0, 2] * z + T[m, 0, 3]
@@ -83,14 +83,14 @@ def obstacle_touch(x, y, z, r, kind, T, size, m):
     return radial * radial + axial * axial <= r * r
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def near(p, i, q, j, reach):
     """True when p[i] and q[j] (rows of (n, 3) arrays) are at most ``reach`` apart."""
     dx, dy, dz = p[i, 0] - q[j, 0], p[i, 1] - q[j, 1], p[i, 2] - q[j, 2]
     return dx * dx + dy * dy + dz * dz <= reach * reach
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def place_spheres(T, centers, first, last, out):
     """out[first:last] <- T (4x4) applied to centers[first:last]."""
     for s in range(first, last):
@@ -99,7 +99,7 @@ def place_spheres(T, centers, first, last, out):
             out[s, k] = T[k, 0] * x + T[k, 1] * y + T[k, 2] * z + T[k, 3]
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _compose_rows(poses, a, B, out):
     """poses[out] <- poses[a] @ B (rigid 4x4 transforms; B a 4x4 array)."""
     for i in range(3):
@@ -109,7 +109,7 @@ def _compose_rows(poses, a, B, out):
         poses[out, i, 3] = a0 * B[0, 3] + a1 * B[1, 3] + a2 * B[2, 3] + poses[a, i, 3]
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _place_links(q, tree, poses, scratch):
     """poses[link] <- T_root_link of every link (``model.tree_kernels.place_links`` without allocating: ``scratch``
     (2, 4, 4); only rows 0-2 of each pose are written: the last row must be 0 0 0 1 already)."""
@@ -127,7 +127,7 @@ def _place_links(q, tree, poses, scratch):
         _compose_rows(poses, parent[k], joint, child[k])
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def place_state(q_group, indices, tree, table, work):
     """Place the state's links and body bounds (the group's values ``q_group`` at ``indices`` of ``work.q``); no
     body's spheres placed yet."""
@@ -141,7 +141,7 @@ def place_state(q_group, indices, tree, table, work):
         placed[b] = False
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def touching(table, work, first, self_hit, world_hit):
     """Whether a pair of the placed state touches (with the margins of ``work.growth``: ``Workspace``): with
     ``first``, True at the first such pair (``self_hit`` and ``world_hit`` left alone); otherwise every such pair
@@ -230,7 +230,7 @@ def workspace(base: np.ndarray, link_count: int, table: SphereTable) -> Workspac
                      np.zeros(bodies + len(table.self_pairs)), poses[link_count + 1:])
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def collides(q_group, indices, tree, table, work):
     """``state_collides``, inlined into the kernels that call it (a call with these tuples costs about as much as
     the check)."""
@@ -238,7 +238,7 @@ def collides(q_group, indices, tree, table, work):
     return touching(table, work, True, work.self_hit, work.world_hit)
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def state_collides(q_group, indices, tree, table, work):
     """True when the spheres of the state (the group's values ``q_group`` at ``indices`` of ``work.q``) touch an
     obstacle or each other (the ``self_pairs``), with the margins of ``work.growth``. ``tree`` and
@@ -246,14 +246,14 @@ def state_collides(q_group, indices, tree, table, work):
     return collides(q_group, indices, tree, table, work)
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def state_collides_in(q_group, indices, inputs):
     """``state_collides`` with its tree, table and workspace in one object (``kernel_inputs.KernelInputs``: its
     ``frames`` a ``TreeTable``'s arrays)."""
     return collides(q_group, indices, inputs.frames, inputs.table, inputs.work)
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def colliding_pairs(q_group, indices, tree, table, work, self_hit, world_hit):
     """Mark every pair whose spheres touch in the state: ``self_hit[p]`` for ``table.self_pairs[p]``,
     ``world_hit[b, m]`` for body b and obstacle m (both left as they are elsewhere)."""
@@ -261,7 +261,7 @@ def colliding_pairs(q_group, indices, tree, table, work, self_hit, world_hit):
     touching(table, work, False, self_hit, world_hit)
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def pairs_touching_in(states, indices, tree, table, work, self_hit, world_hit):
     """``colliding_pairs`` of every group state of ``states`` (n, joints) in one call: each pair touching in one of
     them marked."""
@@ -347,7 +347,7 @@ def sphere_chain(tree: tuple, indices: np.ndarray, base: np.ndarray,
     return chain, table._replace(sphere_center=centers, body_center=body_centers, body_link=body_frame)
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _place_frame(f, c, s, value, chain, poses):
     """poses[f] <- frame f of a chain (``sphere_chain``) placed from its parent's pose, its joint at ``value`` (c, s:
     the value's cosine and sine for a revolute joint; 1, 0 for a prismatic one)."""
@@ -366,7 +366,7 @@ def _place_frame(f, c, s, value, chain, poses):
         poses[f, i, 3] = t if revolute else t + z * value
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _place_bodies(table, work):
     """Each body's bounding sphere placed on its frame's pose (work.world_bodies), its spheres not yet placed."""
     body_link, placed = table.body_link, work.placed
@@ -375,7 +375,7 @@ def _place_bodies(table, work):
         placed[b] = False
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def place_chain(q_group, chain, table, work):
     """``place_state`` for a chain's frames (``sphere_chain``: ``table`` in its frames): work.link_poses[f] <- frame
     f's pose, rows 0-2 (row 0 is the root's, left as it is: the identity)."""
@@ -387,20 +387,20 @@ def place_chain(q_group, chain, table, work):
     _place_bodies(table, work)
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def chain_collides(q_group, chain, table, work):
     """``collides`` for a chain's frames (``sphere_chain``), with the margins of ``work.growth``."""
     place_chain(q_group, chain, table, work)
     return touching(table, work, True, work.self_hit, work.world_hit)
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def motion_scratch(frames):
     """Scratch of the motion checks (``first_touching_step``) on a chain of ``frames`` frames."""
     return np.empty((frames, 6))
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def first_touching_step(q_from, q_to, resolution, chain, table, work, scratch):
     """The first state of the straight motion from ``q_from`` (not checked) to ``q_to`` found touching, as k of its
     steps (its state k / steps of the way; 0: none touches), on a chain's frames (``sphere_chain``: ``table`` in its
@@ -412,7 +412,7 @@ def first_touching_step(q_from, q_to, resolution, chain, table, work, scratch):
     return _first_touching_inside(q_from, q_to, steps, chain, table, work, scratch)
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _first_touching_inside(q_from, q_to, steps, chain, table, work, trig):
     """``first_touching_step`` for the states strictly between the ends (k = 1 .. steps - 1), coarse to fine: the
     odd multiples of each stride (every multiple of the first), the stride halved after each pass. Within a pass of
@@ -455,7 +455,7 @@ def _first_touching_inside(q_from, q_to, steps, chain, table, work, trig):
     return 0
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def touching_segments(waypoints, resolution, chain, table, work, scratch, touching):
     """touching[s] <- whether a state of the straight motion from waypoint s (not checked) to s + 1 touches
     (``first_touching_step``), for every segment of ``waypoints`` in one call."""
@@ -463,14 +463,14 @@ def touching_segments(waypoints, resolution, chain, table, work, scratch, touchi
         touching[s] = first_touching_step(waypoints[s], waypoints[s + 1], resolution, chain, table, work, scratch) > 0
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def chain_motion_collides(q_from, q_to, resolution, chain, table, work, scratch):
     """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` collides
     (``first_touching_step``)."""
     return first_touching_step(q_from, q_to, resolution, chain, table, work, scratch) > 0
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def first_touching_step_in(q_from, q_to, resolution, inputs):
     """``first_touching_step`` with the chain, its table and a workspace in one object
     (``sphere_proof.kernel_bundle``)."""
@@ -479,7 +479,7 @@ def first_touching_step_in(q_from, q_to, resolution, inputs):
                                motion_scratch(chain[0].shape[0]))
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def chain_inside_collides(q_from, q_to, resolution, chain, table, work, scratch):
     """``chain_motion_collides`` for a motion between two states known free (as two waypoints of a path): neither
     end checked."""
@@ -487,7 +487,7 @@ def chain_inside_collides(q_from, q_to, resolution, chain, table, work, scratch)
                                   scratch) > 0
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def chain_states_free(positions, growth, chain, table, work, free):
     """free[k] <- the group state ``positions[k]`` is free for the spheres with the margins ``growth[k]``
     (``sphere_proof.grown_free`` on a chain's frames: ``sphere_chain``'s ``chain`` and ``table``)."""

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..collision.sphere_clearance import margin_scale
 from ..collision.sphere_kernels import SphereChain, SphereTable, chain_collides, place_chain
-from ..compiled import compiled_kernel
+from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from ..model.tree_kernels import REVOLUTE
 
 #: ``block_proof``: the next block is SIZE_SHARE of the size the last one's middle state would have proven (its size
@@ -33,7 +33,7 @@ FAILED_FLOOR = 0.25
 SLOPE_LOWEST, SLOPE_HIGHEST = -2.0, 1.0
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _tightened(spans, bound, chain, table, work):
     """Lower each margin of ``work.growth`` (``link_reach``'s bound, the same in every state) to this state's own
     bound, the state placed (``place_chain``): over motions of at most ``spans[v]`` of each group value v from here, a
@@ -72,7 +72,7 @@ def _tightened(spans, bound, chain, table, work):
         growth[bodies + p] = min(growth[bodies + p], below[a, common] + below[c, common])
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _margined_scale(q, bound, chain, table, work):
     """``margin_scale`` of the group state ``q`` with the margins set in ``work.growth`` from ``link_reach`` and in
     ``bound``'s spans, each lowered to the state's own bound (``_tightened``): the state is free with them when it is
@@ -82,7 +82,7 @@ def _margined_scale(q, bound, chain, table, work):
     return margin_scale(table, work, BLOCK_GROWTH / SIZE_SHARE, FAILED_FLOOR)
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _next_size(provable, slope, offset, span):
     """The next block's size [parts of a step], its start ``offset`` parts from the middle of the last block (``span``
     parts), which would have proven a block of ``provable`` parts there, a size changing by ``slope`` per part along
@@ -92,7 +92,7 @@ def _next_size(provable, slope, offset, span):
     return max(1, int(min(size, BLOCK_GROWTH * span)))
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _set_block_margins(joint_travel, reach, first, middle, last, bound, work, back, ahead):
     """The margins of the state at ``middle`` of the block ``first`` .. ``last`` (positions along the path [steps],
     fractional within a step): the most each body moves from there to either end (each group value's span, in
@@ -115,7 +115,7 @@ def _set_block_margins(joint_travel, reach, first, middle, last, bound, work, ba
     work.growth[bodies:reach.shape[0]] = np.inf
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _state_at(positions, x, out):
     """out <- the path's state at its (fractional) position ``x`` [steps] (straight along each step)."""
     k = min(int(x), positions.shape[0] - 2)
@@ -123,7 +123,7 @@ def _state_at(positions, x, out):
         out[v] = positions[k, v] + (x - k) * (positions[k + 1, v] - positions[k, v])
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _ends_free(positions, k, chain, table, work, points):
     """Whether both ends of step k are free with the bare spheres (each not known free checked: ``points``); returns
     (that, states checked)."""
@@ -136,7 +136,7 @@ def _ends_free(positions, k, chain, table, work, points):
     return points[k] and points[k + 1], checked
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _joint_travel(positions):
     """(points, joints): each joint's motion along the path from its first point."""
     joint_travel = np.zeros(positions.shape)
@@ -146,7 +146,7 @@ def _joint_travel(positions):
     return joint_travel
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _mark_proven(first, last, unit, points, steps):
     """The points in the block ``first`` .. ``last`` (positions in parts ``1 / unit`` of a step) and the steps it ends
     (the block proven after the others of their step: ``block_proof`` goes through a step in order) proven."""
@@ -156,7 +156,7 @@ def _mark_proven(first, last, unit, points, steps):
         steps[m] = True
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def block_proof(positions, reach, halvings, bound, chain, table, work, points, steps):
     """Prove blocks of a path free, from its first point to its last: points[k] (and steps[k], the step from point
     k to k + 1) <- True for every point (step) of a block found free. ``reach`` (bodies + self pairs, joints): how

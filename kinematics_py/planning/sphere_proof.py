@@ -47,7 +47,7 @@ from ..collision.sphere_kernels import (
 )
 from ..collision.sphere_world import sphere_table
 from ..collision.witness_points import first_proven_colliding, proven_colliding
-from ..compiled import compiled_kernel
+from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from ..model.tree_kernels import PRISMATIC, REVOLUTE
 from ..thread_scratch import thread_scratch
 from .motion_bound import MAX_HALVINGS, first_unproven, link_reach
@@ -70,7 +70,7 @@ _CHAINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _NARROWED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def first_touching(states, inputs):
     """The index of the first of the group ``states`` (n, joints) whose spheres (grown by ``inputs.work.growth``, on
     the chain's frames: ``chain_tables``, ``kernel_bundle``) touch, -1 when none does."""

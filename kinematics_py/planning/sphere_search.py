@@ -36,7 +36,7 @@ from ..collision.sphere_kernels import (
     chain_motion_collides,
     motion_scratch,
 )
-from ..compiled import compiled_kernel
+from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from ..thread_scratch import thread_scratch
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
 from .path_check import PathCheck
@@ -75,7 +75,7 @@ FAST_SHARE = 0.5
 FAST_LIMIT_S = 0.05
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def _extend(nodes, parents, count, target, step, resolution, chain, table, work, scratch):
     """(status, count): grow the tree (``count`` nodes) from its node nearest ``target`` by at most ``step`` towards
     it, when that motion is free."""
@@ -98,7 +98,7 @@ def _extend(nodes, parents, count, target, step, resolution, chain, table, work,
     return (REACHED if reached else ADVANCED), count + 1
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def _joined_path(nodes, parents, end_0, end_1, path):
     """Number of waypoints written to ``path``: tree 0's root to its node ``end_0``, then tree 1's node ``end_1``
     (the same configuration, left out) to its root."""
@@ -118,7 +118,7 @@ def _joined_path(nodes, parents, end_0, end_1, path):
     return count
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, iterations, inputs, path):
     """Run RRT-Connect's iterations ``first`` .. ``first + iterations - 1`` on the trees ``nodes[0]`` (rooted at the
     start) and ``nodes[1]`` (rooted at every goal: parent -1), ``counts`` nodes each. Returns the number of
@@ -151,7 +151,7 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
     return 0
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def _farthest_reach(path, count, resolution, chain, table, work, scratch):
     """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number.
     (The waypoints are free: only the states between two are checked.)"""
@@ -166,7 +166,7 @@ def _farthest_reach(path, count, resolution, chain, table, work, scratch):
     return kept
 
 
-@compiled_kernel(inline="always")
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _distance(a, b):
     """The Euclidean distance of two joint vectors (without allocating)."""
     total = 0.0
@@ -175,7 +175,7 @@ def _distance(a, b):
     return np.sqrt(total)
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def shortcut(path, count, tries, resolution, inputs):
     """Shorten the first ``count`` waypoints of ``path`` in place (every segment stays free at ``resolution``);
     returns their number: each waypoint joined to the farthest later one it reaches straight, then ``tries`` partial
@@ -218,7 +218,7 @@ def shortcut(path, count, tries, resolution, inputs):
     return _farthest_reach(path, count, resolution, chain, table, work, scratch)
 
 
-@compiled_kernel
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
 def planted_trees(nodes, parents, counts, start, goals, lower, upper, seed, inputs):
     """Root the trees of ``rrt_connect`` (``nodes[0]`` at ``start``, ``nodes[1]`` at every row of ``goals``; their
     ``counts``), seed the compiled code's random numbers (numba keeps its own generator per thread) and return (the
