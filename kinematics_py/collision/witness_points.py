@@ -169,12 +169,15 @@ def _witness_inside(q_group, chain, table, points, first, solid_tested, work):
     table = SphereTable(*table)
     poses, bodies = work.link_poses, work.world_bodies
     kinds, T_plan, size = table.obstacle_kind, table.T_obstacle_plan, table.obstacle_size
+    lower, upper = table.obstacle_lower, table.obstacle_upper
     for b in range(table.body_link.shape[0]):
         T = poses[table.body_link[b]]
+        x, y, z, r = bodies[b, 0], bodies[b, 1], bodies[b, 2], table.body_radius[b]
         for m in range(kinds.shape[0]):
-            if not solid_tested[b, m] or not obstacle_touch(bodies[b, 0], bodies[b, 1], bodies[b, 2],
-                                                             table.body_radius[b], kinds[m], T_plan, size, m):
-                continue
+            if not solid_tested[b, m] or x < lower[m, 0] - r or x > upper[m, 0] + r or y < lower[m, 1] - r or \
+                    y > upper[m, 1] + r or z < lower[m, 2] - r or z > upper[m, 2] + r or \
+                    not obstacle_touch(x, y, z, r, kinds[m], T_plan, size, m):
+                continue  # (the obstacle's axis-aligned bounds first, as the spheres' check culls)
             for w in range(first[b], first[b + 1]):
                 x = T[0, 0] * points[w, 0] + T[0, 1] * points[w, 1] + T[0, 2] * points[w, 2] + T[0, 3]
                 y = T[1, 0] * points[w, 0] + T[1, 1] * points[w, 1] + T[1, 2] * points[w, 2] + T[1, 3]
