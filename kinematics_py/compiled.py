@@ -26,7 +26,7 @@ KERNEL_MARKER = "@compiled_kernel"
 
 #: ``fastmath`` of the sphere kernels (``collision.sphere_kernels`` and the planning kernels built on them): a multiply
 #: and an add fused into one instruction (rounded once: as exact or more), nothing else of fastmath (the tables hold
-#: infinities). The Panda's sphere checks 4 % faster.
+#: infinities). The Panda's sphere checks 3-4 % faster.
 FUSED_MULTIPLY_ADD = {"contract"}  # (numba takes a set, not a frozenset: never changed)
 
 
