@@ -377,8 +377,12 @@ def _colliding_rows(backend, tables: PairTables, transforms: np.ndarray, verdict
     if verdicts is None:
         return np.zeros(len(transforms), dtype=bool)
     colliding = (verdicts == TOUCHING).any(axis=1)
-    end = int(np.argmax(colliding)) if first_only and colliding.any() else len(colliding)  # no state past it asked
-    for k, p in np.argwhere(verdicts[:end] == UNDECIDED):
+    end = len(colliding)
+    if first_only:  # no state past the first found touching is asked
+        first = int(colliding.argmax())
+        end = first if colliding[first] else end
+    undecided = verdicts[:end] == UNDECIDED
+    for k, p in np.argwhere(undecided) if end and undecided.any() else ():
         if not colliding[k] and backend.collide(*tables.pair_geometries[p], transforms[k, p]):
             colliding[k] = True
             if first_only:

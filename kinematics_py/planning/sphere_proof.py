@@ -217,21 +217,37 @@ def lowest_common_frames(chain: SphereChain, table: SphereTable) -> np.ndarray:
 
 def proof_bound(check: PathCheck, table: SphereTable) -> tuple:
     """``block_proof``'s ``bound`` for ``table``'s spheres: (frame_reach, lowest_common_frames, spans scratch,
-    below scratch)."""
-    reach, lowest = _chain_entry(check, table)[1:3]
-    return reach, lowest, np.empty(len(check.joint_names)), np.empty(reach.shape)
+    below scratch), the scratch the calling thread's."""
+    return _kernel_entry(check, table)[3]
 
 
 def kernel_tuples(check: PathCheck, table: SphereTable) -> tuple[tuple, tuple, Workspace]:
     """(chain, table arrays, a workspace) of ``check``'s group for ``table``'s spheres (``moving_table`` made sure
-    that the group has a chain)."""
-    chain, arrays = chain_tables(check, table)
-    return chain, arrays, _workspace(check, table)
+    that the group has a chain), no margins set."""
+    return _kernel_entry(check, table)[1]
 
 
 def kernel_bundle(check: PathCheck, table: SphereTable) -> KernelInputs:
     """``kernel_tuples``' chain, table arrays and workspace (no margins set) as one object (``kept_inputs``)."""
-    return kept_inputs(*kernel_tuples(check, table))
+    return _kernel_entry(check, table)[2]
+
+
+def _kernel_entry(check: PathCheck, table: SphereTable) -> tuple:
+    """(``table``, ``kernel_tuples``', ``kernel_bundle``'s and ``proof_bound``'s answers), kept per thread, table and
+    group and base state (a plan asks for them a few times: one lookup, not one per cache they come from), the
+    workspace's margins set to zero."""
+    entry = thread_scratch(f"{__name__}.kernel_entry", (id(table), check.binding_key),
+                           lambda: _new_kernel_entry(check, table))
+    entry[1][2].growth[:] = 0.0
+    return entry
+
+
+def _new_kernel_entry(check: PathCheck, table: SphereTable) -> tuple:
+    chain, arrays = chain_tables(check, table)
+    work = _workspace(check, table)
+    reach, lowest = _chain_entry(check, table)[1:3]
+    return (table, (chain, arrays, work), kept_inputs(chain, arrays, work),
+            (reach, lowest, np.empty(len(check.joint_names)), np.empty(reach.shape)))
 
 
 def _workspace(check: PathCheck, table: SphereTable) -> Workspace:
@@ -416,10 +432,11 @@ def spheres_free_segments(check: PathCheck, waypoints: np.ndarray, found: ProofT
 def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: ProofTable | None = None) -> bool:
     """``check.segment_free``: the states from ``q_from`` (not checked) to ``q_to`` at ``check``'s resolution
     valid (``first_invalid``: the spheres first). The spheres' check runs in one compiled call over the motion
-    (``first_touching_step``). Where they touch, a point of the links' geometry inside an obstacle refuses the motion
-    without the exact checker: in the first state they found touching (most often), else in another of the motion's
-    states (``_first_witnessed``); else the exact check of that first state does; where it is free,
-    ``first_invalid`` decides. ``found``: as ``first_invalid``'s (default ``usable_table``'s)."""
+    (``first_touching_step``). Where they touch, the first state they found touching refuses the motion when a point
+    of the links' geometry lies inside an obstacle there (most often: ``collision.witness_points``), else when the
+    exact checker finds it in collision; where it is free, a witness point in another of the motion's states
+    (``_first_witnessed``) refuses it, else ``first_invalid`` decides. ``found``: as ``first_invalid``'s (default
+    ``usable_table``'s)."""
     found = found or usable_table(check)
     if found is None or found.coarse is not None:
         return first_invalid(check, segment_states(q_from, q_to, check.resolution), found) < 0
@@ -430,19 +447,19 @@ def segment_free(check: PathCheck, q_from: np.ndarray, q_to: np.ndarray, found: 
         check.states_checked += steps
         return True
     state = q_from + (q_to - q_from) * step / steps
-    if proven_colliding(check.checker, check.indices, check.base, state, check.binding_key):
+    if proven_colliding(check.checker, check.indices, check.base, state, check.binding_key) or \
+            check.first_invalid(state[None]) >= 0:
         return False
     states, order = segment_states(q_from, q_to, check.resolution), bisection_order(steps)
-    if _first_witnessed(check, states, order[order != step - 1]) >= 0 or check.first_invalid(state[None]) >= 0:
-        return False  # (row step - 1 is ``state``, tried already)
+    if _first_witnessed(check, states, order[order != step - 1]) >= 0:
+        return False  # (row step - 1 is ``state``, checked already)
     return first_invalid(check, states, found) < 0
 
 
 def _first_witnessed(check: PathCheck, states: np.ndarray, order: np.ndarray) -> int:
     """The index of a state among ``states[order]`` that the geometry's witness points prove in collision (the first
-    in that order), -1 when none is. A motion the spheres find touching is often proven so where they touch first
-    (``collision.witness_points``), and when not there, at a state further into the obstacle: on the bench's 30
-    Panda problems, 7 of the 9 straight motions that needed the exact checker (45 us a state, and then a search of
-    the motion's states) were proven so."""
+    in that order), -1 when none is: a motion whose first state the spheres find touching is free there is most often
+    blocked further into the obstacle (on the bench's 30 Panda problems, the 4 such straight motions were all proven
+    so; the exact checker's search of the motion's states costs a few times more)."""
     proven = first_proven_colliding(check.checker, check.indices, check.base, states[order], check.binding_key)
     return -1 if proven < 0 else int(order[proven])

@@ -44,6 +44,7 @@ from .sphere_proof import (
     ProofTable,
     chain_tables,
     growth_reach,
+    kernel_bundle,
     kernel_tuples,
     moving_table,
     segment_free,
@@ -280,8 +281,7 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     if moving is None or len(goals) > TREE_CAPACITY // 2:
         return None
     table = moving.table
-    chain, arrays, work = kernel_tuples(check, table)  # (the workspace kept for the thread, its margins zero)
-    inputs, relaxed, left = kept_inputs(chain, arrays, work), table, None
+    inputs, relaxed, left = kernel_bundle(check, table), table, None  # (its workspace kept for the thread, no margins)
     lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     nodes, parents, counts, path = thread_scratch(__name__, len(start), lambda: (
         np.empty((2, TREE_CAPACITY, len(start))), np.empty((2, TREE_CAPACITY), dtype=np.int64),
@@ -289,6 +289,7 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     start, goals = np.ascontiguousarray(start, dtype=float), np.ascontiguousarray(goals, dtype=float)
     step, touches = planted_trees(nodes, parents, counts, start, goals, lower, upper, seed, inputs)
     if touches:
+        work = kernel_tuples(check, table)[2]
         relaxed, left = _relaxed(check, table, np.vstack([start, goals]), work)
         inputs = kept_inputs(*chain_tables(check, relaxed), work)  # (the shrunk pairs' margins set in ``work``)
     deadline, first, found = time.perf_counter() + time_limit, 0, 0
