@@ -176,10 +176,12 @@ def test_the_checked_path_finds_every_colliding_point_the_exact_checker_finds(ta
             assert exact[invalid]
 
 
-def test_a_motion_a_witness_point_proves_colliding_beyond_where_the_spheres_touch_needs_no_exact_check(
+def test_a_motion_whose_first_touching_state_no_witness_proves_asks_the_exact_checker_about_that_state_alone(
         table_wall, monkeypatch):
-    """A straight motion whose first state the spheres find touching no witness point proves colliding, but a later
-    state one does, is refused without the exact checker; every motion's answer is the exact checker's."""
+    """A straight motion whose first state the spheres find touching no witness point proves colliding is refused by
+    the exact check of that state alone when it collides there, and when it is free there, by a witness point in a
+    later state: the exact checker is asked about one state, never about the motion's; every motion's answer is the
+    exact checker's."""
     plugin, checker = table_wall
     names = plugin.getJointNames()
     check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
@@ -189,20 +191,25 @@ def test_a_motion_a_witness_point_proves_colliding_beyond_where_the_spheres_touc
     monkeypatch.setattr(PathCheck, "first_invalid", lambda self, states: exact_calls.append(len(states)) or
                         first_invalid(self, states))
     chain, arrays, work = kernel_tuples(check, moving_table(check).table)
-    beyond = 0
+    colliding_there = beyond = 0
     for q_from, q_to, _ in random_waypoints(checker, names, 4 * PATHS, np.random.default_rng(SEED + 3)):
         exact_calls.clear()
         free = segment_free(check, q_from, q_to)
-        calls = len(exact_calls)
+        calls = list(exact_calls)
         assert free == (first_invalid(check, segment_states(q_from, q_to, check.resolution)) < 0)
         step = first_touching_step(q_from, q_to, check.resolution, chain, arrays, work, motion_scratch(len(chain[0])))
         steps = steps_between(q_from, q_to, check.resolution)
-        if step and not proven_colliding(checker, check.indices, check.base, q_from + (q_to - q_from) * step / steps) \
-                and first_proven_colliding(checker, check.indices, check.base,
-                                           segment_states(q_from, q_to, check.resolution)) >= 0:
+        state = q_from + (q_to - q_from) * step / steps
+        if not step or proven_colliding(checker, check.indices, check.base, state):
+            continue
+        if checker.is_colliding(check.full_state(state)):
+            colliding_there += 1
+            assert not free and calls == [1]
+        elif first_proven_colliding(checker, check.indices, check.base,
+                                    segment_states(q_from, q_to, check.resolution)) >= 0:
             beyond += 1
-            assert not free and calls == 0
-    assert beyond > 0
+            assert not free and calls == [1]
+    assert colliding_there > 0 and beyond > 0
 
 
 def test_plans_are_proven_and_exact_free_where_the_spheres_block_the_start(table_wall):
