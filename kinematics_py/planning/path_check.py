@@ -133,8 +133,12 @@ class PathCheck:
     def first_invalid(self, states: np.ndarray) -> int:
         """Index of an invalid state among ``states`` (group joint vectors, e.g. a path's points at most
         ``resolution`` apart; the first found, midpoints first), -1 when all are valid."""
-        order = bisection_order(len(states))
         self.states_checked += len(states)
+        if len(states) == 1:  # (one state: its own check, without the rounds' bookkeeping)
+            if self.checker.is_colliding(self.full_state(states[0])):
+                return 0
+            return -1 if self.state_validity is None or self.state_validity(states[0]) is None else 0
+        order = bisection_order(len(states))
         rounds = [order[:FIRST_ROUND], order[FIRST_ROUND:]] if len(order) > FIRST_ROUND else [order]
         full = np.tile(self.base, (len(states), 1))
         full[:, self.indices] = states
