@@ -224,14 +224,15 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     growth = np.abs(positions[chosen + 1] - positions[chosen]) @ reach.T / 2  # (segments, links): half a motion
     first_growth = _on_the_ladder(growth.max(axis=0) * factors, check.resolution * reach.sum(axis=1) / 2 * factors)
     rows = {point: row for row, point in enumerate(sorted({k + end for k in chosen for end in (0, 1)}))}
-    states = [positions[point] for point in rows]  # every segment's ends, each once (segments: (k, rows of them))
+    # Every segment's ends, each once, as full states (segments: (k, rows of them); a midpoint of two full states
+    # keeps the other joints' values exactly, and the checkers take full states without a binding's copy).
+    states = [check.full_state(positions[point]) for point in rows]
     segments = [(k, rows[k], rows[k + 1]) for k in chosen]
     colliding_at = len(positions)  # the first segment found colliding (none yet: past the last)
     for halving in range(halvings + 1):
         grown = _grown(check.checker, links, first_growth / 2**halving, exact)
         ends = sorted({row for _, a, b in segments for row in (a, b)})
-        colliding = grown.check_batch(np.array([states[row] for row in ends]), joint_names=check.joint_names,
-                                      base_state=check.base)
+        colliding = grown.check_batch(np.array([states[row] for row in ends]))
         free = dict(zip(ends, ~colliding))
         unproven = [(k, a, b) for k, a, b in segments if not (free[a] and free[b])]
         colliding_at = _first_colliding_segment(check, unproven, free, states, colliding_at)
@@ -248,13 +249,12 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
 def _first_colliding_segment(check: PathCheck, unproven: list[tuple[int, int, int]], free: dict[int, bool],
                              states: list[np.ndarray], found: int) -> int:
     """The first segment k before ``found`` (the first found so far) of ``unproven`` (parts (k, row, row) of
-    ``states``) with more than CHECKED_BARE_FROM parts, whose states its grown links touch (not ``free``) collide
-    bare; ``found`` when there is none."""
+    ``states``, full states) with more than CHECKED_BARE_FROM parts, whose states its grown links touch (not
+    ``free``) collide bare; ``found`` when there is none."""
     parts = Counter(k for k, _, _ in unproven if k < found)
     crowded = {k for k, count in parts.items() if count > CHECKED_BARE_FROM}
     touched = sorted({(k, row) for k, a, b in unproven if k in crowded for row in (a, b) if not free[row]})
     if not touched:
         return found
-    colliding = check.checker.check_batch(np.array([states[row] for _, row in touched]),
-                                          joint_names=check.joint_names, base_state=check.base)
+    colliding = check.checker.check_batch(np.array([states[row] for _, row in touched]))
     return min((k for (k, _), hit in zip(touched, colliding) if hit), default=found)

@@ -14,7 +14,7 @@ Pairs the spheres find touching at the start or a goal (free for the exact check
 so that a start or goal near an obstacle still gets the fast path: a self pair is searched with its spheres shrunk by
 the smallest of SELF_SHRINKS that parts them there (a pair of links whose spheres bulge beyond flat ends), a pair that
 does not part so, and a body-obstacle pair, left out (``_relaxed``); the path found is then checked at the
-search's resolution (``sphere_proof.segment_free``: states the full spheres call free, the others with the exact
+search's resolution (``sphere_proof.first_invalid``: states the full spheres call free, the others with the exact
 checker), a segment it refuses searched again between its ends by OMPL's search (OMPL's search takes the whole problem
 over when a waypoint collides or no detour is found). The path is never returned unchecked: ``motion.plan`` checks it at
 the fine resolution with the exact checker as it checks OMPL's paths, and searches again any segment that fails. Where
@@ -39,15 +39,15 @@ from ..collision.sphere_kernels import (
 from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from ..thread_scratch import thread_scratch
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
-from .path_check import PathCheck
+from .path_check import PathCheck, segment_states
 from .sphere_proof import (
     ProofTable,
     chain_tables,
+    first_invalid,
     growth_reach,
     kernel_bundle,
     kernel_tuples,
     moving_table,
-    segment_free,
     spheres_free_segments,
     touching_pairs,
 )
@@ -267,8 +267,25 @@ def _relaxed(check: PathCheck, table: SphereTable, states: np.ndarray,
     kept = ~touching
     work.growth[:] = 0.0
     work.growth[bodies:bodies + kept.sum()] = gaps[kept]
-    return (table._replace(self_pairs=pairs[kept], world_tested=table.world_tested & ~world_hit),
-            table._replace(self_pairs=pairs[self_hit], world_tested=table.world_tested & world_hit))
+    return (_with_pairs(table, kept, table.world_tested & ~world_hit),
+            _with_pairs(table, self_hit, table.world_tested & world_hit))
+
+
+def _with_pairs(table: SphereTable, self_pairs: np.ndarray, world_tested: np.ndarray) -> SphereTable:
+    """``table`` with the self pairs ``self_pairs`` (P,) bool marks and the body and obstacle pairs ``world_tested``,
+    the same object for the same pairs (kept per thread): what is kept per table (its chain's arrays, its kernel
+    inputs: ``sphere_proof.chain_tables``, ``kernel_bundle``) is then found again by the next search whose start or
+    goals touch the same pairs, not built again."""
+    return thread_scratch(f"{__name__}.with_pairs", (id(table), self_pairs.tobytes(), world_tested.tobytes()),
+                          lambda: (table, table._replace(self_pairs=table.self_pairs[self_pairs],
+                                                         world_tested=world_tested)))[1]
+
+
+def _left_out(moving: ProofTable, left: SphereTable) -> ProofTable:
+    """``moving`` with the pairs ``left`` holds alone (those the search relaxed), kept per thread as ``_with_pairs``'
+    tables are."""
+    return thread_scratch(f"{__name__}.left_out", (id(moving), id(left)), lambda: (moving, left, moving._replace(
+        table=left, growth_reach=growth_reach(moving.reach, left.self_pairs))))[2]
 
 
 def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
@@ -304,8 +321,7 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
     if moving.coarse is not None:
         return _exact_segments(check, waypoints, bounds, deadline, should_stop)
     if left is not None:  # (the search tested the other pairs at this resolution)
-        return _exact_segments(check, waypoints, bounds, deadline, should_stop, moving._replace(
-            table=left, growth_reach=growth_reach(moving.reach, left.self_pairs)))
+        return _exact_segments(check, waypoints, bounds, deadline, should_stop, _left_out(moving, left))
     return waypoints
 
 
@@ -313,11 +329,13 @@ def _exact_segments(check: PathCheck, waypoints: np.ndarray, bounds: tuple[np.nd
                     should_stop: Callable[[], bool] | None, found: ProofTable | None = None) -> np.ndarray | None:
     """``waypoints`` (found with pairs left out) with every segment the exact checker refuses at ``check``'s
     resolution searched again between its ends by OMPL's search; None when a waypoint collides or a detour is not
-    found before ``deadline``. ``found``: the spheres that decide first (``segment_free``: the pairs the search
-    relaxed; default all of them)."""
+    found before ``deadline``. ``found``: the spheres that decide first (``first_invalid``: the pairs the search
+    relaxed; default all of them). A segment is expected free here (the search found it so for the other pairs):
+    its states are checked as ``first_invalid`` checks a path's, not as ``segment_free`` checks a motion likely to
+    collide (witness points through the motion first)."""
     kept, free = [waypoints[0]], spheres_free_segments(check, waypoints, found)
     for q_from, q_to, spheres_free in zip(waypoints[:-1], waypoints[1:], free):
-        if not spheres_free and not segment_free(check, q_from, q_to, found):
+        if not spheres_free and first_invalid(check, segment_states(q_from, q_to, check.resolution), found) >= 0:
             remaining = deadline - time.perf_counter()
             if remaining <= 0 or not check.state_free(q_to):
                 return None
