@@ -223,10 +223,13 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
         return -1
     growth = np.abs(positions[chosen + 1] - positions[chosen]) @ reach.T / 2  # (segments, links): half a motion
     first_growth = _on_the_ladder(growth.max(axis=0) * factors, check.resolution * reach.sum(axis=1) / 2 * factors)
-    rows = {point: row for row, point in enumerate(sorted({k + end for k in chosen for end in (0, 1)}))}
+    points = sorted({k + end for k in chosen for end in (0, 1)})
+    rows = {point: row for row, point in enumerate(points)}
     # Every segment's ends, each once, as full states (segments: (k, rows of them); a midpoint of two full states
     # keeps the other joints' values exactly, and the checkers take full states without a binding's copy).
-    states = [check.full_state(positions[point]) for point in rows]
+    full = np.tile(check.base, (len(points), 1))
+    full[:, check.indices] = positions[points]
+    states = list(full)
     segments = [(k, rows[k], rows[k + 1]) for k in chosen]
     colliding_at = len(positions)  # the first segment found colliding (none yet: past the last)
     for halving in range(halvings + 1):
@@ -251,6 +254,8 @@ def _first_colliding_segment(check: PathCheck, unproven: list[tuple[int, int, in
     """The first segment k before ``found`` (the first found so far) of ``unproven`` (parts (k, row, row) of
     ``states``, full states) with more than CHECKED_BARE_FROM parts, whose states its grown links touch (not
     ``free``) collide bare; ``found`` when there is none."""
+    if len(unproven) <= CHECKED_BARE_FROM:  # (no segment has more parts)
+        return found
     parts = Counter(k for k, _, _ in unproven if k < found)
     crowded = {k for k, count in parts.items() if count > CHECKED_BARE_FROM}
     touched = sorted({(k, row) for k, a, b in unproven if k in crowded for row in (a, b) if not free[row]})
