@@ -187,6 +187,9 @@ def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_lef
     else:
         pytest.fail("no state whose spheres touch where the exact shapes do not")
     relaxed, left = _relaxed(check, table, q[None], work)
+    work.growth[:] = 0.0  # (as a search's workspace comes: no margins)
+    again = _relaxed(check, table, q[None], work)  # the same pairs: the same tables (what is kept for them found again)
+    assert again[0] is relaxed and again[1] is left
     touching = set(map(tuple, table.self_pairs[hit]))
     kept = [k for k, pair in enumerate(map(tuple, relaxed.self_pairs)) if pair in touching]
     assert kept, "every touching pair was left out"
