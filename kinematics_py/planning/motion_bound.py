@@ -227,9 +227,7 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     rows = {point: row for row, point in enumerate(points)}
     # Every segment's ends, each once, as full states (segments: (k, rows of them); a midpoint of two full states
     # keeps the other joints' values exactly, and the checkers take full states without a binding's copy).
-    full = np.tile(check.base, (len(points), 1))
-    full[:, check.indices] = positions[points]
-    states = list(full)
+    states = list(check.full_states(positions[points]))
     segments = [(k, rows[k], rows[k + 1]) for k in chosen]
     colliding_at = len(positions)  # the first segment found colliding (none yet: past the last)
     for halving in range(halvings + 1):

@@ -115,6 +115,12 @@ class PathCheck:
         state[self.indices] = q
         return state
 
+    def full_states(self, states: np.ndarray) -> np.ndarray:
+        """(n, variables): the base state with the group's values of each row of ``states`` (n, joints)."""
+        full = np.tile(self.base, (len(states), 1))
+        full[:, self.indices] = states
+        return full
+
     def validity_problem(self, q: np.ndarray) -> str | None:
         """Why ``q`` fails ``state_validity`` (None: it passes, or there is none)."""
         return self.state_validity(q) if self.state_validity is not None else None
@@ -140,9 +146,7 @@ class PathCheck:
             return -1 if self.state_validity is None or self.state_validity(states[0]) is None else 0
         order = bisection_order(len(states))
         rounds = [order[:FIRST_ROUND], order[FIRST_ROUND:]] if len(order) > FIRST_ROUND else [order]
-        full = np.tile(self.base, (len(states), 1))
-        full[:, self.indices] = states
-        colliding = first_colliding(self.checker, full, rounds)
+        colliding = first_colliding(self.checker, self.full_states(states), rounds)
         if colliding >= 0 or self.state_validity is None:
             return colliding
         return next((int(k) for k in order if self.state_validity(states[k]) is not None), -1)
