@@ -360,10 +360,12 @@ def test_a_states_own_margins_bound_how_far_its_spheres_move_and_are_tighter_tha
     assert kept.sum() < 2 / 3 * np.sum(loose), kept.sum() / np.sum(loose)
 
 
-def test_a_proof_in_blocks_proves_every_step_its_steps_alone_prove_with_fewer_states_checked(table_wall):
+@pytest.mark.parametrize("halvings", [sphere_proof_module.SPHERE_HALVINGS, 0])
+def test_a_proof_in_blocks_proves_every_step_its_steps_alone_prove_with_fewer_states_checked(table_wall, halvings):
     """Blocks sized from the clearance of the block before (``block_proof``) never prove less than each step proven
-    alone (a block not proven is tried again smaller, down to parts of a step), and check fewer states than the paths
-    have steps."""
+    alone (a block not proven is tried again smaller, down to parts of a step), and check fewer states than the
+    path's steps alone: blocks grow again after the smallest part (with no halvings, a whole step; a block of one
+    part proven at the factor's cap was followed by blocks of one part to the path's end)."""
     plugin, checker = table_wall
     names = plugin.getJointNames()
     check = PathCheck(checker, names)
@@ -372,20 +374,20 @@ def test_a_proof_in_blocks_proves_every_step_its_steps_alone_prove_with_fewer_st
 
     def proof(positions):
         points, steps = np.zeros(len(positions), dtype=bool), np.zeros(len(positions) - 1, dtype=bool)
-        checked = proof_blocks.block_proof(positions, found.growth_reach, sphere_proof_module.SPHERE_HALVINGS, bound,
+        checked = proof_blocks.block_proof(positions, found.growth_reach, halvings, bound,
                                            *sphere_proof_module.kernel_tuples(check, found.table), points, steps)
         return points, steps, checked
 
-    in_blocks = alone = proven = 0
+    proven = 0
     for path in random_paths(checker, names, PATHS, np.random.default_rng(SEED + 5)):
         path = np.ascontiguousarray(path)
         points, steps, checked = proof(path)
-        in_blocks += checked
+        alone = 0
         for k in range(len(path) - 1):
             step_points, step, step_checked = proof(path[k:k + 2].copy())
             assert not step[0] or steps[k], k
             assert not step_points[0] or points[k], k
             alone += step_checked
         proven += int(steps.sum())
+        assert checked < alone
     assert proven > 0
-    assert in_blocks < alone
