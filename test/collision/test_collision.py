@@ -296,6 +296,27 @@ def test_held_box_touching_its_fingers_and_hand_is_not_a_collision(panda_in_scen
     assert not checker.check(held).in_collision and not reference.colliding_pairs(held)
 
 
+def test_checks_of_a_few_links_find_the_pairs_the_whole_check_finds_with_them(panda_in_scene):
+    """A check limited to some links places only the shapes of the pairs it tests (``kernels.place_and_cull``): on
+    random states, each link's limited check answers the whole check's pairs with that link (or an object attached
+    to it)."""
+    checker, _ = panda_in_scene
+    names = [n for n in checker.variable_names if n.startswith("panda_joint")]
+    joints = checker.model.joints
+    lower, upper = (np.array([getattr(joints[n], side) for n in names]) for side in ("lower", "upper"))
+    states = lower + np.random.default_rng(SEED).random((60, len(names))) * (upper - lower)
+    held_by = {name: attached.link for name, attached in checker.scene.attached_objects.items()}
+    everything = [pair_set(checker.check(dict(zip(names, q)))) for q in states]
+    limited_pairs_found = 0
+    for link in checker.link_geometry:  # (each state's limited check after another state's)
+        bodies = {link} | {name for name, holder in held_by.items() if holder == link}
+        for q, pairs in zip(states, everything):
+            expected = {pair for pair in pairs if pair & bodies}
+            assert pair_set(checker.check(dict(zip(names, q)), links=[link])) == expected, link
+            limited_pairs_found += len(expected)
+    assert limited_pairs_found > 0
+
+
 def test_held_box_collides_with_other_links_when_they_are_not_touch_links(panda_in_scene):
     checker, _ = panda_in_scene
     checker.scene.attach_object("box", "panda_link7", shapes=[Box((0.04, 0.04, 0.1))], pose=pose(0.0, 0.0, 0.2))
