@@ -42,7 +42,7 @@ from kinematics_py.planning.sphere_proof import (
     segment_free,
     spheres_free_segments,
 )
-from kinematics_py.planning.sphere_search import SELF_SHRINKS, _relaxed, sphere_search
+from kinematics_py.planning.sphere_search import SELF_SHRINKS, _relaxed, fast_or_ompl_search, sphere_search
 
 SEED = 11
 PROBLEMS = 8
@@ -233,7 +233,7 @@ def test_a_path_the_spheres_approve_but_the_exact_geometry_refuses_is_never_retu
 
 def test_a_straight_motion_free_at_the_search_resolution_alone_is_searched_again():
     """The straight motion to a goal is checked at the search resolution, as the search's motions are: through the
-    plate it passes that check, fails the trajectory's, and its segment is searched again at the fine resolution."""
+    plate it passes that check, fails the trajectory's, and its segment is searched again."""
     plugin, checker = panda({"plate": PLATE})
     names = plugin.getJointNames()
     assert exact_colliding(checker, names, [LEFT, RIGHT]) > 0
@@ -243,6 +243,29 @@ def test_a_straight_motion_free_at_the_search_resolution_alone_is_searched_again
                   PlanOptions(planning_time=TIME, search_resolution=one_step))
     assert result.success, result.message
     assert len(result.waypoints) > 2
+    assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+
+
+def test_a_segment_that_fails_the_final_check_is_searched_again_coarser_first(monkeypatch):
+    """The first segment that fails the trajectory's check (through the plate between two of the search's checks) is
+    searched again at DETOUR_COARSENING times the trajectory's resolution, any later one at the trajectory's; the
+    trajectory returned is free at the fine resolution."""
+    plugin, checker = panda({"plate": PLATE})
+    names = plugin.getJointNames()
+    one_step = float(np.abs(RIGHT - LEFT).max())
+    searched_at = []
+
+    def recorded(check, *args, **kwargs):
+        searched_at.append(check.resolution)
+        return fast_or_ompl_search(check, *args, **kwargs)
+
+    monkeypatch.setattr(motion, "fast_or_ompl_search", recorded)
+    result = plan(plugin, checker, LEFT, [JointGoal(RIGHT)],
+                  PlanOptions(planning_time=TIME, search_resolution=one_step))
+    assert result.success, result.message
+    assert searched_at  # (the straight motion passed the search's check: no search before the detours)
+    assert searched_at[0] == pytest.approx(motion.DETOUR_COARSENING * FINE_RESOLUTION)
+    assert all(resolution == FINE_RESOLUTION for resolution in searched_at[1:])
     assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
 
 
