@@ -25,8 +25,8 @@ trajectories.
 """
 from __future__ import annotations
 
+import math
 import weakref
-from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
@@ -104,13 +104,18 @@ def _growth_factor(checker: CollisionChecker, link: str) -> float:
     return factor
 
 
-def _grown(checker: CollisionChecker, links: tuple[str, ...], growth: np.ndarray, exact: bool) -> CollisionChecker:
-    """A checker of the same scene with each link grown by at least ``growth`` [m] (rounded up to a power of
-    sqrt(2) of SMALLEST_GROWTH): by an exact offset where ``exact`` (``offsets_exact``), else by its padding; kept
-    per checker, its configuration, the kind of growth and the rounded growths, MAX_KEPT_GROWN at most (building
-    one's tables takes about 2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
+def _growth_steps(growth: np.ndarray) -> np.ndarray:
+    """Each growth [m] as the power of sqrt(2) of SMALLEST_GROWTH that covers it (-1: none): halving every growth
+    takes 2 from each step that is not -1 (down to 0)."""
     growth = np.asarray(growth, dtype=float)
-    steps = np.where(growth > 0, np.ceil(2 * np.log2(np.maximum(growth, SMALLEST_GROWTH) / SMALLEST_GROWTH)), -1)
+    return np.where(growth > 0, np.ceil(2 * np.log2(np.maximum(growth, SMALLEST_GROWTH) / SMALLEST_GROWTH)), -1)
+
+
+def _grown(checker: CollisionChecker, links: tuple[str, ...], steps: np.ndarray, exact: bool) -> CollisionChecker:
+    """A checker of the same scene with each link grown by SMALLEST_GROWTH * sqrt(2)**``steps`` [m] (``_growth_steps``;
+    -1: not grown): by an exact offset where ``exact`` (``offsets_exact``), else by its padding; kept per checker,
+    its configuration, the kind of growth and the steps, MAX_KEPT_GROWN at most (building one's tables takes about
+    2 ms; a proof asks for up to MAX_HALVINGS + 1 of them)."""
     key = (links, steps.tobytes(), checker.config_version, exact)
     kept = _GROWN.setdefault(checker, {})
     grown = kept.get(key)
@@ -191,15 +196,15 @@ def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
         return None
     links, reach, factors, exact = provable_here
     growth = 2.0**-halvings * check.resolution * reach.sum(axis=1) / 2 * factors
-    return PathCheck(_grown(check.checker, links, growth, exact), check.joint_names, check.base, check.resolution,
-                     check.state_validity)
+    return PathCheck(_grown(check.checker, links, _growth_steps(growth), exact), check.joint_names, check.base,
+                     check.resolution, check.state_validity)
 
 
 def _on_the_ladder(needed: np.ndarray, rung: np.ndarray) -> np.ndarray:
     """``rung`` times the least power of 2 that covers ``needed`` (links,) [m] on every link: growths from one
     ladder per group, whose grown checkers are built once (``_grown``), whatever the path."""
-    ratio = np.divide(needed, rung, out=np.zeros_like(needed), where=rung > 0)
-    return rung * 2.0 ** (int(np.ceil(np.log2(ratio.max()))) if ratio.max() > 0 else 0)
+    ratio = float((needed / np.where(rung > 0, rung, np.inf)).max())
+    return rung * 2.0 ** (math.ceil(math.log2(ratio)) if ratio > 0 else 0)
 
 
 def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | None = None,
@@ -223,41 +228,54 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
         return -1
     growth = np.abs(positions[chosen + 1] - positions[chosen]) @ reach.T / 2  # (segments, links): half a motion
     first_growth = _on_the_ladder(growth.max(axis=0) * factors, check.resolution * reach.sum(axis=1) / 2 * factors)
-    points = sorted({k + end for k in chosen for end in (0, 1)})
-    rows = {point: row for row, point in enumerate(points)}
-    # Every segment's ends, each once, as full states (segments: (k, rows of them); a midpoint of two full states
-    # keeps the other joints' values exactly, and the checkers take full states without a binding's copy).
-    states = list(check.full_states(positions[points]))
-    segments = [(k, rows[k], rows[k + 1]) for k in chosen]
+    # Every segment's ends, each once, as full states (rows of ``states``; a midpoint of two full states keeps the
+    # other joints' values exactly, and the checkers take full states without a binding's copy). The parts still to
+    # prove: rows (their segment, the rows of their two ends), in the path's order.
+    ends = np.zeros(len(positions), dtype=bool)
+    ends[chosen] = ends[chosen + 1] = True
+    row = np.cumsum(ends) - 1
+    states = check.full_states(positions[ends])
+    parts = np.column_stack([chosen, row[chosen], row[chosen + 1]])
     colliding_at = len(positions)  # the first segment found colliding (none yet: past the last)
+    first_steps = _growth_steps(first_growth)  # each halving's: 2 less (``_growth_steps``)
+    steps = np.where(first_steps < 0, -1, np.maximum(first_steps - 2 * np.arange(halvings + 1)[:, None], 0))
     for halving in range(halvings + 1):
-        grown = _grown(check.checker, links, first_growth / 2**halving, exact)
-        ends = sorted({row for _, a, b in segments for row in (a, b)})
-        colliding = grown.check_batch(np.array([states[row] for row in ends]))
-        free = dict(zip(ends, ~colliding))
-        unproven = [(k, a, b) for k, a, b in segments if not (free[a] and free[b])]
-        colliding_at = _first_colliding_segment(check, unproven, free, states, colliding_at)
-        unproven = [segment for segment in unproven if segment[0] < colliding_at]
-        if not unproven:
+        grown = _grown(check.checker, links, steps[halving], exact)
+        if halving:
+            ends = np.zeros(len(states), dtype=bool)
+            ends[parts[:, 1:]] = True
+            free = np.zeros(len(states), dtype=bool)
+            free[ends] = ~grown.check_batch(states[ends])
+        else:  # (every row an end)
+            free = ~grown.check_batch(states)
+        parts = parts[~(free[parts[:, 1]] & free[parts[:, 2]])]
+        colliding_at = _first_colliding_segment(check, parts, free, states, colliding_at)
+        parts = parts[parts[:, 0] < colliding_at]
+        if not len(parts):
             return -1 if colliding_at == len(positions) else colliding_at
-        segments = []
-        for k, a, b in unproven:
-            states.append((states[a] + states[b]) / 2)
-            segments += [(k, a, len(states) - 1), (k, len(states) - 1, b)]
-    return segments[0][0]
+        middles = np.arange(len(states), len(states) + len(parts))
+        states = np.concatenate([states, (states[parts[:, 1]] + states[parts[:, 2]]) / 2])
+        parts = np.repeat(parts, 2, axis=0)  # each part's halves: (its start, its middle), (its middle, its end)
+        parts[0::2, 2] = parts[1::2, 1] = middles
+    return int(parts[0, 0])
 
 
-def _first_colliding_segment(check: PathCheck, unproven: list[tuple[int, int, int]], free: dict[int, bool],
-                             states: list[np.ndarray], found: int) -> int:
-    """The first segment k before ``found`` (the first found so far) of ``unproven`` (parts (k, row, row) of
-    ``states``, full states) with more than CHECKED_BARE_FROM parts, whose states its grown links touch (not
-    ``free``) collide bare; ``found`` when there is none."""
-    if len(unproven) <= CHECKED_BARE_FROM:  # (no segment has more parts)
+def _first_colliding_segment(check: PathCheck, parts: np.ndarray, free: np.ndarray, states: np.ndarray,
+                             found: int) -> int:
+    """The first segment before ``found`` (the first found so far) with more than CHECKED_BARE_FROM ``parts`` still to
+    prove (``first_unproven``'s: segment, rows of ``states`` (full states) of its ends), one of whose states its
+    grown links touch (not ``free``) collides bare; ``found`` when there is none."""
+    if len(parts) <= CHECKED_BARE_FROM:  # (no segment has more parts)
         return found
-    parts = Counter(k for k, _, _ in unproven if k < found)
-    crowded = {k for k, count in parts.items() if count > CHECKED_BARE_FROM}
-    touched = sorted({(k, row) for k, a, b in unproven if k in crowded for row in (a, b) if not free[row]})
-    if not touched:
+    crowded = np.flatnonzero(np.bincount(parts[parts[:, 0] < found, 0]) > CHECKED_BARE_FROM)
+    if not len(crowded):
         return found
-    colliding = check.checker.check_batch(np.array([states[row] for _, row in touched]))
-    return min((k for (k, _), hit in zip(touched, colliding) if hit), default=found)
+    in_crowded = parts[np.isin(parts[:, 0], crowded)]
+    segment, row = np.repeat(in_crowded[:, 0], 2), in_crowded[:, 1:].ravel()
+    touched = ~free[row]
+    segment, row = segment[touched], row[touched]
+    if not len(row):
+        return found
+    rows, first = np.unique(row, return_inverse=True)
+    colliding = check.checker.check_batch(states[rows])[first]
+    return int(segment[colliding].min()) if colliding.any() else found

@@ -16,6 +16,7 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.motion_bound import (
     CHECKED_BARE_FROM,
     _grown,
+    _growth_steps,
     _on_the_ladder,
     _provable,
     first_unproven,
@@ -74,12 +75,17 @@ def added(grown, checker, link: str) -> float:
 def test_proofs_on_the_same_rungs_share_their_grown_checkers_until_the_configuration_changes():
     check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))
     exact = offsets_exact(check.checker)
-    a = _grown(check.checker, ("arm",), np.array([0.010]), exact)
-    assert _grown(check.checker, ("arm",), np.array([0.0101]), exact) is a  # rounded up to the same power of sqrt(2)
-    assert _grown(check.checker, ("arm",), np.array([0.02]), exact) is not a
+    def grown(growth):
+        return _grown(check.checker, ("arm",), _growth_steps(np.array([growth])), exact)
+
+    a = grown(0.010)
+    assert grown(0.0101) is a  # rounded up to the same power of sqrt(2)
+    assert grown(0.02) is not a
     assert added(a, check.checker, "arm") >= 0.0101
+    halved = _growth_steps(np.array([0.02, 0.0, 1e-7]))  # halving a growth takes 2 from its step (down to 0)
+    assert np.array_equal(halved, [_growth_steps(np.array([0.04]))[0] - 2, -1, 0])
     check.checker.set_padding(0.001, ["arm"])
-    b = _grown(check.checker, ("arm",), np.array([0.010]), exact)
+    b = grown(0.010)
     assert b is not a and added(b, check.checker, "arm") >= 0.010 and b.padding("arm") >= 0.001
     growth = np.array([0.013, 0.0, 0.002])
     rung = np.array([0.004, 0.0, 0.01])
