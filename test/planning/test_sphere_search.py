@@ -37,12 +37,21 @@ from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION
 from kinematics_py.planning.sphere_proof import (
     chain_tables,
     first_touching,
+    kernel_bundle,
     kernel_tuples,
     moving_table,
     segment_free,
     spheres_free_segments,
 )
-from kinematics_py.planning.sphere_search import SELF_SHRINKS, _relaxed, fast_or_ompl_search, sphere_search
+from kinematics_py.planning.sphere_search import (
+    MAX_STEP,
+    RANGE_SHARE,
+    SELF_SHRINKS,
+    _relaxed,
+    fast_or_ompl_search,
+    planted_trees,
+    sphere_search,
+)
 
 SEED = 11
 PROBLEMS = 8
@@ -244,6 +253,25 @@ def test_a_straight_motion_free_at_the_search_resolution_alone_is_searched_again
     assert result.success, result.message
     assert len(result.waypoints) > 2
     assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+
+
+@pytest.mark.parametrize("robot", ["panda", "ur5"])
+def test_the_trees_step_is_a_share_of_the_joint_spaces_diagonal_at_most_max_step(robot):
+    """RRT-Connect's step is RANGE_SHARE of the bounds' diagonal (the Panda's 2.6 rad), MAX_STEP at most (a UR5's
+    joints turn 2 pi either way: 6.2 rad)."""
+    urdf, srdf = bundled_robot(f"{robot}.urdf").read_text(), bundled_robot(f"{robot}.srdf").read_text()
+    model = RobotModel.from_urdf_string(urdf)
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    names = [n for n in model.variable_names if model.joints[n].type != "prismatic"]
+    lower, upper = (np.array([getattr(model.joints[n], side) for n in names]) for side in ("lower", "upper"))
+    check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
+    nodes, parents, counts = np.empty((2, 8, len(names))), np.empty((2, 8), dtype=np.int64), np.empty(2, np.int64)
+    start = np.clip(np.zeros(len(names)), lower, upper)
+    step, _ = planted_trees(nodes, parents, counts, start, start[None], lower, upper, 0,
+                            kernel_bundle(check, moving_table(check).table))
+    share = RANGE_SHARE * float(np.linalg.norm(upper - lower))
+    assert step == pytest.approx(min(share, MAX_STEP))
+    assert (share > MAX_STEP) == (robot == "ur5")
 
 
 def test_a_segment_that_fails_the_final_check_is_searched_again_coarser_first(monkeypatch):
