@@ -14,6 +14,7 @@ from moveit_msgs.srv import GetPositionFK
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
+from kinematics_py.ros.transport import executor as executor_module
 from kinematics_py.ros.transport.executor import NodeExecutor, entities_among
 
 #: Times given to requests sent on this machine to reach the server's DDS reader [s], tried in turn (a busy
@@ -112,7 +113,10 @@ def _server_and_client(name: str):
         rclpy.shutdown(context=client_context)
 
 
-def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool_size():
+def test_requests_waiting_for_a_search_service_are_taken_together_up_to_the_pool_size(monkeypatch):
+    # The pass's time for taking (TAKING_PER_PASS_S, 2 ms) is not what this holds: on a loaded machine the first take
+    # outlasted it and the pass took one request alone, in each of the three deliveries (a CI run, 2026-12-06).
+    monkeypatch.setattr(executor_module, "TAKING_PER_PASS_S", 60.0)
     gate, started, times = threading.Event(), [], []
 
     def callback(request, response, arrival):
