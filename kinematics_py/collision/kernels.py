@@ -133,12 +133,12 @@ def place_shapes(q, tree, shapes, T_plan_shape):
 
 @compiled_kernel
 def place_and_cull(Q, inputs, tested, stop_at_first, T_a_b, candidates, verdicts):
-    """For every state Q[n] (a state vector, see ``tree_kernels``): place every shape and mark in candidates[n]
-    the ``tested`` pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4); then each
+    """For every state Q[n] (a state vector, see ``tree_kernels``): place the shapes of the ``tested`` pairs and mark
+    in candidates[n] those pairs whose bounding boxes overlap, with their relative pose T_a_b[n, p] (3x4); then each
     candidate's verdict (``convex_kernels.candidate_verdicts``: ``stop_at_first``, ``verdicts``, and what it
     returns). ``inputs``: the tree's, the shapes' and the convex table's arrays (``kernel_inputs.PlacementInputs``).
-    Only the shapes of ``tested`` pairs are placed (a checker of a few pairs, ``sphere_pairs.pairs_check``, tests 1-3
-    of a scene's 20-30 shapes: a UR5 state in the cage 1.4 -> 1.0 us)."""
+    (A checker of a few pairs, ``sphere_pairs.pairs_check``, tests 1-3 of a scene's 20-30 shapes: placing them alone
+    took a UR5 state in the cage from 1.4 to 1.0 us.)"""
     tree, shapes, convex = TreeTable(*inputs.tree), ShapeTable(*inputs.shapes), inputs.convex
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))

@@ -241,13 +241,10 @@ def first_unproven(check: PathCheck, positions: np.ndarray, only: np.ndarray | N
     steps = np.where(first_steps < 0, -1, np.maximum(first_steps - 2 * np.arange(halvings + 1)[:, None], 0))
     for halving in range(halvings + 1):
         grown = _grown(check.checker, links, steps[halving], exact)
-        if halving:
-            ends = np.zeros(len(states), dtype=bool)
-            ends[parts[:, 1:]] = True
-            free = np.zeros(len(states), dtype=bool)
-            free[ends] = ~grown.check_batch(states[ends])
-        else:  # (every row an end)
-            free = ~grown.check_batch(states)
+        ends = np.zeros(len(states), dtype=bool)
+        ends[parts[:, 1:]] = True
+        free = np.zeros(len(states), dtype=bool)
+        free[ends] = ~grown.check_batch(states[ends])
         parts = parts[~(free[parts[:, 1]] & free[parts[:, 2]])]
         colliding_at = _first_colliding_segment(check, parts, free, states, colliding_at)
         parts = parts[parts[:, 0] < colliding_at]

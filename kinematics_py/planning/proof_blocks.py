@@ -34,7 +34,7 @@ SLOPE_LOWEST, SLOPE_HIGHEST = -2.0, 1.0
 #: The factor is not sought above this (a higher cap culls less): a block proven at the cap is followed by one at least
 #: a part larger (SIZE_SHARE of the cap is BLOCK_GROWTH, whose 1.5 parts after a block of one would be cut to one
 #: part, and every block after it one part: a UR5 path proven in parts of 1/256 of a step after its one narrow step,
-#: 102,000 states where 850 do).
+#: 102,024 states checked where 221 do).
 SCALE_CAP = BLOCK_GROWTH / SIZE_SHARE
 
 
