@@ -1,6 +1,6 @@
 """``transport.controller_clients.ControllerClients._gone``: when a controller counts as gone mid-execution, from its
 action server in the ROS graph and its joints' last times on joint_states (stand-ins for both, times the test sets);
-and that it outranks the goal-answer deadline (``_send``)."""
+and that it outranks the goal-answer deadline (``_send``); a goal given up unanswered is cancelled."""
 from types import SimpleNamespace
 
 import pytest
@@ -26,8 +26,9 @@ def clients(heard: dict[str, float]) -> ControllerClients:
 
 def running(server_ready: bool = True) -> list:
     """One controller moving joints a and b, its goal not answered yet."""
-    return [SimpleNamespace(controller=SimpleNamespace(name="arm_controller"), result=None, part=SimpleNamespace(
-        joint_names=["a", "b"]), client=SimpleNamespace(server_is_ready=lambda: server_ready))]
+    return [SimpleNamespace(controller=SimpleNamespace(name="arm_controller"), result=None, goal=None,
+                            part=SimpleNamespace(joint_names=["a", "b"]),
+                            client=SimpleNamespace(server_is_ready=lambda: server_ready))]
 
 
 def test_joints_still_on_joint_states_and_a_server_in_the_graph_are_not_gone():
@@ -63,10 +64,30 @@ def test_joints_silent_long_before_the_start_tell_nothing():
 
 
 class NeverAnswered:
-    """A goal's future that is never done."""
+    """A goal's future that is not done (until the test answers it: ``answer``)."""
+
+    def __init__(self):
+        self.callbacks = []
 
     def done(self) -> bool:
         return False
+
+    def add_done_callback(self, callback) -> None:
+        self.callbacks.append(callback)
+
+    def answer(self, accepted: bool) -> list:
+        """The cancels the done callbacks send for a goal ``accepted`` (or not) at last."""
+        cancels = []
+        handle = SimpleNamespace(accepted=accepted, cancel_goal_async=lambda: cancels.append("cancel"))
+        for callback in self.callbacks:
+            callback(SimpleNamespace(result=lambda: handle))
+        return cancels
+
+
+def goal_client(server_is_ready, answer: NeverAnswered, cancelled: list):
+    """A GoalClient stand-in: its goal's id is "goal", its answer ``answer``; cancels by id go to ``cancelled``."""
+    return SimpleNamespace(server_is_ready=server_is_ready, send_goal_with_id=lambda goal: ("goal", answer),
+                           cancel_by_id=cancelled.append)
 
 
 def test_a_controller_gone_has_the_last_word_at_the_goal_answer_deadline(monkeypatch):
@@ -84,8 +105,26 @@ def test_a_controller_gone_has_the_last_word_at_the_goal_answer_deadline(monkeyp
         looks.append(True)
         return len(looks) == 1
 
-    entry = running()[0]
-    entry.client = SimpleNamespace(server_is_ready=server_is_ready, send_goal_async=lambda goal: NeverAnswered())
+    entry, cancelled = running()[0], []
+    entry.client = goal_client(server_is_ready, NeverAnswered(), cancelled)
     outcome = clients({})._send([entry], header=None)
     assert "gone" in outcome.message and "before answering the goal" in outcome.message, outcome.message
     assert outcome.wait_for_cancel is False
+    assert cancelled == [], "no cancel to a server gone"
+
+
+@pytest.mark.parametrize("accepted_late", [True, False])
+def test_a_goal_given_up_unanswered_is_cancelled_by_its_id_and_again_if_accepted_late(monkeypatch, accepted_late):
+    """Its acceptance may have been lost, or may come after the deadline: the controller must not run it."""
+    from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
+
+    from kinematics_py.ros.transport import controller_clients
+
+    monkeypatch.setattr(controller_clients, "GOAL_RESPONSE_WAIT_S", -1.0)
+    monkeypatch.setattr(controller_clients, "joint_trajectory_msg", lambda part, header: JointTrajectoryMsg())
+    entry, cancelled, answer = running()[0], [], NeverAnswered()
+    entry.client = goal_client(lambda: True, answer, cancelled)
+    outcome = clients({})._send([entry], header=None)
+    assert "did not answer the goal" in outcome.message, outcome.message
+    assert cancelled == ["goal"]
+    assert answer.answer(accepted_late) == (["cancel"] if accepted_late else [])

@@ -7,7 +7,8 @@ succeeds; a start away from the current state is CONTROL_FAILED naming the joint
 INVALID_MOTION_PLAN with the reason, and neither reaches the controller; a controller that rejects or aborts is
 CONTROL_FAILED with its reason; an overrun is TIMED_OUT once duration x scaling + margin has passed (never
 before; and long before a goal left to hang would end), and the controller is cancelled; a cancel is PREEMPTED and
-cancels the controller; a controller that dies mid-execution ends the goal CONTROL_FAILED long before its trajectory
+cancels the controller; a goal the controller accepts after the node gave up waiting for its answer is cancelled
+there; a controller that dies mid-execution ends the goal CONTROL_FAILED long before its trajectory
 would have ended, and a client that leaves has its goal's controller cancelled as long before; a second goal on
 joints being moved is refused with the reason. move_action: with
 plan_only nothing is sent; else the plan (around planning_scene_diff's objects, which the node does not keep) starts
@@ -50,6 +51,7 @@ from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.ros.demo.client import box_object, joint_goal, motion_plan_request
 from kinematics_py.ros.messages.joint_trajectory import duration_msg
+from kinematics_py.ros.transport.controller_clients import GOAL_RESPONSE_WAIT_S
 
 PANDA_CONFIG = REPO / "test" / "data" / "moveit_resources" / "panda_moveit_config" / "config"
 JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
@@ -77,6 +79,8 @@ LONG_BEFORE_FRACTION = 0.25
 LEFT_TO_HANG_S = RESULT_TIMEOUT_S / 2
 #: Left to a controller that has a goal before it is killed, for its acceptance to reach the node [s].
 SETTLE_S = 1.0
+#: How late the stand-in accepts goals in mode "late": after the node has given up waiting for the answer [s].
+LATE_ACCEPTANCE_S = GOAL_RESPONSE_WAIT_S + 1.0
 
 
 def panda_parameters(**extra) -> dict:
@@ -145,7 +149,7 @@ class StandIn:
         self.process = processes.start(
             STANDIN, "--action", f"{node.namespace}/{CONTROLLER_ACTION}", "--joint-states",
             f"{node.namespace}/joint_states", "--joints", *JOINTS, "--positions", *map(str, positions), "--record",
-            str(self.record), "--mode-file", str(self.mode_file), name=name)
+            str(self.record), "--mode-file", str(self.mode_file), "--late-s", str(LATE_ACCEPTANCE_S), name=name)
         wait_for(lambda: np.allclose(node.current_positions(), positions, atol=1e-12, rtol=0), 60.0,
                  "the stand-in's joint_states at the node", self.process)
 
@@ -285,6 +289,20 @@ def test_one_execution_at_a_time_per_joint(node, standin):
     assert "being moved by another execution" in code.message and "panda_joint1" in code.message, code.message
     node.client.spin_until(first.cancel_goal_async(), RESULT_TIMEOUT_S)
     assert node.result(first)[1].val == MoveItErrorCodes.PREEMPTED
+
+
+def test_a_goal_accepted_after_the_node_gave_up_on_it_is_cancelled_at_the_controller(node, standin):
+    """The stand-in accepts the goal after the node's wait for its answer (and would then follow its 60 s
+    trajectory): the execution ends CONTROL_FAILED and the controller gets a cancel, long before the trajectory would
+    have ended."""
+    controller = standin("late")
+    cancels, goals = controller.received().count("cancel"), len(controller.received())
+    status, code = node.execute(trajectory(times=(0.0, LONG_TRAJECTORY_S / 2, LONG_TRAJECTORY_S)))
+    assert (status, code.val) == (GoalStatus.STATUS_ABORTED, MoveItErrorCodes.CONTROL_FAILED), code.message
+    assert "did not answer the goal" in code.message, code.message
+    assert len(controller.received()) > goals
+    wait_for(lambda: controller.received().count("cancel") > cancels, LONG_BEFORE_FRACTION * LONG_TRAJECTORY_S,
+             "the late goal's cancel")
 
 
 def move_group_goal(goal, plan_only: bool, start=None) -> MoveGroup.Goal:

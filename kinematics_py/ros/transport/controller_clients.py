@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
-from rclpy.action import ActionClient
 
 from ...errors import ErrorCode, RequestError
 from ...execution.controllers import ControllerConfig, ControllerSpec
@@ -23,6 +22,7 @@ from ...planning.path_check import PathCheck, densify
 from ..messages.joint_trajectory import joint_trajectory_from_msg, joint_trajectory_msg
 from ..messages.robot_state import JointPositions, joint_values
 from ..serving_state import StateStore
+from .goal_client import GoalClient
 
 #: How long [s] a controller's action server may take to be seen (it may have just started), to accept or refuse
 #: a goal, and the running controllers to answer a cancel.
@@ -51,8 +51,10 @@ class _Running:
     """One controller's part of an execution."""
 
     controller: ControllerSpec
-    client: ActionClient
+    client: GoalClient
     part: JointTrajectory
+    goal_id: object = None  # unique_identifier_msgs/UUID once sent
+    sent: object = None  # the future of the controller's answer to the goal, once sent
     goal: object = None  # ClientGoalHandle once accepted
     result: object = None  # its get_result future
 
@@ -64,8 +66,8 @@ class ControllerClients:
     def __init__(self, node, config: ControllerConfig, store: StateStore, positions: JointPositions, callback_group):
         self.config, self._store, self._positions = config, store, positions
         self.locks = JointLocks()
-        self._clients = {spec.name: ActionClient(node, FollowJointTrajectory, spec.action_name,
-                                                 callback_group=callback_group)
+        self._clients = {spec.name: GoalClient(node, FollowJointTrajectory, spec.action_name,
+                                               callback_group=callback_group)
                          for spec in config.effective(()) if spec.follows_trajectories}
 
     def execute(self, robot_trajectory, controller_names: Sequence[str], stop: Callable[[], str],
@@ -112,7 +114,8 @@ class ControllerClients:
         return outcome
 
     def _send(self, running: list[_Running], header) -> Outcome | None:
-        """Every part sent and accepted (None), or why not."""
+        """Every part sent and accepted (None), or why not; a goal whose acceptance has not reached the node by then
+        is cancelled at its controller (``_abandon``)."""
         for entry in running:
             deadline = time.monotonic() + SERVER_WAIT_S
             while not entry.client.server_is_ready():
@@ -120,12 +123,22 @@ class ControllerClients:
                     return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} does not serve "
                                    f"its action {entry.controller.action_name!r}")
                 time.sleep(POLL_S)
-        sent = [(entry, entry.client.send_goal_async(FollowJointTrajectory.Goal(
-            trajectory=joint_trajectory_msg(entry.part, header)))) for entry in running]
+        for entry in running:
+            entry.goal_id, entry.sent = entry.client.send_goal_with_id(FollowJointTrajectory.Goal(
+                trajectory=joint_trajectory_msg(entry.part, header)))
+        outcome = self._answers(running)
+        if outcome is not None:
+            for entry in running:
+                if entry.goal is None:
+                    self._abandon(entry)
+        return outcome
+
+    def _answers(self, running: list[_Running]) -> Outcome | None:
+        """Every sent goal accepted (None, ``goal`` and ``result`` set), or why not."""
         began = time.monotonic()
         deadline, next_check = began + GOAL_RESPONSE_WAIT_S, began + SERVER_CHECK_S
-        for entry, future in sent:
-            while not future.done():
+        for entry in running:
+            while not entry.sent.done():
                 now = time.monotonic()
                 if now >= next_check or now > deadline:  # (a controller gone has the last word at the deadline)
                     next_check = now + SERVER_CHECK_S
@@ -135,14 +148,23 @@ class ControllerClients:
                                        wait_for_cancel=False)
                 if now > deadline:
                     return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} did not answer "
-                                   f"the goal within {GOAL_RESPONSE_WAIT_S:g} s")
+                                   f"the goal within {GOAL_RESPONSE_WAIT_S:g} s (the goal is cancelled there)")
                 time.sleep(POLL_S)
-            if not future.result().accepted:
+            if not entry.sent.result().accepted:
                 return Outcome(ErrorCode.CONTROL_FAILED, f"controller {entry.controller.name!r} rejected the "
                                f"trajectory")
-            entry.goal = future.result()
+            entry.goal = entry.sent.result()
             entry.result = entry.goal.get_result_async()
         return None
+
+    @staticmethod
+    def _abandon(entry: _Running) -> None:
+        """A goal given up before its acceptance reached the node: cancelled at its controller now (by its id:
+        the acceptance may have been lost) and again when an acceptance still comes in, so that no controller runs
+        a goal whose execution has ended (a server gone answers no cancel)."""
+        if entry.client.server_is_ready():
+            entry.client.cancel_by_id(entry.goal_id)
+        entry.sent.add_done_callback(lambda sent: sent.result().accepted and sent.result().cancel_goal_async())
 
     def _watch(self, trajectory: JointTrajectory, running: list[_Running], stop: Callable[[], str],
                scene) -> Outcome:

@@ -5,7 +5,7 @@ Every goal it receives is written, as one JSON line, to --record (joint names, e
 so is every cancel request ("cancel"). --mode: ``follow`` (succeed once the trajectory's duration has passed,
 joint_states then at its last point), ``reject`` (refuse every goal), ``abort`` (abort with
 PATH_TOLERANCE_VIOLATED after half the duration), ``hang`` (never finish until cancelled), ``mute`` (never answer
-the goal request); the mode is read from
+the goal request), ``late`` (accept the goal --late-s after it came, then follow it); the mode is read from
 the file --mode-file at each goal (its text, else ``follow``). SIGTERM (or SIGINT) ends the process at once, as a
 controller that dies: its goals unanswered, its participant announced gone.
 """
@@ -35,6 +35,7 @@ def main() -> None:
     parser.add_argument("--positions", required=True, nargs="+", type=float)
     parser.add_argument("--record", required=True)
     parser.add_argument("--mode-file", required=True)
+    parser.add_argument("--late-s", type=float, default=6.0, help="how late a goal is accepted in mode late [s]")
     args = parser.parse_args()
     modes = {}  # id of an accepted goal's request -> its mode
 
@@ -58,6 +59,9 @@ def main() -> None:
             return GoalResponse.REJECT
         if mode == "mute":
             never_answer()  # (a controller stuck, or killed, before it answers)
+        if mode == "late":
+            time.sleep(args.late_s)
+            mode = "follow"
         modes[id(goal_request)] = mode
         return GoalResponse.ACCEPT
 
