@@ -1,8 +1,9 @@
 """Compiled (numba) broad phase: place every shape for a state and cull the pairs whose bounding boxes are apart; the
 pairs left go on to the compiled narrow phase (``convex_kernels``) in the same call.
 
-Links are placed by the model's whole-tree FK (``model.tree_kernels``), so the checker puts every link
-where ``RobotModel.link_poses`` does, mobile bases (floating and planar joints) included. Each shape's
+Links are placed by the model's tree FK (``model.tree_kernels``: only the tested shapes' links and their
+ancestors), so the checker puts every link where ``RobotModel.link_poses`` does, mobile bases (floating and planar
+joints) included. Each shape's
 bounding box in its own frame (centre, half extents) becomes a world-aligned box for a first test, then
 an oriented one for a separating-axis test; a pair that survives both (or holds an unbounded shape, a
 plane) is a candidate for the exact test, which gets the pair's relative pose.
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..compiled import compiled_kernel
 from ..geometry.kernels import compose_into
-from ..model.tree_kernels import TreeTable, place_links
+from ..model.tree_kernels import TreeTable, joints_placing, place_links, place_some_links
 from .convex_kernels import candidate_verdicts
 
 #: Added to |R| entries in the separating-axis test so that near-parallel edges do not give false separations.
@@ -138,7 +139,7 @@ def place_and_cull(Q, inputs, tested, stop_at_first, T_a_b, candidates, verdicts
     candidate's verdict (``convex_kernels.candidate_verdicts``: ``stop_at_first``, ``verdicts``, and what it
     returns). ``inputs``: the tree's, the shapes' and the convex table's arrays (``kernel_inputs.PlacementInputs``).
     (A checker of a few pairs, ``sphere_pairs.pairs_check``, tests 1-3 of a scene's 20-30 shapes: placing them alone
-    took a UR5 state in the cage from 1.4 to 1.0 us.)"""
+    took a UR5 state in the cage from 1.4 to 1.0 us; and only their links and those links' ancestors are placed.)"""
     tree, shapes, convex = TreeTable(*inputs.tree), ShapeTable(*inputs.shapes), inputs.convex
     S = shapes.link.shape[0]
     link_poses = np.empty((tree.parent_link.shape[0] + 1, 4, 4))
@@ -146,12 +147,16 @@ def place_and_cull(Q, inputs, tested, stop_at_first, T_a_b, candidates, verdicts
     center = np.empty((S, 3))
     half = np.empty((S, 3))
     placed = np.zeros(S, dtype=np.bool_)
+    links = np.zeros(link_poses.shape[0], dtype=np.bool_)
     for p in range(tested.shape[0]):
         if tested[p]:
-            placed[shapes.pairs[p, 0]] = True
-            placed[shapes.pairs[p, 1]] = True
+            for s in (shapes.pairs[p, 0], shapes.pairs[p, 1]):
+                placed[s] = True
+                if shapes.link[s] >= 0:
+                    links[shapes.link[s]] = True
+    joints = joints_placing(tree, links)
     for n in range(Q.shape[0]):
-        place_links(Q[n], tree, link_poses)
+        place_some_links(Q[n], tree, link_poses, joints)
         _place_shapes(link_poses, shapes, shape_pose, center, half, placed)
         _cull_pairs(shapes, tested, shape_pose, center, half, T_a_b[n], candidates[n])
     return candidate_verdicts(T_a_b, candidates, shapes.pairs, convex, stop_at_first, verdicts)

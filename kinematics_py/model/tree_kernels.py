@@ -66,20 +66,51 @@ def joint_motion_into(motion, axes, q, first, multiplier, offset, T):
 
 
 @compiled_kernel(inline="always")
+def _place_child(k, q, tree, poses, joint_pose, motion):
+    """poses[child of joint k] <- its T_root_link, from its parent link's (placed before it)."""
+    child = poses[tree.child_link[k]]
+    if tree.motion[k] == FIXED:
+        compose_into(poses[tree.parent_link[k]], tree.T_parent_joint[k], child)
+    else:
+        compose_into(poses[tree.parent_link[k]], tree.T_parent_joint[k], joint_pose)
+        joint_motion_into(tree.motion[k], tree.axes[k], q, tree.first_variable[k], tree.multiplier[k],
+                          tree.offset[k], motion)
+        compose_into(joint_pose, motion, child)
+
+
+@compiled_kernel(inline="always")
 def place_links(q, tree, poses):
     """poses[link] (4x4) <- T_root_link of every link for one state vector ``q`` (``tree`` a TreeTable)."""
     joint_pose = np.empty((4, 4))
     motion = np.empty((4, 4))
     set_identity(poses[0])
     for k in range(tree.parent_link.shape[0]):
-        child = poses[tree.child_link[k]]
-        if tree.motion[k] == FIXED:
-            compose_into(poses[tree.parent_link[k]], tree.T_parent_joint[k], child)
-        else:
-            compose_into(poses[tree.parent_link[k]], tree.T_parent_joint[k], joint_pose)
-            joint_motion_into(tree.motion[k], tree.axes[k], q, tree.first_variable[k], tree.multiplier[k],
-                              tree.offset[k], motion)
-            compose_into(joint_pose, motion, child)
+        _place_child(k, q, tree, poses, joint_pose, motion)
+
+
+@compiled_kernel(inline="always")
+def joints_placing(tree, links):
+    """(J,) bool: the joints whose child links are among ``links`` (L,) bool marks or their ancestors (the joints
+    ``place_some_links`` needs to place those links)."""
+    needed = links.copy()
+    joints = np.zeros(tree.parent_link.shape[0], dtype=np.bool_)
+    for k in range(tree.parent_link.shape[0] - 1, -1, -1):  # (a joint comes after its parent link's joint)
+        if needed[tree.child_link[k]]:
+            joints[k] = True
+            needed[tree.parent_link[k]] = True
+    return joints
+
+
+@compiled_kernel(inline="always")
+def place_some_links(q, tree, poses, joints):
+    """``place_links`` for the child links of the joints ``joints`` marks (``joints_placing``) alone: the other rows
+    of ``poses`` are left as they were."""
+    joint_pose = np.empty((4, 4))
+    motion = np.empty((4, 4))
+    set_identity(poses[0])
+    for k in range(tree.parent_link.shape[0]):
+        if joints[k]:
+            _place_child(k, q, tree, poses, joint_pose, motion)
 
 
 @compiled_kernel

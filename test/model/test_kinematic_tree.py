@@ -11,6 +11,7 @@ from robots import SMALL_URDFS, small_urdf
 from kinematics_py import RobotModel
 from kinematics_py.errors import JointValueError, UnknownJointError
 from kinematics_py.model.robot_model import joint_motion
+from kinematics_py.model.tree_kernels import joints_placing, place_some_links
 
 SEED = 3
 #: The same double-precision products in the same order: equal up to round-off [m or unitless].
@@ -66,3 +67,28 @@ def test_batch_link_poses_equal_single_ones(name):
     assert batch.shape == (10, len(model.link_names), 4, 4)
     for q, poses in zip(states, batch):
         np.testing.assert_allclose(poses, model.tree.link_poses(q), rtol=0, atol=TOLERANCE)
+
+
+@pytest.mark.parametrize("name", ["tree.urdf", "mimic.urdf", "planar_base.urdf"])
+def test_some_links_are_placed_with_their_ancestors_alone_as_the_whole_tree_places_them(name):
+    """``tree_kernels.joints_placing`` marks the joints from the root to each chosen link (on a tree, the other
+    branches' stay unmarked) and ``place_some_links`` places those links as ``place_links`` does."""
+    model = RobotModel.from_urdf_file(small_urdf(name))
+    reference = PinocchioReference(small_urdf(name))
+    q = model.state_vector(reference.random_configuration(np.random.default_rng(SEED)))
+    table, whole = model.tree.table, model.tree.link_poses(q)
+    names = list(model.link_names)
+    parent_joint = {joint.child: k for k, joint in enumerate(model.description.joints)}
+    for link in range(1, len(names)):
+        chosen = np.zeros(len(names), dtype=bool)
+        chosen[link] = True
+        joints = joints_placing(table, chosen)
+        on_the_way, child = set(), names[link]
+        while child in parent_joint:  # (up to the root)
+            on_the_way.add(parent_joint[child])
+            child = model.description.joints[parent_joint[child]].parent
+        assert set(np.flatnonzero(joints)) == on_the_way, names[link]
+        poses = np.full_like(whole, np.nan)
+        place_some_links(q, table, poses, joints)
+        np.testing.assert_allclose(poses[link], whole[link], rtol=0, atol=TOLERANCE)
+    assert not joints_placing(table, np.zeros(len(names), dtype=bool)).any()
