@@ -304,7 +304,7 @@ def sphere_search(check: PathCheck, start: np.ndarray, goals: np.ndarray, bounds
         return None
     table = moving.table
     inputs, relaxed, left = kernel_bundle(check, table), table, None  # (its workspace kept for the thread, no margins)
-    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    lower, upper = (np.array(b, dtype=float) for b in bounds)  # (writable: the kernels' one signature, warmed up)
     nodes, parents, counts, path = thread_scratch(__name__, len(start), lambda: (
         np.empty((2, TREE_CAPACITY, len(start))), np.empty((2, TREE_CAPACITY), dtype=np.int64),
         np.empty(2, dtype=np.int64), np.empty((2 * TREE_CAPACITY + SHORTCUT_TRIES, len(start)))))

@@ -77,6 +77,45 @@ def test_a_robot_set_up_alone_loads_no_plan_kernel():
     assert _loaded("panda", warm=False) == (None, set())
 
 
+#: Warms up the Panda's set-up, then runs a sphere search whose bounds are read-only arrays (as a plan's joint limits
+#: are, ``goals.GroupLimits``) and prints the plan kernels that got a signature the warm-up did not compile.
+SIGNATURES_SCRIPT = textwrap.dedent("""
+    import importlib, json, sys
+    import numpy as np
+    from kinematics_py.planning.kernel_warm_up import warm_up_setup
+    from kinematics_py.planning.path_check import PathCheck
+    from kinematics_py.planning.sphere_search import sphere_search
+    from kinematics_py.robot_setup import SetupInputs, build_robot_setup
+    from kinematics_py.robots import bundled_robot_path
+    setup = build_robot_setup(SetupInputs(urdf=bundled_robot_path("panda").read_text(encoding="utf-8"),
+                                          srdf=bundled_robot_path("panda", "srdf").read_text(encoding="utf-8")))
+    assert warm_up_setup(setup) is not None
+    kernels = [getattr(importlib.import_module(m), n) for m, n in json.loads(sys.stdin.read())]
+    before = [len(kernel.signatures) for kernel in kernels]
+    _, plugin = min(setup.groups.items())
+    joints, model = plugin.getJointNames(), setup.model
+    bounds = tuple(np.array([getattr(model.joints[j], side) for j in joints]) for side in ("lower", "upper"))
+    for array in bounds:
+        array.flags.writeable = False
+    check = PathCheck(setup.collision.checker, joints, model.resolve_joint_values({}))
+    start = np.array([model.resolve_joint_values({})[j] for j in joints])
+    rng = np.random.default_rng(0)
+    goal = next(q for q in (np.clip(start + rng.uniform(-0.5, 0.5, len(joints)), *bounds) for _ in range(100))
+                if check.state_free(q))
+    sphere_search(check, start, goal[None], bounds, 0.5)
+    print(json.dumps([str(kernel) for kernel, count in zip(kernels, before) if len(kernel.signatures) != count]))
+""")
+
+
+def test_a_search_within_read_only_joint_limits_runs_the_kernels_the_warm_up_compiled():
+    """A plan's joint limits are read-only arrays, the warm-up's bounds are not: numba compiles a kernel again (seconds,
+    inside the plan: 12 s on a UR5 plan once) for an argument that differs only so."""
+    result = subprocess.run([sys.executable, "-c", SIGNATURES_SCRIPT], input=json.dumps(PLAN_KERNELS),
+                            capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
 @pytest.mark.parametrize("urdf", ["panda", "prismatic"])
 def test_a_robot_without_free_states_near_its_default_or_collision_geometry_is_left_alone(urdf):
     """The Panda without its SRDF collides with itself at and near its default state (adjacent links touch); the
