@@ -16,6 +16,7 @@ from ..robot_setup import RobotSetup
 from .controller_points import sparse_plan
 from .goals import JointGoal
 from .motion import MotionPlan, plan
+from .motion_bound import provable
 from .options import PlanOptions
 from .path_check import PathCheck
 from .sphere_proof import first_invalid, moving_table, sphere_proof, spheres_free, spheres_free_segments, touching_pairs
@@ -45,6 +46,7 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
     lower = np.array([model.joints[j].lower for j in joints])
     upper = np.array([model.joints[j].upper for j in joints])
     check = PathCheck(checker, joints, state)
+    provable(check)  # (the group's motion bounds, kept per model: its links' hulls, 10-150 ms, not in a first plan)
     rng = np.random.default_rng(0)
     tried = near + np.vstack([np.zeros(len(joints)), rng.uniform(-PLAN_REACH, PLAN_REACH, (GOAL_TRIES, len(joints)))])
     free = [q for q in np.clip(tried, lower, upper) if check.state_free(q)][:2]
@@ -72,10 +74,13 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
 
 def warm_up_setup(setup: RobotSetup) -> MotionPlan | None:
     """``warm_up_planning`` on the first group of ``setup`` (by name) near its default state (every group's plans
-    call the same kernels); None when the robot has no collision geometry or no group, or no free states are found."""
+    call the same kernels; every group's motion bounds are computed); None when the robot has no collision geometry
+    or no group, or no free states are found."""
     checker = setup.collision.checker
     if checker is None or not setup.groups:
         return None
     _, plugin = min(setup.groups.items())
     state = setup.model.resolve_joint_values({})
+    for other in setup.groups.values():  # (every group's motion bounds)
+        provable(PathCheck(checker, other.getJointNames(), state))
     return warm_up_planning(plugin, checker, state, np.array([state[joint] for joint in plugin.getJointNames()]))

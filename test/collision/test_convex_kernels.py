@@ -17,7 +17,7 @@ from kinematics_py.collision import convex_kernels
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
 from kinematics_py.collision.geometry import Box, Cylinder, Sphere
-from kinematics_py.collision.tables import convex_table
+from kinematics_py.collision.tables import convex_table, hull_neighbours
 from kinematics_py.geometry.transforms import make_transform
 
 KINDS = ("sphere", "box", "cylinder", "cone", "hull")
@@ -50,7 +50,7 @@ def _shape(kind: str, rng: np.random.Generator):
     coal_points.extend(list(vertices))
     coal_triangles.extend([coal.Triangle(int(a), int(b), int(c)) for a, b, c in triangles])
     return coal.Convex(coal_points, coal_triangles), (convex_kernels.VERTICES, (0.0, 0.0, 0.0), 0.0, vertices,
-                                                      triangles)
+                                                      hull_neighbours(len(vertices), triangles))
 
 
 def _table(rows, offsets) -> tuple:
@@ -181,3 +181,19 @@ def test_a_checker_answers_as_coal_alone_on_a_real_robot_grown_or_not(robot):
         assert np.array_equal(checker.check_batch(states), expected)
         assert [checker.is_colliding(q) for q in states[:60]] == list(expected[:60])
         assert [checker.check(q).in_collision for q in states[:60]] == list(expected[:60])
+
+
+def test_a_hull_s_neighbours_are_the_vertices_its_triangles_join_it_to_each_once_in_order():
+    points = np.random.default_rng(5).normal(size=(200, 3))
+    hull = ConvexHull(points)
+    kept = np.unique(hull.simplices)
+    triangles = np.searchsorted(kept, hull.simplices)
+    neighbour_first, neighbours = hull_neighbours(len(kept), triangles)
+    joined = {i: set() for i in range(len(kept))}
+    for a, b, c in triangles:
+        for u, v in ((a, b), (b, c), (c, a)):
+            joined[u].add(int(v))
+            joined[v].add(int(u))
+    assert len(neighbour_first) == len(kept) + 1 and neighbour_first[-1] == len(neighbours)
+    for i in range(len(kept)):
+        assert neighbours[neighbour_first[i]:neighbour_first[i + 1]].tolist() == sorted(joined[i]), i

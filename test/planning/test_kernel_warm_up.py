@@ -77,6 +77,21 @@ def test_a_robot_set_up_alone_loads_no_plan_kernel():
     assert _loaded("panda", warm=False) == (None, set())
 
 
+def test_the_warm_up_computes_every_group_s_motion_bounds():
+    """The bounds a proof needs (``motion_bound``: the links' hulls, 10-150 ms) are kept per model and group: the
+    warm-up computes them for every group, so that no first plan of a group does."""
+    from kinematics_py.planning import motion_bound
+
+    srdf = bundled_robot_path("panda", "srdf").read_text(encoding="utf-8").replace(
+        "</robot>", '<group name="panda_upper"><chain base_link="panda_link0" tip_link="panda_link5"/></group></robot>')
+    setup = build_robot_setup(SetupInputs(urdf=bundled_robot_path("panda").read_text(encoding="utf-8"), srdf=srdf,
+                                          configured_groups=frozenset({"panda_arm", "panda_upper"})))
+    assert len(setup.groups) == 2
+    warm_up_setup(setup)
+    kept = {key[0] for key in motion_bound._BOUNDS.get(setup.model, {})}
+    assert kept == {tuple(plugin.getJointNames()) for plugin in setup.groups.values()}
+
+
 #: Warms up the Panda's set-up, then runs a sphere search whose bounds are read-only arrays (as a plan's joint limits
 #: are, ``goals.GroupLimits``) and prints the plan kernels that got a signature the warm-up did not compile.
 SIGNATURES_SCRIPT = textwrap.dedent("""
