@@ -13,7 +13,8 @@ get the same pairs, the same robot (the bundled URDF's primitive collision shape
 the same boxes and the same joint velocity and acceleration limits; on each problem they take turns in a random
 order (seed + 1), so background load falls on both alike; with ``--repeats`` K, each plans each problem K times in a
 row and its fastest time counts (its last trajectory is the one checked): what a plan costs warm, without the first
-one's cold caches after the other planner's turn (a third more of ours on the development machine). One untimed
+one's cold caches after the other planner's turn (a third more of ours on the development machine); the first of
+them is reported apart, the cost of one plan of a new problem. One untimed
 warm-up plan each first (ours also loads every kernel a plan may call, as the node's planning processes do:
 ``planning.kernel_warm_up``). Timing: the whole
 call, everything included (ours: goal checks, search, simplification, re-checks, timing; mplib: RRTConnect,
@@ -144,9 +145,13 @@ class Record:
     outside_limits: list[bool] = field(default_factory=list)
     wrong_ends: list[bool] = field(default_factory=list)
     durations: list[float] = field(default_factory=list)
+    #: The first of the repeats' times [s]: what one plan of a new problem costs (state the repeats reuse is built
+    #: then: checkers of a few pairs, their tables).
+    first_seconds: list[float] = field(default_factory=list)
 
-    def add(self, seconds, positions, duration, verdict):
+    def add(self, seconds, positions, duration, verdict, first_seconds):
         self.seconds.append(seconds)
+        self.first_seconds.append(first_seconds)
         self.solved.append(positions is not None)
         self.lengths.append(path_length(positions) if positions is not None else np.nan)
         colliding, outside, wrong_ends, depth, unproven = verdict if positions is not None else (
@@ -444,15 +449,16 @@ def main(argv=None) -> int:
                 run(*pairs[0])
             records = {name: Record() for name in planners}
             for k, (a, b) in enumerate(pairs[1:]):
-                points, outcome = {}, {name: (np.inf, None, np.nan) for name in planners}
+                points, outcome, first = {}, {name: (np.inf, None, np.nan) for name in planners}, {}
                 for name in rng_order.permutation(list(planners)):
                     for _ in range(args.repeats):
                         seconds, positions, duration = planners[name](a, b)
+                        first.setdefault(name, seconds)
                         outcome[name] = (min(seconds, outcome[name][0]), positions, duration)
                 for name in planners:  # the last plan's trajectory is checked; the fastest plan's time counts
                     seconds, positions, duration = outcome[name]
                     verdict = problem.verdict(positions, a, b) if positions is not None else None
-                    records[name].add(seconds, positions, duration, verdict)
+                    records[name].add(seconds, positions, duration, verdict, first[name])
                     points[name] = 0 if positions is None else len(positions)
                 print(f"{scene} {k + 1}/{args.problems}: " + ", ".join(
                     f"{name} {'ok' if r.solved[-1] else 'FAIL'} {1e3 * r.seconds[-1]:.0f} ms, {points[name]} points"
@@ -481,7 +487,10 @@ def main(argv=None) -> int:
                else ""), "",
               table(results, args.planning_time, notes), "",
               f"Trajectory states checked at <= {CHECK_STEP} rad per joint by CollisionChecker.check_batch; "
-              f"ours: p90 / median {_ms(overall[OURS].seconds)[1] / _ms(overall[OURS].seconds)[0]:.2f}."]
+              f"ours: p90 / median {_ms(overall[OURS].seconds)[1] / _ms(overall[OURS].seconds)[0]:.2f}.", "",
+              "First plans of each problem (the first of the repeats: one plan of a new problem), median / p90 ms: "
+              + ", ".join(f"{name} {_ms(record.first_seconds)[0]:.2f} / {_ms(record.first_seconds)[1]:.2f}"
+                          for name, record in overall.items()) + "."]
     text = "\n".join(report)
     print(text)
     args.output.parent.mkdir(parents=True, exist_ok=True)

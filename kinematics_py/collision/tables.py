@@ -217,19 +217,39 @@ def convex_table(rows: list[tuple]) -> ConvexTable:
     order."""
     counts = np.array([0 if row[3] is None else len(row[3]) for row in rows], dtype=np.int64)
     first = np.cumsum(counts) - counts
-    hulls = [(row[3], row[4], start) for row, start in zip(rows, first) if row[3] is not None]
-    edge_counts = [len(neighbours) for _, (_, neighbours), _ in hulls]
-    edge_first = np.cumsum(edge_counts) - edge_counts
-    return ConvexTable(
-        kind=np.array([row[0] for row in rows], dtype=np.int64),
-        size=np.array([row[1] for row in rows], dtype=float).reshape(-1, 3),
-        margin=np.array([row[2] for row in rows], dtype=float), first=first,
-        vertices=np.ascontiguousarray(np.concatenate([vertices for vertices, _, _ in hulls]) if hulls
-                                      else np.zeros((0, 3)), dtype=float),
-        neighbour_first=np.concatenate([*(neighbour_first[:-1] + offset for (_, (neighbour_first, _), _), offset
-                                          in zip(hulls, edge_first)), [sum(edge_counts)]]).astype(np.int64),
-        neighbours=np.concatenate([neighbours + start for _, (_, neighbours), start in hulls]
-                                  or [np.zeros(0, dtype=np.int64)]).astype(np.int64))
+    vertices, neighbour_first, neighbours = _joined_hulls([row[3:5] for row in rows if row[3] is not None])
+    return ConvexTable(kind=np.array([row[0] for row in rows], dtype=np.int64),
+                       size=np.array([row[1] for row in rows], dtype=float).reshape(-1, 3),
+                       margin=np.array([row[2] for row in rows], dtype=float), first=first, vertices=vertices,
+                       neighbour_first=neighbour_first, neighbours=neighbours)
+
+
+#: Hulls joined by ``_joined_hulls``: (the vertices arrays, in order) -> (those arrays, the joined arrays).
+_JOINED: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], tuple]] = {}
+MAX_JOINED = 8
+
+
+def _joined_hulls(hulls: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vertices, neighbour_first, neighbours) of the hulls (vertices, (neighbour_first, neighbours)) one after the
+    other; kept for the same hulls (the same arrays, in order), as the tables of a checker's grown copies have them
+    (joining a Kinova's 9,000 vertices took half of each such table's build)."""
+    key = tuple(id(vertices) for vertices, _ in hulls)
+    kept = _JOINED.get(key)
+    if kept is not None and all(a is b for a, (b, _) in zip(kept[0], hulls)):
+        return kept[1]
+    counts = [len(vertices) for vertices, _ in hulls]
+    edge_counts = [len(neighbours) for _, (_, neighbours) in hulls]
+    vertex_first, edge_first = np.cumsum(counts) - counts, np.cumsum(edge_counts) - edge_counts
+    joined = (np.ascontiguousarray(np.concatenate([vertices for vertices, _ in hulls]) if hulls else np.zeros((0, 3)),
+                                   dtype=float),
+              np.concatenate([*(first[:-1] + offset for (_, (first, _)), offset in zip(hulls, edge_first)),
+                              [sum(edge_counts)]]).astype(np.int64),
+              np.concatenate([neighbours + start for (_, (_, neighbours)), start in zip(hulls, vertex_first)]
+                             or [np.zeros(0, dtype=np.int64)]).astype(np.int64))
+    if len(_JOINED) >= MAX_JOINED:
+        _JOINED.clear()
+    _JOINED[key] = (tuple(vertices for vertices, _ in hulls), joined)
+    return joined
 
 
 def _pairs(bodies: list[tuple[str, BodyType, int]], shape_body: np.ndarray, attached: Mapping,

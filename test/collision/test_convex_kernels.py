@@ -197,3 +197,17 @@ def test_a_hull_s_neighbours_are_the_vertices_its_triangles_join_it_to_each_once
     assert len(neighbour_first) == len(kept) + 1 and neighbour_first[-1] == len(neighbours)
     for i in range(len(kept)):
         assert neighbours[neighbour_first[i]:neighbour_first[i + 1]].tolist() == sorted(joined[i]), i
+
+
+def test_tables_of_the_same_hulls_share_their_joined_vertices_and_others_do_not():
+    """A checker's grown copies (the same hulls, other margins) join the hulls' vertices once; tables of other
+    hulls, or of the same hulls in another order, get their own."""
+    rng = np.random.default_rng(7)
+    a, b = (_shape("hull", rng)[1] for _ in range(2))
+    grown = [(kind, size, margin + 0.01, *hull) for kind, size, margin, *hull in (a, b)]
+    first, again, swapped = convex_table([a, b]), convex_table(grown), convex_table([b, a])
+    assert again.vertices is first.vertices and again.neighbours is first.neighbours
+    np.testing.assert_allclose(again.margin, first.margin + 0.01)
+    assert swapped.vertices is not first.vertices
+    np.testing.assert_array_equal(swapped.vertices, np.concatenate([b[3], a[3]]))
+    np.testing.assert_array_equal(swapped.neighbours[:len(b[4][1])], b[4][1])
