@@ -5,7 +5,8 @@ then, after the lock, registers a second future in its place and returns that on
 that kept both blocks). A response the executor takes in between completes the first future: the one returned
 never completes, though the server accepted the goal. On a loaded machine that was a controller executing a goal
 the node had given up on as unanswered. ``GoalClient`` registers the one future it returns before the request can
-be answered.
+be answered, in the registries rclpy's ActionClient keeps (private attributes: test_goal_client runs it on the
+installed rclpy, with the race widened).
 """
 from __future__ import annotations
 
