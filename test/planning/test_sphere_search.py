@@ -4,6 +4,8 @@ refuses between its checked states is never returned by ``plan``; it solves the 
 search; scenes it cannot represent fall back to OMPL's search."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from robots import bundled_robot
@@ -42,12 +44,15 @@ from kinematics_py.planning.sphere_proof import (
     moving_table,
     segment_free,
     spheres_free_segments,
+    touching_pairs,
 )
 from kinematics_py.planning.sphere_search import (
     MAX_STEP,
     RANGE_SHARE,
     SELF_SHRINKS,
+    _escaped,
     _relaxed,
+    _touching_in,
     fast_or_ompl_search,
     planted_trees,
     sphere_search,
@@ -175,9 +180,9 @@ def test_a_start_the_spheres_block_still_gets_the_fast_path_and_its_path_is_chec
     assert fast >= 2
 
 
-def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_left_out():
-    """The UR5's spheres bulge beyond its cylinders' flat ends: in states where its links' exact shapes are apart,
-    a self pair's spheres may touch. The search keeps such a pair, with a gap that parts its spheres there."""
+def ur5_touching_state():
+    """(check, q, (lower, upper), its workspace, the self pairs touching): a UR5 state free for the exact checker in
+    which a self pair's spheres touch."""
     urdf, srdf = bundled_robot("ur5.urdf").read_text(), bundled_robot("ur5.srdf").read_text()
     model = RobotModel.from_urdf_string(urdf)
     checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
@@ -186,15 +191,22 @@ def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_lef
     table, tree = moving_table(check).table, model.tree.table_arrays
     rng = np.random.default_rng(SEED)
     lower, upper = np.array([model.joints[n].lower for n in names]), np.array([model.joints[n].upper for n in names])
-    for _ in range(2000):  # a state free for the exact checker in which a self pair's spheres touch
+    for _ in range(2000):
         q = lower + rng.random(len(names)) * (upper - lower)
         work = workspace(check.base, len(model.link_names), table)
         hit = np.zeros(len(table.self_pairs), dtype=bool)
         colliding_pairs(q, check.indices, tree, tuple(table), work, hit, np.zeros(table.world_tested.shape, bool))
         if hit.any() and not checker.check_batch(q[None], joint_names=names).any():
-            break
-    else:
-        pytest.fail("no state whose spheres touch where the exact shapes do not")
+            return check, q, (lower, upper), work, hit
+    pytest.fail("no state whose spheres touch where the exact shapes do not")
+
+
+def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_left_out():
+    """The UR5's spheres bulge beyond its cylinders' flat ends: in states where its links' exact shapes are apart,
+    a self pair's spheres may touch. The search keeps such a pair, with a gap that parts its spheres there."""
+    check, q, (lower, upper), work, hit = ur5_touching_state()
+    checker, names, table, tree = check.checker, check.joint_names, moving_table(check).table, \
+        check.checker.model.tree.table_arrays
     relaxed, left = _relaxed(check, table, q[None], work)
     work.growth[:] = 0.0  # (as a search's workspace comes: no margins)
     again = _relaxed(check, table, q[None], work)  # the same pairs: the same tables (what is kept for them found again)
@@ -212,6 +224,25 @@ def test_a_self_pair_whose_spheres_touch_at_the_start_is_searched_shrunk_not_lef
     if not checker.check_batch(goal[None], joint_names=names).any():
         path = sphere_search(check, q, goal[None], (lower, upper), TIME)
         assert path is None or exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0
+
+
+def test_a_start_whose_spheres_touch_is_left_through_an_escape_state_and_the_rest_searched_with_every_pair():
+    """``_escaped`` (what a relaxed search's path that the exact checker refuses is searched again with): the path
+    leaves the start for a state where no spheres touch, over a motion free for the exact checker, and every
+    segment after it is free for the spheres of every pair; the path is free for the exact checker."""
+    check, q, bounds, _, _ = ur5_touching_state()
+    table, names = moving_table(check).table, check.joint_names
+    rng = np.random.default_rng(SEED)
+    near = (np.clip(q + rng.uniform(-0.6, 0.6, len(q)), *bounds) for _ in range(1000))
+    goal = next(g for g in near if not check.checker.check_batch(g[None], joint_names=names).any()
+                and not _touching_in(check, table, g))
+    path = _escaped(check, q, goal, bounds, time.perf_counter() + TIME, None)
+    assert path is not None
+    np.testing.assert_array_equal(path[0], q)
+    np.testing.assert_array_equal(path[-1], goal)
+    self_hit, world_hit = touching_pairs(check, table, densify(path[1:], SEARCH_RESOLUTION))
+    assert not self_hit.any() and not world_hit.any(), "a pair relaxed after the escape"
+    assert exact_colliding(check.checker, names, path, SEARCH_RESOLUTION) == 0
 
 
 def test_fast_path_and_ompl_search_agree_on_success(table_wall):
