@@ -128,3 +128,21 @@ def test_a_goal_given_up_unanswered_is_cancelled_by_its_id_and_again_if_accepted
     assert "did not answer the goal" in outcome.message, outcome.message
     assert cancelled == ["goal"]
     assert answer.answer(accepted_late) == (["cancel"] if accepted_late else [])
+
+
+def test_a_rejected_goal_gets_no_cancel(monkeypatch):
+    """An answer that is in needs no cancel by id: a rejection none at all."""
+    from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
+
+    from kinematics_py.ros.transport import controller_clients
+
+    monkeypatch.setattr(controller_clients, "joint_trajectory_msg", lambda part, header: JointTrajectoryMsg())
+    cancels = []
+    handle = SimpleNamespace(accepted=False, cancel_goal_async=lambda: cancels.append("cancel"))
+    rejected = SimpleNamespace(done=lambda: True, result=lambda: handle,
+                               add_done_callback=lambda callback: callback(rejected))
+    entry, cancelled = running()[0], []
+    entry.client = goal_client(lambda: True, rejected, cancelled)
+    outcome = clients({})._send([entry], header=None)
+    assert "rejected" in outcome.message, outcome.message
+    assert cancelled == [] and cancels == []

@@ -161,8 +161,9 @@ class ControllerClients:
     def _abandon(entry: _Running) -> None:
         """A goal given up before its acceptance reached the node: cancelled at its controller now (by its id:
         the acceptance may have been lost) and again when an acceptance still comes in, so that no controller runs
-        a goal whose execution has ended (a server gone answers no cancel)."""
-        if entry.client.server_is_ready():
+        a goal whose execution has ended (a server gone answers no cancel; an answer already in is handled by the
+        callback alone: a rejected goal needs no cancel)."""
+        if not entry.sent.done() and entry.client.server_is_ready():
             entry.client.cancel_by_id(entry.goal_id)
         entry.sent.add_done_callback(lambda sent: sent.result().accepted and sent.result().cancel_goal_async())
 
