@@ -1,8 +1,8 @@
 """``transport.actions.serve_action`` in-process, on the node's executor, when publishing a goal's status fails
 (RCLError, as Fast DDS refuses a write now and then on a loaded machine): a goal accepted still executes and its
 client gets its result; a goal whose end could not be published still answers its result as filled. And when rmw
-does not send an answer (its client's reader not matched yet: RCLError from rclpy), it is sent again: the goal's
-acceptance, its result, a cancel's answer."""
+does not send an answer (its client's reader not matched yet: RCL_RET_TIMEOUT from rcl_action, which rclpy only
+warns of), it is sent again: the goal's acceptance, its result, a cancel's answer."""
 from __future__ import annotations
 
 import itertools
@@ -31,6 +31,8 @@ ACTIONS = (f"/goal_keeping_test_{index}/execute_trajectory" for index in itertoo
 RESULT_TIMEOUT_S = 60.0
 RCLError = rclpy_implementation.RCLError
 PUBLISH_FAILURE = "Failed publish goal status array: cannot publish data (injected)"
+#: rcl_ret_t values (rcl/types.h).
+RCL_RET_ERROR, RCL_RET_TIMEOUT = 1, 2
 
 
 class Server:
@@ -142,17 +144,18 @@ def test_a_goal_whose_end_was_not_published_answers_its_result(serving):
     assert code.message == "executed"
 
 
-def fail_first(answers, times: int) -> list:
-    """``answers`` (an ``ActionAnswers``) refuses its first ``times`` tries as rclpy does when rmw did not send an
-    answer; the list returned counts the tries."""
-    tries, send_now = [], answers.send_now
+def fail_first(requests, times: int, code: int = RCL_RET_TIMEOUT) -> list:
+    """``requests`` (an ``ActionIO``) does not send its first ``times`` answers, rcl_action returning ``code`` as
+    it does when rmw did not send one (RCL_RET_TIMEOUT: the client's reader not matched within rmw's wait); the
+    list returned counts the tries."""
+    tries, send_now = [], requests.send_now
 
-    def refusing(request_header, response):
+    def refusing(request_id, c_message):
         tries.append(True)
         if len(tries) <= times:
-            raise RCLError(f"Failed to send {answers.kind} response (injected)")
-        send_now(request_header, response)
-    answers.send_now = refusing
+            return code
+        return send_now(request_id, c_message)
+    requests.send_now = refusing
     return tries
 
 
@@ -161,15 +164,16 @@ def test_a_goal_acceptance_rmw_did_not_send_is_sent_again(serving, executor_type
     """rclpy logged such an answer and dropped it: the goal neither answered nor executed, its client waiting."""
     ran = []
     server, client = serving(executed(ran), executor_type)
-    tries = fail_first(server.server.answers["goal"], 3)
+    tries = fail_first(server.server.requests["goal"], 3)
     status, code = client.result()
     assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
     assert ran == [True] and len(tries) == 4
 
 
 def test_a_result_rmw_did_not_send_is_sent_again(serving):
+    """(rcl_action's error code for an answer the writer could not write, its history full.)"""
     server, client = serving(executed([]))
-    tries = fail_first(server.server.answers["result"], 3)
+    tries = fail_first(server.server.requests["result"], 3, RCL_RET_ERROR)
     status, code = client.result()
     assert (status, code.val) == (GoalStatus.STATUS_SUCCEEDED, MoveItErrorCodes.SUCCESS), code.message
     assert len(tries) == 4
@@ -183,7 +187,7 @@ def test_a_cancel_answer_rmw_did_not_send_is_sent_again(serving):
             time.sleep(0.01)
         return ErrorCode.PREEMPTED, stop() or "never cancelled"
     server, client = serving(until_cancelled)
-    tries = fail_first(server.server.answers["cancel"], 2)
+    tries = fail_first(server.server.requests["cancel"], 2)
     goal_handle = client.accepted_goal()
     cancelled = goal_handle.cancel_goal_async()
     client.executor.spin_until_future_complete(cancelled, timeout_sec=RESULT_TIMEOUT_S)

@@ -13,14 +13,14 @@ from collections.abc import Callable
 from action_msgs.msg import GoalInfo, GoalStatus
 from rclpy.action import ActionServer
 from rclpy.action.server import GoalEvent, ServerGoalHandle
-from rclpy.exceptions import InvalidHandle
 from rclpy.executors import await_or_execute
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.task import Future
 
 from ...errors import ErrorCode
 from ..messages.conversions import error_code_msg
-from .rcl_service_io import Delivery, Resender
+from .rcl_action_io import SERVICE_TYPES, ActionIO
+from .rcl_service_io import Resender
 
 #: An execution: (goal handle, result to fill, stop) -> (code, message); ``stop()`` says why the goal should stop
 #: ("" while it runs on).
@@ -88,40 +88,15 @@ def _end(goal_handle, code: ErrorCode) -> None:
         goal_handle.abort()
 
 
-class ActionAnswers:
-    """An action server's answers of one kind ("goal", "cancel" or "result") as ``Resender`` sends them (an
-    ``AnswerChannel``): rclpy raises RCLError for an answer rmw did not send (its client's reader not matched yet,
-    as for services; rcl_action does not say which), and the answer is sent again."""
-
-    def __init__(self, server: ActionServer, action: str, kind: str):
-        self._server, self.kind = server, kind
-        self.name = f"{action}/_action/{'get_result' if kind == 'result' else kind}"
-
-    def send(self, request_header, response) -> tuple[Delivery, str]:
-        try:
-            with self._server._lock:
-                self.send_now(request_header, response)
-        except InvalidHandle:
-            return Delivery.SERVICE_GONE, "the action server was destroyed"
-        except RCLError as error:
-            return Delivery.CLIENT_NOT_MATCHED, str(error)
-        return Delivery.SENT, ""
-
-    def send_now(self, request_header, response) -> None:
-        """One try through rclpy's handle (RCLError when rmw did not send it)."""
-        getattr(self._server._handle, f"send_{self.kind}_response")(request_header, response)
-
-    def describe(self, request_header) -> str:
-        return f"{self.kind} request {request_header.sequence_number}"
-
-
 class GoalKeepingServer(ActionServer):
     """rclpy's ActionServer, but every goal accepted and executed, every cancel request accepted, and every request
     answered: rclpy's own request handling is replaced where it loses a goal or an answer.
 
     - An answer rmw did not send (the client's reader not matched yet by the server's answer writer, e.g. discovery
-      lagging on a loaded machine) is sent again by the executor's ``Resender`` (rclpy logged it and dropped it: a
-      goal accepted but neither answered nor executed, a result or a cancel answer never received).
+      lagging on a loaded machine) is sent again by the executor's ``Resender``. rclpy dropped it with a warning
+      (RCL_RET_TIMEOUT) or a log line (other errors): a goal accepted but its client never told, a result or a
+      cancel answer never received. The requests are taken and answered through rcl_action (``ActionIO``), which
+      says when an answer was not sent.
     - rclpy publishes the status array of the goals right after answering a goal request "accepted", and at each
       transition of a goal. An error there (Fast DDS refused the write now and then on a loaded machine: RCLError
       "Failed publish goal status array: cannot publish data") ended rclpy's handling of the goal request with the
@@ -131,8 +106,23 @@ class GoalKeepingServer(ActionServer):
     def __init__(self, node, action_type, action: str, **kwargs):
         super().__init__(node, action_type, action, handle_accepted_callback=self._start, **kwargs)
         self._action, self._log = action, node.get_logger()
-        self.answers = {kind: ActionAnswers(self, action, kind) for kind in ("goal", "cancel", "result")}
+        self.requests = {kind: ActionIO(self, action, kind) for kind in SERVICE_TYPES}
         self._own_resender: Resender | None = None
+
+    def take_data(self) -> dict:
+        """rclpy's, but the requests taken through rcl_action (``ActionIO``), so that they can be answered through
+        it."""
+        data = {}
+        for kind, ready in (("goal", self._is_goal_request_ready), ("cancel", self._is_cancel_request_ready),
+                            ("result", self._is_result_request_ready)):
+            if ready:
+                taken = self.requests[kind].take()
+                if taken is not None:
+                    data[kind] = taken
+        if self._is_goal_expired:
+            with self._lock:
+                data["expired"] = self._handle.expire_goals(len(self._goal_handles))
+        return data
 
     async def execute(self, taken_data) -> None:
         failure = None
@@ -218,7 +208,7 @@ class GoalKeepingServer(ActionServer):
 
     def _answer(self, kind: str, request_header, response) -> None:
         if response is not None:
-            self._resender().send(self.answers[kind], request_header, response)
+            self._resender().send(self.requests[kind], request_header, response)
 
     def _resender(self) -> Resender:
         """The node's executor's (NodeExecutor), else one of this server's own."""

@@ -22,6 +22,7 @@ import ctypes
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from enum import Enum
 from typing import Protocol
 
@@ -86,7 +87,7 @@ def fk_link_count(c_request: int) -> int:
     return int(_FkRequestStart.from_address(c_request).fk_link_names.size)
 
 
-def _loaded_library(name: str) -> ctypes.CDLL:
+def loaded_library(name: str) -> ctypes.CDLL:
     """``lib<name>.so`` as rclpy has loaded it (its directory is on the loader's path in a ROS environment; else
     the loaded file itself, from this process's memory map)."""
     try:
@@ -100,12 +101,12 @@ def _loaded_library(name: str) -> ctypes.CDLL:
         raise
 
 
-_rcl = _loaded_library("rcl")
+_rcl = loaded_library("rcl")
 _rcl.rcl_take_request_with_info.argtypes = [ctypes.c_void_p, ctypes.POINTER(ServiceInfo), ctypes.c_void_p]
 _rcl.rcl_take_request_with_info.restype = ctypes.c_int32
 _rcl.rcl_send_response.argtypes = [ctypes.c_void_p, ctypes.POINTER(RequestId), ctypes.c_void_p]
 _rcl.rcl_send_response.restype = ctypes.c_int32
-_rcutils = _loaded_library("rcutils")
+_rcutils = loaded_library("rcutils")
 
 
 class _ErrorString(ctypes.Structure):
@@ -117,7 +118,7 @@ _rcutils.rcutils_get_error_string.argtypes = []
 _rcutils.rcutils_reset_error.restype = None
 
 
-def _error_text() -> str:
+def rcl_error_text() -> str:
     """rcl's error message of this thread, and the error state reset."""
     text = _rcutils.rcutils_get_error_string().text.decode(errors="replace")
     _rcutils.rcutils_reset_error()
@@ -133,6 +134,7 @@ class MessageFunctions:
     """A message type's rosidl C functions (the capsules on its class): create, destroy, to and from Python."""
 
     def __init__(self, message_type: type):
+        self.name = f"{message_type.__module__.split('.')[0]}/{message_type.__name__}"
         meta = type(message_type)
         if meta._CREATE_ROS_MESSAGE is None:
             meta.__import_type_support__()
@@ -155,6 +157,28 @@ class Delivery(Enum):
     NOT_WRITTEN = "not written"  # rmw could not write it (e.g. the answer writer's history full of answers
     # that slow clients have not acknowledged, until its blocking time ran out)
     SERVICE_GONE = "service gone"  # the node is stopping
+
+
+def send_response(functions: MessageFunctions, response, send_in_c: Callable[[int], int]) -> tuple[Delivery, str]:
+    """``response`` made in C and given to ``send_in_c`` (an rcl send, returning its rcl_ret_t): (what became of
+    it, rcl's reason when not sent). RCL_RET_TIMEOUT is a client not matched yet; any other error an answer not
+    written. ``send_in_c`` raises InvalidHandle once its service or action server is destroyed."""
+    c_message = functions.create()
+    if not c_message:
+        raise MemoryError(f"cannot allocate a {functions.name}")
+    try:
+        if not functions.from_python(response, c_message):
+            raise ServiceIOError(f"not a valid {functions.name}")
+        try:
+            result = send_in_c(c_message)
+        except InvalidHandle:
+            return Delivery.SERVICE_GONE, "the service was destroyed"
+    finally:
+        functions.destroy(c_message)
+    if result == RCL_RET_OK:
+        return Delivery.SENT, ""
+    error = rcl_error_text()
+    return (Delivery.CLIENT_NOT_MATCHED if result == RCL_RET_TIMEOUT else Delivery.NOT_WRITTEN), error
 
 
 class TakenRequest:
@@ -230,33 +254,19 @@ class ServiceIO:
         if result != RCL_RET_OK:
             self.request_functions.destroy(c_message)
             if result != RCL_RET_SERVICE_TAKE_FAILED:
-                raise ServiceIOError(f"taking a request of {self.service.service_name} failed: {_error_text()}")
+                raise ServiceIOError(f"taking a request of {self.service.service_name} failed: {rcl_error_text()}")
             return None
         return TakenRequest(self, info, c_message)
 
     def send(self, taken: TakenRequest, response) -> tuple[Delivery, str]:
         """Give ``response`` to rcl for ``taken``'s client: (what became of it, rcl's reason when not sent)."""
-        response_type = self.service.srv_type.Response
-        if not isinstance(response, response_type):
+        if not isinstance(response, self.service.srv_type.Response):
             raise ServiceIOError(f"not a {self.service.srv_type.__name__} response: {type(response).__name__}")
-        c_message = self.response_functions.create()
-        if not c_message:
-            raise MemoryError(f"cannot allocate a {self.service.srv_type.__name__} response")
-        try:
-            if not self.response_functions.from_python(response, c_message):
-                raise ServiceIOError(f"not a valid {self.service.srv_type.__name__} response")
-            try:
-                with self.service.handle:
-                    result = _rcl.rcl_send_response(self.service.handle.pointer, ctypes.byref(taken.request_id),
-                                                    c_message)
-            except InvalidHandle:
-                return Delivery.SERVICE_GONE, "the service was destroyed"
-        finally:
-            self.response_functions.destroy(c_message)
-        if result == RCL_RET_OK:
-            return Delivery.SENT, ""
-        error = _error_text()
-        return (Delivery.CLIENT_NOT_MATCHED if result == RCL_RET_TIMEOUT else Delivery.NOT_WRITTEN), error
+
+        def send_in_c(c_message: int) -> int:
+            with self.service.handle:
+                return _rcl.rcl_send_response(self.service.handle.pointer, ctypes.byref(taken.request_id), c_message)
+        return send_response(self.response_functions, response, send_in_c)
 
     @property
     def name(self) -> str:
