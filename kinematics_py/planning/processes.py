@@ -59,6 +59,8 @@ REQUEST_ERRORS = ("PlanningError", "PlannerError", "GoalError")
 NICENESS = 5
 #: How long [s] ``close`` waits for a worker to end before it is killed.
 CLOSE_WAIT_S = 1.0
+#: Robot set-up inputs a planning process keeps, the most recently used (``InputsKept``).
+INPUTS_KEPT = 4
 
 
 class PlanningProcessError(KinematicsError):
@@ -89,6 +91,26 @@ class SceneContent:
         their values would compare the fixed frames' arrays, whose truth value numpy refuses)."""
         return other is not None and self.world is other.world and self.attached is other.attached and \
             self.settings is other.settings
+
+
+class InputsKept:
+    """Set-up inputs by key, the INPUTS_KEPT most recently used. A planning process keeps those it was sent in one;
+    the server keeps the same record of each process's, updated by the same messages in the same order (the pipe
+    keeps their order), so that it sends a set-up's inputs only to a process that does not keep them."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[int, SetupInputs] = OrderedDict()
+
+    def use(self, key: int, inputs: SetupInputs | None) -> SetupInputs | None:
+        """The inputs of ``key``: ``inputs`` when given (kept from now), else the ones kept (None: none are)."""
+        if inputs is not None:
+            self._kept[key] = inputs
+        inputs = self._kept.get(key)
+        if inputs is not None:
+            self._kept.move_to_end(key)
+            while len(self._kept) > INPUTS_KEPT:
+                self._kept.popitem(last=False)
+        return inputs
 
 
 @dataclass(frozen=True)
@@ -145,7 +167,7 @@ class PlanningProcesses:
             self._latest = (key, setup.inputs)
             idle = list(self._idle)
         for worker in idle:
-            worker.send_quietly(("setup", key, setup.inputs))
+            worker.send_quietly(key, setup.inputs)
 
     def start(self) -> None:
         """Start the processes that are not running (they build the prepared set-up first). Returns at once."""
@@ -171,7 +193,7 @@ class PlanningProcesses:
             key, content = self._key(setup), SceneContent.of(checker)
             known = worker.scene is not None and worker.scene[0] == key and content.same_as(worker.scene[1])
             worker.scene = None  # unknown until the process has it
-            worker.send(("plan", job_id, key, setup.inputs, None if known else content, job))
+            worker.send_job(job_id, key, setup.inputs, None if known else content, job)
             worker.scene = (key, content)
             reply = worker.answer(job_id, should_stop)
         except (EOFError, OSError) as error:
@@ -256,7 +278,7 @@ class PlanningProcesses:
         self._workers.append(worker)
         self._idle.append(worker)
         if self._latest is not None:
-            worker.send_quietly(("setup", *self._latest))
+            worker.send_quietly(*self._latest)
 
 
 class _Worker:
@@ -273,16 +295,22 @@ class _Worker:
         self.scene: tuple[int, SceneContent] | None = None
         #: Set-up keys the process said it has built (as last read).
         self.known_built: set[int] = set()
+        #: The record of the inputs the process keeps (the process's own, as it will be once it has read the pipe).
+        self.inputs = InputsKept()
         self._send_lock = threading.Lock()
 
-    def send(self, message) -> None:
+    def send_job(self, job_id: int, key: int, inputs: SetupInputs, content: SceneContent | None, job: PlanJob) -> None:
+        """Send a job on set-up ``key`` (its ``inputs`` only if the process does not keep them)."""
         with self._send_lock:
-            self.conn.send(message)
+            carried = None if self.inputs.use(key, None) is not None else self.inputs.use(key, inputs)
+            self.conn.send(("plan", job_id, key, carried, content, job))
 
-    def send_quietly(self, message) -> None:
-        """Send, or leave it to the next job if the process is gone (``run`` replaces it then)."""
-        with contextlib.suppress(OSError, EOFError):
-            self.send(message)
+    def send_quietly(self, key: int, inputs: SetupInputs) -> None:
+        """Have the process build set-up ``key``, or leave it to the next job if the process is gone (``run``
+        replaces it then)."""
+        with contextlib.suppress(OSError, EOFError), self._send_lock:
+            self.inputs.use(key, inputs)
+            self.conn.send(("setup", key, inputs))
 
     def built(self) -> set[int]:
         """The set-up keys the process said it has built (reading what it said since)."""
@@ -333,9 +361,13 @@ def serve(conn, cancelled) -> None:
     """A planning process's loop: build the set-ups it is sent, plan the jobs, until its pipe closes."""
     setups: OrderedDict[int, RobotSetup] = OrderedDict()
     scene: tuple[int, SceneContent, CollisionChecker] | None = None
+    kept = InputsKept()
 
-    def setup_of(key: int, inputs: SetupInputs) -> RobotSetup:
+    def setup_of(key: int, carried: SetupInputs | None) -> RobotSetup:
+        inputs = kept.use(key, carried)  # kept as the server's record of this process says, whether built or not
         if key not in setups:
+            if inputs is None:
+                raise PlanningError(f"the planning process has no inputs for robot set-up {key}")
             setups[key] = build_robot_setup(inputs)
             warm_up_setup(setups[key])  # the plan kernels loaded now, not in the first job
             while len(setups) > SETUPS_KEPT:

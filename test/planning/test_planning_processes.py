@@ -1,7 +1,8 @@
 """PlanningProcesses (ROS-free): plans computed in processes of their own equal the plans of this process (valid,
 collision-free by this process's checker at every point), follow the scene as it changes, take their goal and
 path constraints along, stop when asked, and say why when they cannot be computed (busy, closed, a killed
-process, which is replaced)."""
+process, which is replaced), and send a robot's inputs only to a process that does not keep them."""
+import dataclasses
 import os
 import signal
 import threading
@@ -17,7 +18,14 @@ from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.model.constraints import SPHERE, JointBound, PositionRegion, RequestConstraints
 from kinematics_py.planning.goals import JointGoal, PoseGoal
 from kinematics_py.planning.options import PlanningError
-from kinematics_py.planning.processes import PlanJob, PlanningProcessError, PlanningProcesses, SceneContent
+from kinematics_py.planning.processes import (
+    INPUTS_KEPT,
+    InputsKept,
+    PlanJob,
+    PlanningProcessError,
+    PlanningProcesses,
+    SceneContent,
+)
 from kinematics_py.robot_setup import SetupInputs, build_robot_setup
 from kinematics_py.robots import bundled_robot_path
 from kinematics_py.state_check import StateCheck
@@ -240,3 +248,55 @@ def test_scene_content_is_the_same_only_as_the_same_objects(robot):
     assert before.same_as(SceneContent.of(checker))
     scene.change_settings(fixed_frames={"fixture": np.eye(4)})
     assert not before.same_as(SceneContent.of(checker))
+
+
+def test_inputs_kept_are_the_most_recently_used():
+    kept = InputsKept()
+    inputs = [SetupInputs(urdf=f"<robot name='r{key}'/>") for key in range(INPUTS_KEPT + 1)]
+    assert kept.use(0, None) is None
+    for key in range(INPUTS_KEPT):
+        assert kept.use(key, inputs[key]) is inputs[key]
+    assert kept.use(0, None) is inputs[0]  # used: now the most recent
+    assert kept.use(INPUTS_KEPT, inputs[INPUTS_KEPT]) is inputs[INPUTS_KEPT]  # one too many: key 1 goes
+    assert kept.use(1, None) is None
+    assert all(kept.use(key, None) is inputs[key] for key in (0, *range(2, INPUTS_KEPT + 1)))
+
+
+class _RecordingPipe:
+    """A worker's end of its pipe, recording the messages sent through it."""
+
+    def __init__(self, conn):
+        self.conn, self.sent = conn, []
+
+    def send(self, message):
+        self.sent.append(message)
+        self.conn.send(message)
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+
+def test_a_job_sends_the_robots_inputs_only_to_a_process_that_does_not_keep_them(robot):
+    """Jobs on one set-up carry its inputs (a URDF, an SRDF) once; a process that was sent INPUTS_KEPT other
+    set-ups' since is sent them again, and builds it again from them."""
+    setup, _ = robot
+    processes = PlanningProcesses(1)
+    try:
+        processes.start()
+        (worker,) = processes._workers
+        pipe = worker.conn = _RecordingPipe(worker.conn)
+        checker = _checker(setup, WALL)
+        carried = []
+        # set-ups of the same robot (each a key of its own): the fixture's, a second one, the fixture's again,
+        # INPUTS_KEPT - 1 others (the process keeps the fixture's and those: not the second one's), the second
+        first, second, *others = [setup] + [dataclasses.replace(setup) for _ in range(INPUTS_KEPT)]
+        for used in [first, second, first, *others, second]:
+            for _ in range(2):
+                result = processes.run(_job(used, [JointGoal(RIGHT)]), used, checker)
+                assert result.success, result.message
+                (message,) = [sent for sent in pipe.sent if sent[0] == "plan"][-1:]
+                carried.append(message[3] is not None)
+        assert carried == [True, False] * 2 + [False, False] + [True, False] * INPUTS_KEPT
+        assert all(message[3] is None or message[3] is setup.inputs for message in pipe.sent)
+    finally:
+        processes.close()
