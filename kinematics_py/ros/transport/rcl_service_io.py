@@ -156,7 +156,7 @@ class Delivery(Enum):
     CLIENT_NOT_MATCHED = "client not matched"  # rmw did not send it: its client's reader is not matched yet
     NOT_WRITTEN = "not written"  # rmw could not write it (e.g. the answer writer's history full of answers
     # that slow clients have not acknowledged, until its blocking time ran out)
-    SERVICE_GONE = "service gone"  # the node is stopping
+    SERVER_GONE = "server gone"  # its service or action server was destroyed: the node is stopping
 
 
 def send_response(functions: MessageFunctions, response, send_in_c: Callable[[int], int]) -> tuple[Delivery, str]:
@@ -172,7 +172,7 @@ def send_response(functions: MessageFunctions, response, send_in_c: Callable[[in
         try:
             result = send_in_c(c_message)
         except InvalidHandle:
-            return Delivery.SERVICE_GONE, "the service was destroyed"
+            return Delivery.SERVER_GONE, "the service or action server was destroyed"
     finally:
         functions.destroy(c_message)
     if result == RCL_RET_OK:
@@ -279,7 +279,8 @@ class ServiceIO:
 
 
 class AnswerChannel(Protocol):
-    """Where ``Resender`` sends answers: a ``ServiceIO``, or an action server's answers (``actions.ActionAnswers``)."""
+    """Where ``Resender`` sends answers: a ``ServiceIO``, or an action server's requests of one kind
+    (``rcl_action_io.ActionIO``)."""
 
     name: str
 
