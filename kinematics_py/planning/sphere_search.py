@@ -370,20 +370,29 @@ def _escaped(check: PathCheck, start: np.ndarray, goal: np.ndarray, bounds: tupl
     the exact checker refuses: its pairs passed through each other away from the ends (the UR5's forearm and wrist 2:
     two of its 30 bench problems, 9.8 -> 4.4 and 6.0 -> 2.0 ms, against OMPL's detour)."""
     table, rng = moving_table(check).table, np.random.default_rng(0)
-    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
     ends = []
     for q in (start, goal):
-        ends.append(q if not _touching_in(check, table, q) else next((
-            e for reach in ESCAPE_REACH for e in np.clip(q + rng.uniform(-reach, reach, (ESCAPE_TRIES, len(q))),
-                                                         lower, upper)
-            if not _touching_in(check, table, e)
-            and first_invalid(check, segment_states(q, e, check.resolution)) < 0), None))
+        ends.append(q if not _touching_in(check, table, q) else _escape_state(check, table, q, bounds, rng))
         if ends[-1] is None:
             return None
     path = sphere_search(check, ends[0], ends[1][None], bounds, (deadline - time.perf_counter()) / 2, should_stop)
     if path is None:
         return None
     return np.vstack([start[None]] * (ends[0] is not start) + [path] + [goal[None]] * (ends[1] is not goal))
+
+
+def _escape_state(check: PathCheck, table: SphereTable, q: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
+                  rng: np.random.Generator) -> np.ndarray | None:
+    """A state near ``q`` (drawn within each of ESCAPE_REACH per joint in turn, ESCAPE_TRIES each, inside
+    ``bounds``) where no pair of ``table``'s spheres touches and the straight motion from ``q`` is free for the exact
+    checker; None when none of the draws is."""
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    for reach in ESCAPE_REACH:
+        for state in np.clip(q + rng.uniform(-reach, reach, (ESCAPE_TRIES, len(q))), lower, upper):
+            if not _touching_in(check, table, state) and \
+                    first_invalid(check, segment_states(q, state, check.resolution)) < 0:
+                return state
+    return None
 
 
 def _touching_in(check: PathCheck, table: SphereTable, q: np.ndarray) -> bool:
