@@ -101,6 +101,9 @@ class InputsKept:
     def __init__(self) -> None:
         self._kept: OrderedDict[int, SetupInputs] = OrderedDict()
 
+    def keeps(self, key: int) -> bool:
+        return key in self._kept
+
     def use(self, key: int, inputs: SetupInputs | None) -> SetupInputs | None:
         """The inputs of ``key``: ``inputs`` when given (kept from now), else the ones kept (None: none are)."""
         if inputs is not None:
@@ -302,7 +305,8 @@ class _Worker:
     def send_job(self, job_id: int, key: int, inputs: SetupInputs, content: SceneContent | None, job: PlanJob) -> None:
         """Send a job on set-up ``key`` (its ``inputs`` only if the process does not keep them)."""
         with self._send_lock:
-            carried = None if self.inputs.use(key, None) is not None else self.inputs.use(key, inputs)
+            carried = None if self.inputs.keeps(key) else inputs
+            self.inputs.use(key, carried)  # as the process will on reading the job
             self.conn.send(("plan", job_id, key, carried, content, job))
 
     def send_quietly(self, key: int, inputs: SetupInputs) -> None:

@@ -258,7 +258,7 @@ def test_inputs_kept_are_the_most_recently_used():
         assert kept.use(key, inputs[key]) is inputs[key]
     assert kept.use(0, None) is inputs[0]  # used: now the most recent
     assert kept.use(INPUTS_KEPT, inputs[INPUTS_KEPT]) is inputs[INPUTS_KEPT]  # one too many: key 1 goes
-    assert kept.use(1, None) is None
+    assert kept.use(1, None) is None and not kept.keeps(1) and kept.keeps(0)
     assert all(kept.use(key, None) is inputs[key] for key in (0, *range(2, INPUTS_KEPT + 1)))
 
 
@@ -294,9 +294,10 @@ def test_a_job_sends_the_robots_inputs_only_to_a_process_that_does_not_keep_them
             for _ in range(2):
                 result = processes.run(_job(used, [JointGoal(RIGHT)]), used, checker)
                 assert result.success, result.message
-                (message,) = [sent for sent in pipe.sent if sent[0] == "plan"][-1:]
-                carried.append(message[3] is not None)
-        assert carried == [True, False] * 2 + [False, False] + [True, False] * INPUTS_KEPT
-        assert all(message[3] is None or message[3] is setup.inputs for message in pipe.sent)
+                carried.append(pipe.sent[-1][3])
+        assert [inputs is not None for inputs in carried] == \
+            [True, False] * 2 + [False, False] + [True, False] * INPUTS_KEPT
+        assert all(inputs is None or inputs is setup.inputs for inputs in carried)
+        assert [message[0] for message in pipe.sent] == ["plan"] * len(carried)
     finally:
         processes.close()
