@@ -15,10 +15,14 @@ from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.motion_bound import (
     CHECKED_BARE_FROM,
+    _end_rows,
+    _first_parts,
     _grown,
     _growth_steps,
+    _halved,
     _on_the_ladder,
     _provable,
+    _unproven_parts,
     first_unproven,
     link_reach,
 )
@@ -65,6 +69,20 @@ def test_a_motion_through_the_obstacle_is_refused_without_halving_it_to_the_end(
 def test_a_motion_clear_of_the_obstacle_is_proven():
     check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))  # 3 cm outside the circle
     assert first_unproven(check, POINTS) == -1
+
+
+def test_a_proofs_parts_are_its_chosen_segments_between_their_ends_each_halved_in_order():
+    points, parts = _first_parts(6, np.array([0, 1, 3]))  # segments 0, 1 and 3 of a path of 6 points
+    assert points.tolist() == [0, 1, 2, 3, 4]  # their ends, each once
+    assert parts.tolist() == [[0, 0, 1], [1, 1, 2], [3, 3, 4]]  # (segment, the rows of its ends in ``points``)
+    states = np.arange(10.0).reshape(5, 2)
+    halves, states_after = _halved(parts[[0, 2]], states)
+    assert halves.tolist() == [[0, 0, 5], [0, 5, 1], [3, 3, 6], [3, 6, 4]]
+    assert np.array_equal(states_after, np.vstack([states, (states[0] + states[1]) / 2, (states[3] + states[4]) / 2]))
+    assert _end_rows(halves, 7).tolist() == [0, 1, 3, 4, 5, 6]
+    free = np.array([True, True, True, False, True, True, True])
+    assert _unproven_parts(halves, free, 6).tolist() == [[3, 3, 6]]  # the one part with an end not free
+    assert _unproven_parts(halves, free, 3).tolist() == []  # of segments before 3: none
 
 
 def added(grown, checker, link: str) -> float:
