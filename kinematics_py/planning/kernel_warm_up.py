@@ -16,7 +16,7 @@ from ..robot_setup import RobotSetup
 from .controller_points import sparse_plan
 from .goals import JointGoal
 from .motion import MotionPlan, plan
-from .motion_bound import first_unproven, provable
+from .motion_bound import clearance_check, first_unproven, provable
 from .options import PlanOptions
 from .path_check import PathCheck
 from .sphere_proof import first_invalid, moving_table, sphere_proof, spheres_free, spheres_free_segments, touching_pairs
@@ -40,8 +40,9 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
     straight motion), the plan's straight check and proof (of joint moves with their timing, and alone), the check
     of states with grown spheres that ``sphere_proof.first_invalid`` reaches only when the spheres block a free
     state, the pairs touching at a start or goal and the re-check of a search that relaxed them, the exact proof of a
-    step (``motion_bound``), the timing of joint moves and of a straight line, and the points a controller needs.
-    Returns the plan's result; None when no two of GOAL_TRIES states near ``near`` are free (nothing loaded)."""
+    step and a repair's grown links (``motion_bound``), the timing of joint moves and of a straight line, and the
+    points a controller needs. Returns the plan's result; None when no two of GOAL_TRIES states near ``near`` are free
+    (nothing loaded)."""
     model, joints = plugin.robot_model, plugin.getJointNames()
     lower = np.array([model.joints[j].lower for j in joints])
     upper = np.array([model.joints[j].upper for j in joints])
@@ -64,6 +65,7 @@ def warm_up_planning(plugin: KinematicsPlugin, checker: CollisionChecker, state:
         first_invalid(check, np.array([start, goal]), proof)  # (states checked on the spheres, then exactly)
     check.first_invalid(np.array([start, goal]))  # the exact check of states (their order: ``bisection_order``)
     first_unproven(check, np.array([start, goal]))  # (the exact proof of the steps the spheres leave unproven)
+    clearance_check(check, 0)  # (a repair's grown links: ``proof_repair``)
     proven_colliding(checker, check.indices, check.base, start)  # (a motion's first touching state)
     limits = joint_limits(model, joints)
     time_straight_line(np.array([start, goal]), limits)

@@ -37,6 +37,12 @@ PLAN_KERNELS = (
     ("kinematics_py.planning.straight_timing", "timed_moves"),
     ("kinematics_py.planning.straight_timing", "_time_line"),
     ("kinematics_py.planning.controller_points", "_keep_needed"),
+    ("kinematics_py.planning.motion_bound", "_halving_steps"),
+    ("kinematics_py.planning.motion_bound", "_first_parts"),
+    ("kinematics_py.planning.motion_bound", "_end_rows"),
+    ("kinematics_py.planning.motion_bound", "_unproven_parts"),
+    ("kinematics_py.planning.motion_bound", "_halved"),
+    ("kinematics_py.planning.motion_bound", "_growth_steps"),
 )
 #: Builds a bundled robot's set-up, warms it up when told to, and prints the warm-up plan's error code and which
 #: of the kernels given on stdin the process has loaded.
