@@ -200,9 +200,22 @@ def clearance_check(check: PathCheck, halvings: int) -> PathCheck | None:
     if provable_here is None:
         return None
     links, reach, factors, exact = provable_here
-    growth = 2.0**-halvings * check.resolution * reach.sum(axis=1) / 2 * factors
+    growth = 2.0**-halvings * _step_rung(reach, factors, float(check.resolution))
     return PathCheck(_grown(check.checker, links, _growth_steps(growth), exact), check.joint_names, check.base,
                      check.resolution, check.state_validity)
+
+
+@compiled_kernel
+def _step_rung(reach: np.ndarray, factors: np.ndarray, resolution: float) -> np.ndarray:
+    """(links,) [m]: each link's growth that proves any step of at most ``resolution`` per joint (half the most a
+    point of it moves over such a step, ``reach``: R, times ``factors``): the lowest rung of the group's ladder."""
+    rung = np.empty(reach.shape[0])
+    for link in range(reach.shape[0]):
+        total = 0.0
+        for joint in range(reach.shape[1]):
+            total += reach[link, joint]
+        rung[link] = resolution * total / 2 * factors[link]
+    return rung
 
 
 @compiled_kernel
@@ -221,21 +234,17 @@ def _halving_steps(positions: np.ndarray, chosen: np.ndarray, reach: np.ndarray,
                    resolution: float, halvings: int) -> np.ndarray:
     """(halvings + 1, links): each halving's growth steps (``_growth_steps``) in a proof of the ``chosen`` segments of
     ``positions``: first half the most any point of a link moves over one of them (``reach``: R, times ``factors``),
-    on the group's ladder (``_on_the_ladder``: rungs of a step of ``resolution`` per joint), then 2 less each time
-    (down to 0; -1: not grown)."""
+    on the group's ladder (``_on_the_ladder``: rungs of ``_step_rung``), then 2 less each time (down to 0; -1: not
+    grown)."""
     links, joints = reach.shape
-    needed, rung = np.zeros(links), np.empty(links)
+    needed = np.zeros(links)
     for link in range(links):
-        total = 0.0
-        for joint in range(joints):
-            total += reach[link, joint]
-        rung[link] = resolution * total / 2 * factors[link]
         for segment in chosen:
             motion = 0.0
             for joint in range(joints):
                 motion += abs(positions[segment + 1, joint] - positions[segment, joint]) * reach[link, joint]
             needed[link] = max(needed[link], motion / 2 * factors[link])
-    first = _growth_steps(_on_the_ladder(needed, rung))
+    first = _growth_steps(_on_the_ladder(needed, _step_rung(reach, factors, resolution)))
     steps = np.empty((halvings + 1, links))
     for halving in range(halvings + 1):
         for link in range(links):

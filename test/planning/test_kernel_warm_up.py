@@ -43,6 +43,7 @@ PLAN_KERNELS = (
     ("kinematics_py.planning.motion_bound", "_unproven_parts"),
     ("kinematics_py.planning.motion_bound", "_halved"),
     ("kinematics_py.planning.motion_bound", "_growth_steps"),
+    ("kinematics_py.planning.motion_bound", "_step_rung"),
 )
 #: Builds a bundled robot's set-up, warms it up when told to, and prints the warm-up plan's error code and which
 #: of the kernels given on stdin the process has loaded.
