@@ -4,6 +4,7 @@ plainmp's ``OMPLSolver.solve``.
     .venv/bin/python bench/motion_planning.py                       # Panda, 3 scenes x 10 problems, ~1-2 min
     .venv/bin/python bench/motion_planning.py --problems 40 --scenes shelf,cage --robot ur5 --seed 3
     .venv/bin/python bench/motion_planning.py --robot kinova   # example-robot-data's, meshes, no SRDF: ours alone
+    .venv/bin/python bench/motion_planning.py --world-meshes   # our scenes' boxes as world meshes (triangles)
 
 Protocol: per scene of boxes (``table_wall``: a table with a wall across it; ``shelf``: a shelf with 2 cm boards;
 ``cage``: a cage of 4 cm bars around the robot on a floor), ``--problems`` start/goal pairs drawn uniformly within
@@ -66,6 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import trimesh
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -77,7 +79,7 @@ from peers.worker import JsonLinesWorker  # noqa: E402
 
 from kinematics_py import KinematicsPlugin, SemanticModel  # noqa: E402
 from kinematics_py.collision.checker import CollisionChecker  # noqa: E402
-from kinematics_py.collision.geometry import Box  # noqa: E402
+from kinematics_py.collision.geometry import Box, Mesh  # noqa: E402
 from kinematics_py.geometry.transforms import make_transform  # noqa: E402
 from kinematics_py.planning.goals import GroupLimits, JointGoal  # noqa: E402
 from kinematics_py.planning.kernel_warm_up import warm_up_planning  # noqa: E402
@@ -94,6 +96,7 @@ DEFAULT_PEERS_PYTHON = ROOT / ".venv-bench-peers" / "bin" / "python"
 DEFAULT_PLAINMP_PYTHON = ROOT / ".venv-bench-plainmp" / "bin" / "python"
 PLAINMP_INSTALL = ("python3.11 -m venv .venv-bench-plainmp && "
                    ".venv-bench-plainmp/bin/pip install -r requirements/bench-plainmp.txt")
+WORLD_MESHES_NOTE = "our planner's and the check's boxes as world meshes of their surfaces (the peers' boxes), "
 PLAINMP_RESOLUTION = 0.03  # [rad] plainmp's motion checks (our search's when plainmp joined; see the docstring)
 PEERS_INSTALL = ("python3.11 -m venv .venv-bench-peers && "
                  ".venv-bench-peers/bin/pip install -r requirements/bench-peers.txt")
@@ -171,7 +174,7 @@ class Record:
 class Problem:
     """The robot, its scene in the project's checker, and the independent trajectory check."""
 
-    def __init__(self, robot: str, scene: str, full_range: bool = False):
+    def __init__(self, robot: str, scene: str, full_range: bool = False, world_meshes: bool = False):
         self.plugin = KinematicsPlugin()
         if robot in GROUPS:
             self.urdf_path, self.srdf_path = bundled_robot_path(robot), bundled_robot_path(robot, "srdf")
@@ -188,7 +191,9 @@ class Problem:
                                         base_dir=self.urdf_path.parent)
         self.boxes = SCENES[scene]
         for name, size, centre in self.boxes:
-            self.checker.scene.add_object(name, [Box(size)], pose=make_transform(None, centre))
+            box = trimesh.creation.box(extents=size)
+            self.checker.scene.add_object(name, [Mesh(box.vertices, box.faces) if world_meshes else Box(size)],
+                                          pose=make_transform(None, centre))
         self.names = tuple(self.plugin.getJointNames())
         bounds = GroupLimits(self.plugin, np.zeros(len(self.names)))
         self.lower, self.upper = bounds.lower, bounds.upper
@@ -330,6 +335,9 @@ def parse_args(argv):
     parser.add_argument("--robot", default="panda", choices=sorted(GROUPS) + list(UNBUNDLED))
     parser.add_argument("--full-range", action="store_true",
                         help="draw the problems within the whole joint limits (default: within [-pi, pi] too)")
+    parser.add_argument("--world-meshes", action="store_true",
+                        help="give our planner and the trajectory check each box as a world mesh of its surface (12 "
+                             "triangles; the peers keep the boxes)")
     parser.add_argument("--planning-time", type=float, default=1.0, help="budget of one plan [s] (default 1)")
     parser.add_argument("--time-step", type=float, default=0.01, help="mplib's TOPP sampling step [s]")
     parser.add_argument("--peers-python", type=Path, default=DEFAULT_PEERS_PYTHON,
@@ -431,7 +439,7 @@ def main(argv=None) -> int:
     began = time.perf_counter()
     try:
         for scene in args.scenes:
-            problem = Problem(args.robot, scene, args.full_range)
+            problem = Problem(args.robot, scene, args.full_range, args.world_meshes)
             if mplib is not None:
                 mplib.load(problem, args.seed)
             if plainmp is not None:
@@ -478,6 +486,7 @@ def main(argv=None) -> int:
               f"({args.robot})", "",
               f"{args.problems} problems per scene drawn within the joint limits"
               f"{'' if args.full_range else ' and [-pi, pi]'}, seed {args.seed}, budget {args.planning_time:g} s, "
+              f"{WORLD_MESHES_NOTE if args.world_meshes else ''}"
               f"{args.repeats} plan(s) of each by each planner (the fastest counts), "
               f"mplib TOPP step {args.time_step:g} s; mplib {mplib.version if mplib else notes[MPLIB]}; "
               f"plainmp {plainmp.version if plainmp else notes[PLAINMP]}; "

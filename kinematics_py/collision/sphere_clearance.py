@@ -14,12 +14,25 @@ from __future__ import annotations
 import math
 
 from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
-from .sphere_kernels import BOX, PLANE, SPHERE, SphereTable, near, obstacle_touch, place_spheres
+from .sphere_kernels import (
+    BOX,
+    NODE,
+    PLANE,
+    SPHERE,
+    TRIANGLE,
+    SphereTable,
+    near,
+    obstacle_touch,
+    place_spheres,
+    triangle_distance_squared,
+)
 
 
 @compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def obstacle_clearance(x, y, z, kind, T, size, m):
-    """The distance [m] from the point (x, y, z in the planning frame) to obstacle m (0 inside it)."""
+    """The distance [m] from the point (x, y, z in the planning frame) to obstacle m (0 inside it; not a NODE row)."""
+    if kind == TRIANGLE:
+        return math.sqrt(triangle_distance_squared(x, y, z, T, m))
     lx = T[m, 0, 0] * x + T[m, 0, 1] * y + T[m, 0, 2] * z + T[m, 0, 3]
     if kind == PLANE:
         return abs(lx)
@@ -51,7 +64,7 @@ def margin_scale(table, work, cap, floor):
     table = SphereTable(*table)  # (its arrays and the workspace's as locals: numba counts references to each array
     #                               an inlined helper is given, which made this 13 times slower)
     kinds, T_plan, size, tested = table.obstacle_kind, table.T_obstacle_plan, table.obstacle_size, table.world_tested
-    lower, upper, pairs = table.obstacle_lower, table.obstacle_upper, table.self_pairs
+    lower, upper, pairs, skip = table.obstacle_lower, table.obstacle_upper, table.self_pairs, table.obstacle_skip
     centers, radius, body_link, body_first, body_radius = table.sphere_center, table.sphere_radius, table.body_link, \
         table.body_first, table.body_radius
     growth, placed, poses, spheres, world_bodies = work.growth, work.placed, work.link_poses, work.world_spheres, \
@@ -59,11 +72,16 @@ def margin_scale(table, work, cap, floor):
     scale, bodies = cap, body_link.shape[0]
     for b in range(bodies):
         x, y, z = world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2]
-        for m in range(kinds.shape[0]):
+        next_row = 0
+        while next_row < kinds.shape[0]:
+            m = next_row
+            next_row = m + 1
             bound = body_radius[b] + growth[b] * scale
             if not tested[b, m] or x < lower[m, 0] - bound or x > upper[m, 0] + bound or y < lower[m, 1] - bound or \
-                    y > upper[m, 1] + bound or z < lower[m, 2] - bound or z > upper[m, 2] + bound or \
-                    not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
+                    y > upper[m, 1] + bound or z < lower[m, 2] - bound or z > upper[m, 2] + bound:
+                next_row = skip[m]  # (the bound only shrinks: what it misses here it misses later)
+                continue
+            if kinds[m] == NODE or not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue
             if not placed[b]:
                 place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)

@@ -40,8 +40,10 @@ from ..geometry.kernels import compose_into, set_identity
 from ..model.joint_steps import straight_steps
 from ..model.tree_kernels import FIXED, PRISMATIC, REVOLUTE, TreeTable, joint_motion_into, tree_link_poses
 
-#: Obstacle kinds (``SphereTable.obstacle_kind``).
-SPHERE, BOX, CYLINDER, PLANE = 0, 1, 2, 3
+#: Obstacle kinds (``SphereTable.obstacle_kind``): primitives, a world mesh's triangle (its corners in the rows of
+#: ``T_obstacle_plan``), and NODE: a row holding only the bounds of the rows after it up to its skip (a world mesh's
+#: bounding-box tree, ``sphere_world``).
+SPHERE, BOX, CYLINDER, PLANE, TRIANGLE, NODE = 0, 1, 2, 3, 4, 5
 #: A pass of a motion's check over more states than this places them by the angle-addition recurrence
 #: (``_first_touching_inside``); fewer pay the pass's own sines and cosines.
 RECURRENCE_FROM = 2
@@ -66,11 +68,57 @@ class SphereTable(NamedTuple):
     obstacle_upper: np.ndarray  # (M, 3) a body's bound is tested against them first (a long bar's bounding sphere
     #                             culls little: a cage's state 658 -> 479 ns, a shelf's 475 -> 427)
     world_tested: np.ndarray  # (B, M) bool, which body-obstacle pairs to test
+    obstacle_skip: np.ndarray  # (M,) int64, the row after m's subtree: where a bound that misses row m's bounds (or a
+    #                            pair not tested there) goes on; m + 1 but for a NODE row (depth-first order)
+
+
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
+def _segment_distance_squared(x, y, z, T, m, i, j):
+    """The squared distance from the point to the segment between corners i and j of triangle row m."""
+    dx, dy, dz = T[m, j, 0] - T[m, i, 0], T[m, j, 1] - T[m, i, 1], T[m, j, 2] - T[m, i, 2]
+    px, py, pz = x - T[m, i, 0], y - T[m, i, 1], z - T[m, i, 2]
+    length = dx * dx + dy * dy + dz * dz
+    t = min(max((px * dx + py * dy + pz * dz) / length, 0.0), 1.0) if length > 0.0 else 0.0
+    ex, ey, ez = px - t * dx, py - t * dy, pz - t * dz
+    return ex * ex + ey * ey + ez * ez
+
+
+#: A triangle whose corners' cross product is at most this share of its two edges' lengths' product (squared) is
+#: taken as its edges (``triangle_distance_squared``): a segment or a point, or so thin that its face's normal is
+#: round-off.
+FLAT_TRIANGLE = 1e-24
+
+
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
+def triangle_distance_squared(x, y, z, T, m):
+    """The squared distance from the point (x, y, z in the planning frame) to triangle row m (its corners a, b, c in
+    rows 0-2 of ``T[m]``): to its face where the point's projection falls inside it (on the inner side of each
+    edge), else to the nearest of its edges (a flat triangle: FLAT_TRIANGLE)."""
+    abx, aby, abz = T[m, 1, 0] - T[m, 0, 0], T[m, 1, 1] - T[m, 0, 1], T[m, 1, 2] - T[m, 0, 2]
+    acx, acy, acz = T[m, 2, 0] - T[m, 0, 0], T[m, 2, 1] - T[m, 0, 1], T[m, 2, 2] - T[m, 0, 2]
+    nx, ny, nz = aby * acz - abz * acy, abz * acx - abx * acz, abx * acy - aby * acx
+    normal = nx * nx + ny * ny + nz * nz
+    if normal > FLAT_TRIANGLE * (abx * abx + aby * aby + abz * abz) * (acx * acx + acy * acy + acz * acz):
+        inside = True
+        for i in range(3):  # the point on the inner side of edge i -> i + 1: (edge x (point - corner i)) . normal
+            j = (i + 1) % 3
+            ex, ey, ez = T[m, j, 0] - T[m, i, 0], T[m, j, 1] - T[m, i, 1], T[m, j, 2] - T[m, i, 2]
+            px, py, pz = x - T[m, i, 0], y - T[m, i, 1], z - T[m, i, 2]
+            if (ey * pz - ez * py) * nx + (ez * px - ex * pz) * ny + (ex * py - ey * px) * nz < 0.0:
+                inside = False
+                break
+        if inside:
+            height = (x - T[m, 0, 0]) * nx + (y - T[m, 0, 1]) * ny + (z - T[m, 0, 2]) * nz
+            return height * height / normal
+    return min(_segment_distance_squared(x, y, z, T, m, 0, 1), _segment_distance_squared(x, y, z, T, m, 1, 2),
+               _segment_distance_squared(x, y, z, T, m, 2, 0))
 
 
 @compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def obstacle_touch(x, y, z, r, kind, T, size, m):
-    """True when the sphere (centre x, y, z in the planning frame, radius r) touches obstacle m."""
+    """True when the sphere (centre x, y, z in the planning frame, radius r) touches obstacle m (not a NODE row)."""
+    if kind == TRIANGLE:
+        return triangle_distance_squared(x, y, z, T, m) <= r * r
     lx = T[m, 0, 0] * x + T[m, 0, 1] * y + T[m, 0, 2] * z + T[m, 0, 3]
     if kind == PLANE:
         return abs(lx) <= r
@@ -154,6 +202,7 @@ def touching(table, work, first, self_hit, world_hit):
     centers, radius, body_link, body_first = table.sphere_center, table.sphere_radius, table.body_link, table.body_first
     body_radius, pairs, kinds, T_plan = table.body_radius, table.self_pairs, table.obstacle_kind, table.T_obstacle_plan
     size, lower, upper, tested = table.obstacle_size, table.obstacle_lower, table.obstacle_upper, table.world_tested
+    skip = table.obstacle_skip
     poses, spheres, world_bodies, placed, growth = work.link_poses, work.world_spheres, work.world_bodies, \
         work.placed, work.growth
     found = False
@@ -161,11 +210,15 @@ def touching(table, work, first, self_hit, world_hit):
     for b in range(bodies):
         bound = body_radius[b] + growth[b]
         x, y, z = world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2]
-        for m in range(kinds.shape[0]):
+        next_row = 0
+        while next_row < kinds.shape[0]:
+            m = next_row
+            next_row = m + 1
             if not tested[b, m] or x < lower[m, 0] - bound or x > upper[m, 0] + bound or y < lower[m, 1] - bound or \
                     y > upper[m, 1] + bound or z < lower[m, 2] - bound or z > upper[m, 2] + bound:
+                next_row = skip[m]
                 continue
-            if not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
+            if kinds[m] == NODE or not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue
             if not placed[b]:
                 place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)

@@ -9,9 +9,9 @@ mesh (at most MAX_MESH_POINTS of them). A mesh is a solid only where the checker
 (``mesh_mode`` "convex_hull"; the checked hull of a padded mesh contains the unpadded one); a flat mesh, or a mesh
 checked by its triangles, gives no points. Padding and offsets only grow what the checker tests, so the points of the
 geometry as the URDF gives it stay inside it. Obstacles are the boxes, spheres and cylinders of the world
-(``sphere_world``'s table; cones and planes are not solids here); a pair counts only when the checker tests it (its
-allowed collision matrix applied). A point must be INSIDE_DEPTH inside, so that rounding cannot make a grazing contact
-a collision.
+(``sphere_world``'s table; cones, planes and a world mesh's triangles are not solids here: ``obstacle_solids``); a
+pair counts only when the checker tests it (its allowed collision matrix applied). A point must be INSIDE_DEPTH inside,
+so that rounding cannot make a grazing contact a collision.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from .checker import CollisionChecker, binding_key
 from .geometry import Box, Cylinder, GeometryError, Mesh, Sphere, convex_hull
 from .kernel_inputs import inputs_of
 from .sphere_kernels import BOX, CYLINDER, SPHERE, SphereTable, obstacle_touch, place_chain, sphere_chain, workspace
-from .sphere_world import obstacle_owners, sphere_table
+from .sphere_world import obstacle_owners, obstacle_solids, sphere_table
 
 #: Hull vertices kept per mesh (evenly through the hull's vertex list).
 MAX_MESH_POINTS = 64
@@ -134,9 +134,7 @@ def _built(checker: CollisionChecker) -> WitnessTable | None:
                         if parts else np.zeros((0, 3)))
     tables = checker._current_tables()
     tested = {frozenset(tables.body_pair(p)) for p in np.flatnonzero(tables.pair_involves_world)}
-    solid = [isinstance(placed.shape, (Box, Sphere, Cylinder)) for item in checker.scene.world_objects.values()
-             for placed in item.shapes]
-    owners = obstacle_owners(checker)
+    solid, owners = obstacle_solids(checker), obstacle_owners(checker)
     solid_tested = np.array([[solid[m] and frozenset((link, owner)) in tested for m, owner in enumerate(owners)]
                              for link in links], dtype=bool).reshape(len(links), len(owners))
     first = np.concatenate([[0], np.cumsum([len(points) for points in per_body])]).astype(np.int64)
@@ -169,11 +167,14 @@ def _witness_inside(q_group, chain, table, points, first, solid_tested, work):
     table = SphereTable(*table)
     poses, bodies = work.link_poses, work.world_bodies
     kinds, T_plan, size = table.obstacle_kind, table.T_obstacle_plan, table.obstacle_size
-    lower, upper = table.obstacle_lower, table.obstacle_upper
+    lower, upper, skip = table.obstacle_lower, table.obstacle_upper, table.obstacle_skip
     for b in range(table.body_link.shape[0]):
         T = poses[table.body_link[b]]
         x, y, z, r = bodies[b, 0], bodies[b, 1], bodies[b, 2], table.body_radius[b]
-        for m in range(kinds.shape[0]):
+        next_row = 0
+        while next_row < kinds.shape[0]:
+            m = next_row
+            next_row = skip[m]  # (a row not solid skips its subtree: what is under a NODE row is a mesh's, no solid)
             if not solid_tested[b, m] or x < lower[m, 0] - r or x > upper[m, 0] + r or y < lower[m, 1] - r or \
                     y > upper[m, 1] + r or z < lower[m, 2] - r or z > upper[m, 2] + r or \
                     not obstacle_touch(x, y, z, r, kinds[m], T_plan, size, m):

@@ -37,6 +37,7 @@ from ..collision.sphere_kernels import (
     chain_motion_collides,
     motion_scratch,
 )
+from ..collision.sphere_world import through_nodes
 from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from ..thread_scratch import thread_scratch
 from .ompl_search import DEFAULT_PLANNER, SearchResult, search_path
@@ -278,7 +279,7 @@ def _relaxed(check: PathCheck, table: SphereTable, states: np.ndarray,
     work.growth[:] = 0.0
     work.growth[bodies:bodies + kept.sum()] = gaps[kept]
     return (_with_pairs(table, kept, table.world_tested & ~world_hit),
-            _with_pairs(table, self_hit, table.world_tested & world_hit))
+            _with_pairs(table, self_hit, through_nodes(table, table.world_tested & world_hit)))
 
 
 def _with_pairs(table: SphereTable, self_pairs: np.ndarray, world_tested: np.ndarray) -> SphereTable:

@@ -1,16 +1,19 @@
 """The scene as the sphere kernels see it: each world primitive's axis-aligned bounds in the planning frame (the
 first test of a body against it) hold every point of the primitive, however it is posed, and no more than its
-extreme points for an unrotated one; a plane is unbounded."""
+extreme points for an unrotated one; a plane is unbounded; a world mesh is its posed triangles under a tree of
+bounds, and a point's distance to a triangle is that of its nearest point."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from meshes import boxes_mesh
 from robots import bundled_robot
 
 from kinematics_py import RobotModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, Plane, Sphere
-from kinematics_py.collision.sphere_world import sphere_table
+from kinematics_py.collision.sphere_kernels import NODE, TRIANGLE, triangle_distance_squared
+from kinematics_py.collision.sphere_world import obstacle_owners, obstacle_solids, sphere_table
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
 CENTRE = np.array([0.3, -0.2, 0.7])
@@ -62,3 +65,58 @@ def test_every_point_of_a_posed_primitive_lies_within_its_bounds(checker, shape)
 def test_a_plane_is_unbounded(checker):
     lower, upper = obstacle_bounds(checker, Plane((0.0, 0.0, 1.0, 0.0)), np.eye(3))
     assert np.isneginf(lower).all() and np.isposinf(upper).all()
+
+
+def test_a_world_mesh_is_its_triangles_under_a_tree_of_bounds(checker):
+    """Each triangle of a posed world mesh is a row of its own (its corners posed), once; each NODE row's bounds
+    hold every row up to its skip, which ends within its parent's; rows not NODE skip to the next."""
+    mesh = boxes_mesh([((0.0, 0.0, 0.0), (0.4, 0.3, 0.02)), ((0.1, 0.0, 0.2), (0.02, 0.3, 0.4)),
+                       ((-0.1, 0.05, 0.1), (0.05, 0.05, 0.05))])
+    rotation = rotation_about_axis(unit(np.array([0.3, -0.5, 0.8])), 0.7)
+    checker.scene.add_object("thing", [mesh], pose=make_transform(rotation, CENTRE))
+    table = sphere_table(checker)
+    kinds, skip, T = table.obstacle_kind, table.obstacle_skip, table.T_obstacle_plan
+    triangles = np.flatnonzero(kinds == TRIANGLE)
+    assert set(kinds) == {TRIANGLE, NODE} and len(triangles) == len(mesh.triangles)
+    posed = mesh.vertices[mesh.triangles] @ rotation.T + CENTRE
+    rows = {tuple(np.round(T[m, :, :3], 9).ravel()) for m in triangles}
+    assert rows == {tuple(np.round(corners, 9).ravel()) for corners in posed}
+    for m in range(len(kinds)):
+        if kinds[m] != NODE:
+            assert skip[m] == m + 1
+            if kinds[m] == TRIANGLE:
+                assert (T[m, :, :3] >= table.obstacle_lower[m] - 1e-12).all()
+                assert (T[m, :, :3] <= table.obstacle_upper[m] + 1e-12).all()
+            continue
+        assert m + 1 < skip[m] <= len(kinds)
+        inside = np.arange(m + 1, skip[m])
+        assert (table.obstacle_lower[inside] >= table.obstacle_lower[m] - 1e-12).all()
+        assert (table.obstacle_upper[inside] <= table.obstacle_upper[m] + 1e-12).all()
+        assert all(skip[k] <= skip[m] for k in inside)
+    assert obstacle_owners(checker) == ("thing",) * len(kinds) and not any(obstacle_solids(checker))
+
+
+@pytest.mark.parametrize("kind", ["triangles", "degenerate", "thin"])
+def test_a_points_distance_to_a_triangle_is_its_nearest_points(kind):
+    """``triangle_distance_squared`` against the nearest of a fine grid of the triangle's points (its corners and
+    edges among them): never more, and within the grid's spacing; for segments and points too (degenerate), and
+    triangles a nanometre wide."""
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        corners = rng.normal(size=(3, 3)) * 0.2
+        if kind != "triangles":  # a segment, or a point; or a thin one
+            corners[2] = corners[0] + (rng.random() if k % 2 else 0.0) * (corners[1] - corners[0])
+            if kind == "thin":
+                corners[2] += np.cross(corners[1] - corners[0], rng.normal(size=3)) * 1e-9
+            elif k % 4 == 0:
+                corners[1] = corners[0]
+        T = np.zeros((1, 3, 4))
+        T[0, :, :3] = corners
+        u, v = np.meshgrid(np.linspace(0, 1, 201), np.linspace(0, 1, 201))
+        keep = u + v <= 1
+        points = corners[0] + u[keep, None] * (corners[1] - corners[0]) + v[keep, None] * (corners[2] - corners[0])
+        spacing = np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1).max() / 200
+        for p in rng.normal(size=(10, 3)) * 0.3:
+            found = np.sqrt(triangle_distance_squared(p[0], p[1], p[2], T, 0))
+            nearest = np.linalg.norm(points - p, axis=1).min()
+            assert found <= nearest + 1e-12 and found >= nearest - 2 * spacing - 1e-12, (k, p)

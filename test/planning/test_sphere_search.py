@@ -8,12 +8,14 @@ import time
 
 import numpy as np
 import pytest
+from meshes import boxes_mesh
 from robots import bundled_robot
 
 from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Mesh
 from kinematics_py.collision.kernel_inputs import inputs_of, kept_inputs
+from kinematics_py.collision.octree import Octree
 from kinematics_py.collision.sphere_kernels import (
     chain_collides,
     chain_inside_collides,
@@ -29,10 +31,12 @@ from kinematics_py.collision.sphere_kernels import (
     workspace,
 )
 from kinematics_py.collision.sphere_world import free_for_spheres, sphere_table
+from kinematics_py.collision.witness_points import proven_colliding
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning import motion
 from kinematics_py.planning.goals import JointGoal
 from kinematics_py.planning.motion import plan
+from kinematics_py.planning.motion_bound import first_unproven
 from kinematics_py.planning.ompl_search import DEFAULT_PLANNER, search_path
 from kinematics_py.planning.options import PlanOptions
 from kinematics_py.planning.path_check import FINE_RESOLUTION, SEARCH_RESOLUTION, PathCheck, densify, segment_states
@@ -126,6 +130,11 @@ def problems(plugin, checker, count, rng, sphere_free=None) -> list[tuple[np.nda
     return found
 
 
+def far_octomap(checker: CollisionChecker) -> None:
+    """An octomap of one voxel far from the arm: a scene the spheres cannot hold (``sphere_world``)."""
+    checker.scene.set_octomap(Octree.from_points([[2.0, 2.0, 2.0]], 0.05))
+
+
 def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall):
     plugin, checker = table_wall
     names = plugin.getJointNames()
@@ -150,10 +159,67 @@ def test_a_scene_the_spheres_cannot_hold_is_never_free_for_them_and_is_left_to_t
     plugin, checker = panda(BOXES)
     check = PathCheck(checker, plugin.getJointNames())
     assert free_for_spheres(checker, check.full_state(LEFT))
-    triangle = Mesh(np.array([[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [0.0, 0.01, 0.0]]), np.array([[0, 1, 2]]))
-    checker.scene.add_object("chip", [triangle], pose=make_transform(None, (2.0, 2.0, 2.0)))
-    assert "chip" in sphere_table(checker)
+    far_octomap(checker)
+    assert "Octree" in sphere_table(checker)
     assert not free_for_spheres(checker, check.full_state(LEFT))
+
+
+def mesh_table_wall() -> tuple[KinematicsPlugin, CollisionChecker]:
+    """The table and the wall as one world mesh of their surfaces, the plate as another, and a degenerate triangle
+    (a segment) across the workspace."""
+    plugin, checker = panda({})
+    checker.scene.add_object("table_wall", [boxes_mesh(BOXES.values())])
+    checker.scene.add_object("plate", [boxes_mesh([PLATE])])
+    segment = Mesh(np.array([[0.3, -0.6, 0.6], [0.3, 0.6, 0.9], [0.3, 0.0, 0.75]]), np.array([[0, 1, 2]]))
+    checker.scene.add_object("rod", [segment])
+    return plugin, checker
+
+
+def test_a_sphere_free_state_is_free_for_the_exact_checker_among_world_meshes():
+    """World meshes are their triangles for the spheres (``sphere_world``): a state free for the spheres is free for
+    the exact checker, which tests the triangles too; the diagnosis's shortcut answers as the chain's check."""
+    plugin, checker = mesh_table_wall()
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names)
+    table = sphere_table(checker)
+    assert not isinstance(table, str)
+    work = workspace(check.base, len(checker.model.link_names), table)
+    model = checker.model
+    lower = np.array([model.joints[n].lower for n in names])
+    upper = np.array([model.joints[n].upper for n in names])
+    states = lower + np.random.default_rng(SEED).random((1500, len(names))) * (upper - lower)
+    spheres = np.array([state_collides(q, check.indices, model.tree.table_arrays, tuple(table), work)
+                        for q in states])
+    exact = checker.check_batch(states, joint_names=names)
+    assert exact.sum() > 100 and (~spheres).sum() > 100
+    assert not (exact & ~spheres).any()
+    free = np.array([free_for_spheres(checker, check.full_state(q)) for q in states[:300]])
+    assert np.array_equal(free, ~spheres[:300])
+
+
+def test_an_arm_inside_a_closed_world_mesh_is_free_and_no_witness_proves_otherwise():
+    """The checker tests a world mesh's triangles, not its inside: an arm inside a closed mesh box (a 3 m crate)
+    that does not reach its walls is free, for the spheres too, and the witness points (of solids only) prove no
+    collision."""
+    plugin, checker = panda({})
+    names = plugin.getJointNames()
+    check = PathCheck(checker, names)
+    checker.scene.add_object("crate", [boxes_mesh([((0.0, 0.0, 0.5), (3.0, 3.0, 3.0))])])
+    assert not checker.check_batch(LEFT[None], joint_names=names)[0]
+    assert free_for_spheres(checker, check.full_state(LEFT))
+    assert not proven_colliding(checker, check.indices, check.base, LEFT)
+
+
+def test_plans_among_world_meshes_take_the_fast_path_and_are_free_and_proven():
+    plugin, checker = mesh_table_wall()
+    names, check, bounds = search_setup(plugin, checker)
+    waypoints = sphere_search(check, LEFT, RIGHT[None], bounds, TIME)
+    assert waypoints is not None and exact_colliding(checker, names, waypoints) == 0
+    for start, goal in problems(plugin, checker, 4, np.random.default_rng(SEED)):
+        result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
+        assert result.success, result.message
+        assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+        assert first_unproven(PathCheck(checker, names), result.positions) == -1
 
 
 def test_sphere_paths_are_free_for_the_exact_checker_at_the_search_resolution(table_wall):
@@ -330,9 +396,8 @@ def test_a_segment_that_fails_the_final_check_is_searched_again_coarser_first(mo
 
 def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl():
     plugin, checker = panda(BOXES)
-    triangle = Mesh(np.array([[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [0.0, 0.01, 0.0]]), np.array([[0, 1, 2]]))
-    checker.scene.add_object("chip", [triangle], pose=make_transform(None, (2.0, 2.0, 2.0)))
-    assert "chip" in sphere_table(checker)
+    far_octomap(checker)
+    assert "Octree" in sphere_table(checker)
     names = plugin.getJointNames()
     check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
     bounds = (np.zeros(7) - 3, np.zeros(7) + 3)
