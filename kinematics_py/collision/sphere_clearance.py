@@ -16,10 +16,10 @@ import math
 from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from .sphere_kernels import (
     BOX,
+    CYLINDER,
     NODE,
     PLANE,
     SPHERE,
-    TRIANGLE,
     SphereTable,
     near,
     obstacle_touch,
@@ -31,8 +31,6 @@ from .sphere_kernels import (
 @compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def obstacle_clearance(x, y, z, kind, T, size, m):
     """The distance [m] from the point (x, y, z in the planning frame) to obstacle m (0 inside it; not a NODE row)."""
-    if kind == TRIANGLE:
-        return math.sqrt(triangle_distance_squared(x, y, z, T, m))
     lx = T[m, 0, 0] * x + T[m, 0, 1] * y + T[m, 0, 2] * z + T[m, 0, 3]
     if kind == PLANE:
         return abs(lx)
@@ -43,9 +41,11 @@ def obstacle_clearance(x, y, z, kind, T, size, m):
     if kind == BOX:
         ex, ey, ez = max(abs(lx) - size[m, 0], 0.0), max(abs(ly) - size[m, 1], 0.0), max(abs(lz) - size[m, 2], 0.0)
         return math.sqrt(ex * ex + ey * ey + ez * ez)
-    radial = max(math.sqrt(lx * lx + ly * ly) - size[m, 0], 0.0)
-    axial = max(abs(lz) - size[m, 1], 0.0)
-    return math.sqrt(radial * radial + axial * axial)
+    if kind == CYLINDER:
+        radial = max(math.sqrt(lx * lx + ly * ly) - size[m, 0], 0.0)
+        axial = max(abs(lz) - size[m, 1], 0.0)
+        return math.sqrt(radial * radial + axial * axial)
+    return math.sqrt(triangle_distance_squared(x, y, z, T, m))  # (a call of its own, as ``obstacle_touch``'s)
 
 
 @compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
@@ -72,14 +72,14 @@ def margin_scale(table, work, cap, floor):
     scale, bodies = cap, body_link.shape[0]
     for b in range(bodies):
         x, y, z = world_bodies[b, 0], world_bodies[b, 1], world_bodies[b, 2]
-        next_row = 0
-        while next_row < kinds.shape[0]:
-            m = next_row
-            next_row = m + 1
+        skipped_to = 0  # (as ``touching``'s loop)
+        for m in range(kinds.shape[0]):
+            if m < skipped_to:
+                continue
             bound = body_radius[b] + growth[b] * scale
             if not tested[b, m] or x < lower[m, 0] - bound or x > upper[m, 0] + bound or y < lower[m, 1] - bound or \
                     y > upper[m, 1] + bound or z < lower[m, 2] - bound or z > upper[m, 2] + bound:
-                next_row = skip[m]  # (the bound only shrinks: what it misses here it misses later)
+                skipped_to = skip[m]  # (the bound only shrinks: what it misses here it misses later)
                 continue
             if kinds[m] == NODE or not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue

@@ -171,10 +171,11 @@ def _witness_inside(q_group, chain, table, points, first, solid_tested, work):
     for b in range(table.body_link.shape[0]):
         T = poses[table.body_link[b]]
         x, y, z, r = bodies[b, 0], bodies[b, 1], bodies[b, 2], table.body_radius[b]
-        next_row = 0
-        while next_row < kinds.shape[0]:
-            m = next_row
-            next_row = skip[m]  # (a row not solid skips its subtree: what is under a NODE row is a mesh's, no solid)
+        skipped_to = 0  # (a row not solid skips its subtree: what is under a NODE row is a mesh's, no solid)
+        for m in range(kinds.shape[0]):
+            if m < skipped_to:
+                continue
+            skipped_to = skip[m]
             if not solid_tested[b, m] or x < lower[m, 0] - r or x > upper[m, 0] + r or y < lower[m, 1] - r or \
                     y > upper[m, 1] + r or z < lower[m, 2] - r or z > upper[m, 2] + r or \
                     not obstacle_touch(x, y, z, r, kinds[m], T_plan, size, m):
