@@ -135,26 +135,6 @@ def far_octomap(checker: CollisionChecker) -> None:
     checker.scene.set_octomap(Octree.from_points([[2.0, 2.0, 2.0]], 0.05))
 
 
-def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall):
-    plugin, checker = table_wall
-    names = plugin.getJointNames()
-    check = PathCheck(checker, names)
-    table = sphere_table(checker)
-    work = workspace(check.base, len(checker.model.link_names), table)
-    model = checker.model
-    lower = np.array([model.joints[n].lower for n in names])
-    upper = np.array([model.joints[n].upper for n in names])
-    states = lower + np.random.default_rng(SEED).random((1500, len(names))) * (upper - lower)
-    spheres = np.array([state_collides(q, check.indices, model.tree.table_arrays, tuple(table), work)
-                        for q in states])
-    exact = checker.check_batch(states, joint_names=names)
-    assert exact.any() and (~spheres).any()
-    assert not (exact & ~spheres).any()  # spheres contain the geometry: free for them is free
-    # the diagnosis's shortcut (``free_for_spheres``, a full state) answers as they do
-    free = np.array([free_for_spheres(checker, check.full_state(q)) for q in states[:300]])
-    assert np.array_equal(free, ~spheres[:300])
-
-
 def test_a_scene_the_spheres_cannot_hold_is_never_free_for_them_and_is_left_to_the_checker():
     plugin, checker = panda(BOXES)
     check = PathCheck(checker, plugin.getJointNames())
@@ -175,10 +155,12 @@ def mesh_table_wall() -> tuple[KinematicsPlugin, CollisionChecker]:
     return plugin, checker
 
 
-def test_a_sphere_free_state_is_free_for_the_exact_checker_among_world_meshes():
-    """World meshes are their triangles for the spheres (``sphere_world``): a state free for the spheres is free for
-    the exact checker, which tests the triangles too; the diagnosis's shortcut answers as the chain's check."""
-    plugin, checker = mesh_table_wall()
+@pytest.mark.parametrize("meshes", [False, True], ids=["boxes", "world_meshes"])
+def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall, meshes):
+    """A state free for the spheres is free for the exact checker, among boxes and among world meshes (their
+    triangles for the spheres, ``sphere_world``, as for the checker); the diagnosis's shortcut (``free_for_spheres``,
+    a full state) answers as the spheres do."""
+    plugin, checker = mesh_table_wall() if meshes else table_wall
     names = plugin.getJointNames()
     check = PathCheck(checker, names)
     table = sphere_table(checker)
@@ -192,7 +174,7 @@ def test_a_sphere_free_state_is_free_for_the_exact_checker_among_world_meshes():
                         for q in states])
     exact = checker.check_batch(states, joint_names=names)
     assert exact.sum() > 100 and (~spheres).sum() > 100
-    assert not (exact & ~spheres).any()
+    assert not (exact & ~spheres).any()  # spheres contain the geometry: free for them is free
     free = np.array([free_for_spheres(checker, check.full_state(q)) for q in states[:300]])
     assert np.array_equal(free, ~spheres[:300])
 
