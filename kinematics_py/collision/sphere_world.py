@@ -7,8 +7,8 @@ a body's bound that misses one skips every triangle under it; TRIANGLES_PER_LEAF
 pair the checker tests is tested here, and more: the self pairs are the link pairs the checker never disables
 (adjacent links, the SRDF's disabled pairs and ``allow_collision`` pairs are left out; a scene's allowed collision
 matrix is not read, so its allowed pairs are tested, which is only stricter). So a state these checks call free is
-free for the checker. A scene they cannot represent (attached objects, octrees, scaled links) has no table:
-``sphere_table`` says why instead.
+free for the checker. A scene they cannot represent (attached objects, octrees, world meshes of more than
+MAX_WORLD_TRIANGLES triangles, scaled links) has no table: ``sphere_table`` says why instead.
 """
 from __future__ import annotations
 
@@ -35,7 +35,11 @@ from .spheres import robot_spheres
 
 #: Triangles of a world mesh under one NODE row of its bounding-box tree at most (``_mesh_rows``).
 TRIANGLES_PER_LEAF = 4
+#: World meshes' triangles a table holds at most (a tree's rows take about 50 us a triangle to build: 20,480
+#: triangles 1.1 s on a busy machine); a scene with more takes the exact checks.
+MAX_WORLD_TRIANGLES = 20_000
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MESH_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Mesh -> (its pose's bytes, ``_mesh_rows``)
 
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
@@ -128,19 +132,33 @@ def _obstacles(world) -> tuple[list, ...] | str:
     """(kinds, T_obstacle_plan, sizes, lower bounds, upper bounds, rows of each row's subtree (itself included),
     whether each is a whole solid, owner ids) of the world's shapes' obstacle rows, or why one of them cannot be
     an obstacle."""
+    triangles = sum(len(placed.shape.triangles) for item in world.values() for placed in item.shapes
+                    if isinstance(placed.shape, Mesh))
+    if triangles > MAX_WORLD_TRIANGLES:
+        return f"world meshes of {triangles} triangles (more than MAX_WORLD_TRIANGLES = {MAX_WORLD_TRIANGLES})"
     rows: list[tuple] = []
     for object_id, item in world.items():
         for placed in item.shapes:
             T_plan_shape = item.T_parent_object @ placed.T_frame_shape
             if isinstance(placed.shape, Mesh):
-                corners = placed.shape.vertices[placed.shape.triangles] @ T_plan_shape[:3, :3].T + T_plan_shape[:3, 3]
-                rows += [(*row, False, object_id) for row in _mesh_rows(corners)]
+                rows += [(*row, False, object_id) for row in _posed_mesh_rows(placed.shape, T_plan_shape)]
                 continue
             row = _obstacle(placed.shape, T_plan_shape)
             if row is None:
                 return f"world object {object_id!r} holds a {type(placed.shape).__name__}"
             rows.append((*row, 1, isinstance(placed.shape, (Box, Sphere, Cylinder)), object_id))
     return tuple(list(column) for column in zip(*rows)) if rows else ([], [], [], [], [], [], [], [])
+
+
+def _posed_mesh_rows(mesh: Mesh, T_plan_shape: np.ndarray) -> list[tuple]:
+    """``_mesh_rows`` of ``mesh`` posed by ``T_plan_shape``, kept per mesh and pose (a scene's other objects change
+    more often than a fixture's mesh)."""
+    key = T_plan_shape.tobytes()
+    kept = _MESH_ROWS.get(mesh)
+    if kept is None or kept[0] != key:
+        corners = mesh.vertices[mesh.triangles] @ T_plan_shape[:3, :3].T + T_plan_shape[:3, 3]
+        kept = _MESH_ROWS[mesh] = (key, _mesh_rows(corners))
+    return kept[1]
 
 
 def _mesh_rows(corners: np.ndarray) -> list[tuple]:

@@ -10,6 +10,7 @@ from meshes import boxes_mesh
 from robots import bundled_robot
 
 from kinematics_py import RobotModel
+from kinematics_py.collision import sphere_world
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, Plane, Sphere
 from kinematics_py.collision.sphere_kernels import NODE, TRIANGLE, triangle_distance_squared
@@ -120,3 +121,22 @@ def test_a_points_distance_to_a_triangle_is_its_nearest_points(kind):
             found = np.sqrt(triangle_distance_squared(p[0], p[1], p[2], T, 0))
             nearest = np.linalg.norm(points - p, axis=1).min()
             assert found <= nearest + 1e-12 and found >= nearest - 2 * spacing - 1e-12, (k, p)
+
+
+def test_a_world_meshs_rows_are_kept_per_pose_and_too_many_triangles_take_the_exact_checks(checker, monkeypatch):
+    """A mesh's tree is built once per pose (another object moving leaves it as it is); a scene whose meshes hold
+    more than MAX_WORLD_TRIANGLES has no table and says why."""
+    mesh = boxes_mesh([((0.0, 0.0, 0.0), (0.2, 0.2, 0.2)), ((0.3, 0.0, 0.0), (0.1, 0.1, 0.1))])
+    checker.scene.add_object("thing", [mesh], pose=make_transform(None, CENTRE))
+    first = sphere_table(checker)
+    rows = sphere_world._MESH_ROWS[mesh][1]
+    checker.scene.add_object("other", [Box((0.1, 0.1, 0.1))], pose=make_transform(None, (1.0, 1.0, 1.0)))
+    assert sphere_table(checker) is not first and sphere_world._MESH_ROWS[mesh][1] is rows
+    checker.scene.move_object("thing", make_transform(None, CENTRE + 0.1))
+    sphere_table(checker)
+    assert sphere_world._MESH_ROWS[mesh][1] is not rows
+    monkeypatch.setattr(sphere_world, "MAX_WORLD_TRIANGLES", len(mesh.triangles) - 1)
+    checker.scene.move_object("thing", make_transform(None, CENTRE))
+    assert sphere_table(checker) == (f"world meshes of {len(mesh.triangles)} triangles (more than "
+                                     f"MAX_WORLD_TRIANGLES = {len(mesh.triangles) - 1})")
+    checker.scene.remove_object("other")
