@@ -279,14 +279,16 @@ def _relaxed(check: PathCheck, table: SphereTable, states: np.ndarray,
     work.growth[:] = 0.0
     work.growth[bodies:bodies + kept.sum()] = gaps[kept]
     return (_with_pairs(table, kept, table.world_tested & ~world_hit),
-            _with_pairs(table, self_hit, through_nodes(table, table.world_tested & world_hit)))
+            _with_pairs(table, self_hit, table.world_tested & world_hit))
 
 
 def _with_pairs(table: SphereTable, self_pairs: np.ndarray, world_tested: np.ndarray) -> SphereTable:
     """``table`` with the self pairs ``self_pairs`` (P,) bool marks and the body and obstacle pairs ``world_tested``,
     the same object for the same pairs (kept per thread): what is kept per table (its chain's arrays, its kernel
     inputs: ``sphere_proof.chain_tables``, ``kernel_bundle``) is then found again by the next search whose start or
-    goals touch the same pairs, not built again."""
+    goals touch the same pairs, not built again. Each NODE row of a world mesh's tree is tested where a row under it
+    is (``sphere_world.through_nodes``): the kernels skip what is under a NODE row a body is not tested against."""
+    world_tested = through_nodes(table, world_tested)
     return thread_scratch(f"{__name__}.with_pairs", (id(table), self_pairs.tobytes(), world_tested.tobytes()),
                           lambda: (table, table._replace(self_pairs=table.self_pairs[self_pairs],
                                                          world_tested=world_tested)))[1]

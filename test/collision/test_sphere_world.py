@@ -140,3 +140,18 @@ def test_a_world_meshs_rows_are_kept_per_pose_and_too_many_triangles_take_the_ex
     assert sphere_table(checker) == (f"world meshes of {len(mesh.triangles)} triangles (more than "
                                      f"MAX_WORLD_TRIANGLES = {len(mesh.triangles) - 1})")
     checker.scene.remove_object("other")
+
+
+def test_a_node_row_is_tested_where_a_row_under_it_is(checker):
+    """``through_nodes``: pairs narrowed to one triangle row keep every NODE row above it tested (the kernels skip
+    what is under a NODE row not tested), and no other."""
+    mesh = boxes_mesh([((0.0, 0.0, 0.0), (0.4, 0.3, 0.02)), ((0.1, 0.0, 0.2), (0.02, 0.3, 0.4))])
+    checker.scene.add_object("thing", [mesh], pose=make_transform(None, CENTRE))
+    table = sphere_table(checker)
+    kinds, skip = table.obstacle_kind, table.obstacle_skip
+    kept = int(np.flatnonzero(kinds == TRIANGLE)[-1])
+    narrowed = np.zeros_like(table.world_tested)
+    narrowed[0, kept] = True
+    tested = sphere_world.through_nodes(table, narrowed)
+    above = [m for m in np.flatnonzero(kinds == NODE) if m < kept < skip[m]]
+    assert above and set(np.flatnonzero(tested[0])) == {kept, *above} and not tested[1:].any()

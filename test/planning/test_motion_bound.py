@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from meshes import boxes_mesh
 from robots import bundled_robot
 
 from kinematics_py import RobotModel, SemanticModel
@@ -153,10 +154,7 @@ CUBE_URDF = SWING_URDF.replace('<sphere radius="0.01"/>', '<box size="0.02 0.02 
 
 
 def cube_mesh(half: float) -> Mesh:
-    corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half) for z in (-half, half)])
-    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],
-                      [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
-    return Mesh(corners, faces, "cube")
+    return boxes_mesh([((0.0, 0.0, 0.0), (2 * half,) * 3)])
 
 
 @pytest.mark.parametrize("link_shape", ["box", "mesh"])
