@@ -5,6 +5,7 @@ plainmp's ``OMPLSolver.solve``.
     .venv/bin/python bench/motion_planning.py --problems 40 --scenes shelf,cage --robot ur5 --seed 3
     .venv/bin/python bench/motion_planning.py --robot kinova   # example-robot-data's, meshes, no SRDF: ours alone
     .venv/bin/python bench/motion_planning.py --world-meshes   # our scenes' boxes as world meshes (triangles)
+    .venv/bin/python bench/motion_planning.py --octomap 0.02   # ... as one octree of their surfaces' voxels
 
 Protocol: per scene of boxes (``table_wall``: a table with a wall across it; ``shelf``: a shelf with 2 cm boards;
 ``cage``: a cage of 4 cm bars around the robot on a floor), ``--problems`` start/goal pairs drawn uniformly within
@@ -97,6 +98,8 @@ DEFAULT_PLAINMP_PYTHON = ROOT / ".venv-bench-plainmp" / "bin" / "python"
 PLAINMP_INSTALL = ("python3.11 -m venv .venv-bench-plainmp && "
                    ".venv-bench-plainmp/bin/pip install -r requirements/bench-plainmp.txt")
 WORLD_MESHES_NOTE = "our planner's and the check's boxes as world meshes of their surfaces (the peers' boxes), "
+OCTOMAP_NOTE = ("our planner's and the check's boxes as one octree of the voxels of {:g} m their surfaces meet (the "
+                "peers' boxes, up to a voxel smaller; the cage's floor, 1 mm under the robot, stays a box), ")
 PLAINMP_RESOLUTION = 0.03  # [rad] plainmp's motion checks (our search's when plainmp joined; see the docstring)
 PEERS_INSTALL = ("python3.11 -m venv .venv-bench-peers && "
                  ".venv-bench-peers/bin/pip install -r requirements/bench-peers.txt")
@@ -171,10 +174,27 @@ class Record:
             getattr(self, name).extend(getattr(other, name))
 
 
+def surface_points(boxes, spacing: float) -> np.ndarray:
+    """(n, 3) points on every face of the boxes ((name, size, centre) each) on a grid of ``spacing`` [m] with the
+    faces' edges, 1 um inside the box (so that a face on the voxels' grid leaves the voxels on the box's side):
+    what a sensor that sees every face reports."""
+    points = []
+    for _, size, centre in boxes:
+        half = np.asarray(size) / 2 - 1e-6
+        grids = [np.linspace(-h, h, int(np.ceil(2 * h / spacing)) + 1) for h in half]
+        for axis in range(3):
+            u, v = (grids[a] for a in range(3) if a != axis)
+            face = np.stack(np.meshgrid(u, v, indexing="ij"), axis=-1).reshape(-1, 2)
+            for side in (-half[axis], half[axis]):
+                points.append(np.insert(face, axis, side, axis=1) + centre)
+    return np.vstack(points)
+
+
 class Problem:
     """The robot, its scene in the project's checker, and the independent trajectory check."""
 
-    def __init__(self, robot: str, scene: str, full_range: bool = False, world_meshes: bool = False):
+    def __init__(self, robot: str, scene: str, full_range: bool = False, world_meshes: bool = False,
+                 octomap_resolution: float | None = None):
         self.plugin = KinematicsPlugin()
         if robot in GROUPS:
             self.urdf_path, self.srdf_path = bundled_robot_path(robot), bundled_robot_path(robot, "srdf")
@@ -190,7 +210,13 @@ class Problem:
         self.checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model) if srdf else None,
                                         base_dir=self.urdf_path.parent)
         self.boxes = SCENES[scene]
-        for name, size, centre in self.boxes:
+        as_boxes = self.boxes
+        if octomap_resolution is not None:  # (the floor the robot stands on, 1 mm under it, stays a box)
+            sensed = [box for box in self.boxes if box[0] != "floor"]
+            as_boxes = [box for box in self.boxes if box[0] == "floor"]
+            self.checker.scene.add_point_cloud("surfaces", surface_points(sensed, octomap_resolution / 2),
+                                               octomap_resolution)
+        for name, size, centre in as_boxes:
             box = trimesh.creation.box(extents=size)
             self.checker.scene.add_object(name, [Mesh(box.vertices, box.faces) if world_meshes else Box(size)],
                                           pose=make_transform(None, centre))
@@ -338,6 +364,9 @@ def parse_args(argv):
     parser.add_argument("--world-meshes", action="store_true",
                         help="give our planner and the trajectory check each box as a world mesh of its surface (12 "
                              "triangles; the peers keep the boxes)")
+    parser.add_argument("--octomap", type=float, metavar="RESOLUTION",
+                        help="give our planner and the trajectory check the boxes as one octree of the voxels of "
+                             "RESOLUTION [m] that their surfaces meet (the peers keep the boxes)")
     parser.add_argument("--planning-time", type=float, default=1.0, help="budget of one plan [s] (default 1)")
     parser.add_argument("--time-step", type=float, default=0.01, help="mplib's TOPP sampling step [s]")
     parser.add_argument("--peers-python", type=Path, default=DEFAULT_PEERS_PYTHON,
@@ -355,6 +384,8 @@ def parse_args(argv):
         parser.error(f"unknown scene(s) {unknown}; scenes are {list(SCENES)}")
     if args.problems < 1 or args.repeats < 1 or not (args.planning_time > 0) or not (args.time_step > 0):
         parser.error("--problems and --repeats must be >= 1, --planning-time and --time-step > 0")
+    if args.octomap is not None and (args.world_meshes or not 0 < args.octomap <= 0.5):
+        parser.error("--octomap takes a resolution in (0, 0.5] m, and not with --world-meshes")
     args.scenes = scenes
     return args
 
@@ -439,7 +470,7 @@ def main(argv=None) -> int:
     began = time.perf_counter()
     try:
         for scene in args.scenes:
-            problem = Problem(args.robot, scene, args.full_range, args.world_meshes)
+            problem = Problem(args.robot, scene, args.full_range, args.world_meshes, args.octomap)
             if mplib is not None:
                 mplib.load(problem, args.seed)
             if plainmp is not None:
@@ -487,6 +518,7 @@ def main(argv=None) -> int:
               f"{args.problems} problems per scene drawn within the joint limits"
               f"{'' if args.full_range else ' and [-pi, pi]'}, seed {args.seed}, budget {args.planning_time:g} s, "
               f"{WORLD_MESHES_NOTE if args.world_meshes else ''}"
+              f"{OCTOMAP_NOTE.format(args.octomap) if args.octomap is not None else ''}"
               f"{args.repeats} plan(s) of each by each planner (the fastest counts), "
               f"mplib TOPP step {args.time_step:g} s; mplib {mplib.version if mplib else notes[MPLIB]}; "
               f"plainmp {plainmp.version if plainmp else notes[PLAINMP]}; "

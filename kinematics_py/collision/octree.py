@@ -79,6 +79,16 @@ class Octree:
         """(n, 3) voxel centres [m]."""
         return key_centers(self.keys, self.resolution)
 
+    @functools.cached_property
+    def boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The occupied voxels as disjoint boxes whose union is theirs: (lower corners, upper corners) ((n, 3) [m]
+        each, in the octree's frame). Runs of voxels along x become one box, then boxes alike but for their y
+        (their z) that meet along it: a flat surface is a few boxes, not thousands of voxels."""
+        lower, extent = self.keys.copy(), np.ones_like(self.keys)
+        for axis in range(3):
+            lower, extent = _merged_along(lower, extent, axis)
+        return (lower - KEY_OFFSET) * self.resolution, (lower + extent - KEY_OFFSET) * self.resolution
+
     def local_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """(centre, half extents) [m] of the box around every occupied voxel."""
         low = (self.keys.min(axis=0) - KEY_OFFSET) * self.resolution
@@ -91,6 +101,21 @@ class Octree:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+
+def _merged_along(lower: np.ndarray, extent: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint boxes of voxel keys (lower corners, extents (n, 3) ints) with each run of boxes that have the same
+    lower corner and extent on the other two axes and meet along ``axis`` made one box."""
+    others = [a for a in range(3) if a != axis]
+    order = np.lexsort((lower[:, axis], *(extent[:, a] for a in others), *(lower[:, a] for a in others)))
+    lower, extent = lower[order], extent[order]
+    same_row = (lower[1:, others] == lower[:-1, others]).all(axis=1) & \
+        (extent[1:, others] == extent[:-1, others]).all(axis=1)
+    meets = same_row & (lower[1:, axis] == lower[:-1, axis] + extent[:-1, axis])
+    starts = np.flatnonzero(np.concatenate([[True], ~meets]))
+    merged_lower, merged_extent = lower[starts], extent[starts]
+    merged_extent[:, axis] = np.add.reduceat(extent[:, axis], starts)
+    return merged_lower, merged_extent
 
 
 def _resolution(value) -> float:

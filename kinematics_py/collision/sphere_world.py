@@ -1,18 +1,20 @@
 """A collision checker's robot and scene as spheres and primitives for the compiled checks (``sphere_kernels``).
 
 The robot's links become their generated spheres (``spheres``; each grown by the link's padding and offset), the world
-objects' boxes, spheres, cylinders, cones (as their cylinder) and planes become obstacles, and a world mesh its
-triangles (the checker tests a world mesh's triangles, not its inside), under a tree of bounding boxes (NODE rows:
-a body's bound that misses one skips every triangle under it; TRIANGLES_PER_LEAF at most under the lowest). Every
+objects' boxes, spheres, cylinders, cones (as their cylinder) and planes become obstacles, a world mesh its
+triangles (the checker tests a world mesh's triangles, not its inside) and an octree its voxels as boxes
+(``Octree.boxes``: runs of voxels merged), each under a tree of bounding boxes (NODE rows: a body's bound that
+misses one skips every row under it; LEAVES_PER_NODE at most under the lowest). Every
 pair the checker tests is tested here, and more: the self pairs are the link pairs the checker never disables
 (adjacent links, the SRDF's disabled pairs and ``allow_collision`` pairs are left out; a scene's allowed collision
 matrix is not read, so its allowed pairs are tested, which is only stricter). So a state these checks call free is
-free for the checker. A scene they cannot represent (attached objects, octrees, world meshes of more than
-MAX_WORLD_TRIANGLES triangles, scaled links) has no table: ``sphere_table`` says why instead.
+free for the checker. A scene they cannot represent (attached objects, world meshes and octrees of more than
+MAX_WORLD_LEAVES triangles and boxes, scaled links) has no table: ``sphere_table`` says why instead.
 """
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from ..thread_scratch import thread_scratch
 from .checker import CollisionChecker
 from .geometry import Box, Cone, Cylinder, Mesh, Plane, Sphere
 from .kernel_inputs import inputs_of
+from .octree import Octree
 from .sphere_kernels import (
     BOX,
     CYLINDER,
@@ -33,13 +36,13 @@ from .sphere_kernels import (
 )
 from .spheres import robot_spheres
 
-#: Triangles of a world mesh under one NODE row of its bounding-box tree at most (``_mesh_rows``).
-TRIANGLES_PER_LEAF = 4
-#: World meshes' triangles a table holds at most (a tree's rows take about 50 us a triangle to build: 20,480
-#: triangles 1.1 s on a busy machine); a scene with more takes the exact checks.
-MAX_WORLD_TRIANGLES = 20_000
+#: Leaves (a world mesh's triangles, an octree's boxes) under one NODE row of their bounding-box tree at most.
+LEAVES_PER_NODE = 4
+#: World meshes' triangles and octrees' boxes a table holds at most; a scene with more takes the exact checks
+#: (a dense mesh near the arm costs its checks a tree walk per sphere; a tree takes about 3 us a leaf to build).
+MAX_WORLD_LEAVES = 20_000
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_MESH_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Mesh -> (its pose's bytes, ``_mesh_rows``)
+_TREE_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Mesh or Octree -> (pose's bytes, its rows)
 
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
@@ -71,6 +74,16 @@ def through_nodes(table: SphereTable, world_tested: np.ndarray) -> np.ndarray:
     for m in nodes[::-1]:  # (a NODE row's own NODE rows come after it: theirs are set first)
         tested[:, m] = tested[:, m + 1:table.obstacle_skip[m]].any(axis=1)
     return tested
+
+
+def rows_tested(links: list[str], owners, tested: Callable[[frozenset], bool]) -> np.ndarray:
+    """(links, rows) bool: ``tested(frozenset((link, owner)))`` for each link and the owner of each obstacle row
+    (``owners``, as ``obstacle_owners``), asked once per link and object."""
+    object_ids, owner_of_row = np.unique(np.array(owners, dtype=object), return_inverse=True) if len(owners) else \
+        ([], np.zeros(0, dtype=np.int64))
+    per_object = np.array([[tested(frozenset((link, owner))) for owner in object_ids] for link in links],
+                          dtype=bool).reshape(len(links), len(object_ids))
+    return per_object[:, owner_of_row]
 
 
 def obstacle_owners(checker: CollisionChecker) -> tuple[str, ...]:
@@ -105,7 +118,7 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
     obstacles = _obstacles(scene.world_objects)
     if isinstance(obstacles, str):
         return obstacles, (), ()
-    kinds, T_obstacle_plan, sizes, lowers, uppers, subtrees, solids, owners = obstacles
+    (kinds, T_obstacle_plan, sizes, lowers, uppers, subtrees), solids, owners = obstacles
     spheres = robot_spheres(checker.link_geometry)
     link_index = {name: i for i, name in enumerate(checker.model.link_names)}
     sphere_center = np.vstack([spheres[link].centers for link in links])
@@ -118,73 +131,121 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
     disabled = checker.disabled_pairs
     self_pairs = [(a, b) for a in range(len(links)) for b in range(a + 1, len(links))
                   if frozenset((links[a], links[b])) not in disabled]
-    world_tested = np.array([[frozenset((link, owner)) not in disabled for owner in owners] for link in links],
-                            dtype=bool).reshape(len(links), len(owners))
     return SphereTable(sphere_center, sphere_radius, np.array([link_index[link] for link in links], dtype=np.int64),
                        body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2),
-                       np.array(kinds, dtype=np.int64), np.array(T_obstacle_plan).reshape(-1, 3, 4),
-                       np.array(sizes).reshape(-1, 3), np.array(lowers).reshape(-1, 3), np.array(uppers).reshape(-1, 3),
-                       world_tested, np.arange(len(kinds), dtype=np.int64) + np.array(subtrees, dtype=np.int64)), \
-        tuple(owners), tuple(solids)
+                       kinds, T_obstacle_plan, sizes, lowers, uppers,
+                       rows_tested(links, owners, lambda pair: pair not in disabled),
+                       np.arange(len(kinds), dtype=np.int64) + subtrees), tuple(owners), tuple(solids)
 
 
-def _obstacles(world) -> tuple[list, ...] | str:
-    """(kinds, T_obstacle_plan, sizes, lower bounds, upper bounds, rows of each row's subtree (itself included),
+#: An empty block of obstacle rows: kinds, T_obstacle_plan, sizes, lower and upper bounds, subtree rows.
+_NO_ROWS = (np.zeros(0, dtype=np.int64), np.zeros((0, 3, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)),
+            np.zeros(0, dtype=np.int64))
+
+
+def _obstacles(world) -> tuple[tuple[np.ndarray, ...], list[bool], list[str]] | str:
+    """((kinds, T_obstacle_plan, sizes, lower bounds, upper bounds, rows of each row's subtree (itself included)),
     whether each is a whole solid, owner ids) of the world's shapes' obstacle rows, or why one of them cannot be
     an obstacle."""
-    triangles = sum(len(placed.shape.triangles) for item in world.values() for placed in item.shapes
-                    if isinstance(placed.shape, Mesh))
-    if triangles > MAX_WORLD_TRIANGLES:
-        return f"world meshes of {triangles} triangles (more than MAX_WORLD_TRIANGLES = {MAX_WORLD_TRIANGLES})"
-    rows: list[tuple] = []
+    leaves = sum(_leaf_count(placed.shape) for item in world.values() for placed in item.shapes)
+    if leaves > MAX_WORLD_LEAVES:
+        return f"world meshes' triangles and octrees' boxes number {leaves} (more than MAX_WORLD_LEAVES = " \
+               f"{MAX_WORLD_LEAVES})"
+    blocks, solids, owners = [_NO_ROWS], [], []
     for object_id, item in world.items():
         for placed in item.shapes:
             T_plan_shape = item.T_parent_object @ placed.T_frame_shape
-            if isinstance(placed.shape, Mesh):
-                rows += [(*row, False, object_id) for row in _posed_mesh_rows(placed.shape, T_plan_shape)]
-                continue
-            row = _obstacle(placed.shape, T_plan_shape)
-            if row is None:
-                return f"world object {object_id!r} holds a {type(placed.shape).__name__}"
-            rows.append((*row, 1, isinstance(placed.shape, (Box, Sphere, Cylinder)), object_id))
-    return tuple(list(column) for column in zip(*rows)) if rows else ([], [], [], [], [], [], [], [])
+            if isinstance(placed.shape, (Mesh, Octree)):
+                block = _posed_tree_rows(placed.shape, T_plan_shape)
+                solids += list(block[0] == BOX)
+            else:
+                row = _obstacle(placed.shape, T_plan_shape)
+                if row is None:
+                    return f"world object {object_id!r} holds a {type(placed.shape).__name__}"
+                block = (*(np.asarray(column)[None] for column in row), np.ones(1, dtype=np.int64))
+                solids.append(isinstance(placed.shape, (Box, Sphere, Cylinder)))
+            blocks.append(block)
+            owners += [object_id] * len(block[0])
+    return tuple(np.concatenate(column) for column in zip(*blocks)), solids, owners
 
 
-def _posed_mesh_rows(mesh: Mesh, T_plan_shape: np.ndarray) -> list[tuple]:
-    """``_mesh_rows`` of ``mesh`` posed by ``T_plan_shape``, kept per mesh and pose (a scene's other objects change
-    more often than a fixture's mesh)."""
+def _leaf_count(shape) -> int:
+    """The rows under a shape's tree (``_posed_tree_rows``) that are not NODE rows: 0 for a primitive."""
+    if isinstance(shape, Mesh):
+        return len(shape.triangles)
+    if isinstance(shape, Octree):
+        return len(shape.boxes[0])
+    return 0
+
+
+def _posed_tree_rows(shape: Mesh | Octree, T_plan_shape: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``_tree_rows`` of a world mesh's triangles or an octree's boxes (``Octree.boxes``) posed by
+    ``T_plan_shape``, kept per shape and pose (a scene's other objects change more often than a fixture's mesh)."""
     key = T_plan_shape.tobytes()
-    kept = _MESH_ROWS.get(mesh)
+    kept = _TREE_ROWS.get(shape)
     if kept is None or kept[0] != key:
-        corners = mesh.vertices[mesh.triangles] @ T_plan_shape[:3, :3].T + T_plan_shape[:3, 3]
-        kept = _MESH_ROWS[mesh] = (key, _mesh_rows(corners))
+        R, t = T_plan_shape[:3, :3], T_plan_shape[:3, 3]
+        if isinstance(shape, Mesh):
+            corners = shape.vertices[shape.triangles] @ R.T + t
+            count = len(corners)
+            leaves = (np.full(count, TRIANGLE), np.concatenate([corners, np.zeros((count, 3, 1))], axis=2),
+                      np.zeros((count, 3)), corners.min(axis=1), corners.max(axis=1))
+        else:
+            low, high = shape.boxes
+            centres, half = (low + high) / 2 @ R.T + t, (high - low) / 2
+            reach = half @ np.abs(R).T
+            T_box_plan = np.concatenate([np.broadcast_to(R.T, (len(centres), 3, 3)),
+                                         (-centres @ R)[:, :, None]], axis=2)
+            leaves = (np.full(len(centres), BOX), T_box_plan, half, centres - reach, centres + reach)
+        kept = _TREE_ROWS[shape] = (key, _tree_rows(*leaves))
     return kept[1]
 
 
-def _mesh_rows(corners: np.ndarray) -> list[tuple]:
-    """(kind, T_obstacle_plan (3x4), size, lower, upper, rows of its subtree) of the triangles ``corners`` (n, 3, 3)
-    in the planning frame: a NODE row with their bounds, then the rows of each half (split at the median of their
-    centres along the axis they spread most), depth first; TRIANGLES_PER_LEAF or fewer triangles are rows of their
-    own (their corners in the rows of T)."""
-    rows: list[tuple] = []
-
-    def add(order: np.ndarray) -> None:
-        if len(order) <= TRIANGLES_PER_LEAF:
-            rows.extend((TRIANGLE, np.hstack([corners[t], np.zeros((3, 1))]), np.zeros(3), corners[t].min(axis=0),
-                         corners[t].max(axis=0), 1) for t in order)
-            return
-        at = len(rows)
-        rows.append(None)
-        centres = corners[order].mean(axis=1)
-        axis = int(np.argmax(centres.max(axis=0) - centres.min(axis=0)))
-        ordered = order[np.argsort(centres[:, axis], kind="stable")]
-        add(ordered[:len(ordered) // 2])
-        add(ordered[len(ordered) // 2:])
-        rows[at] = (NODE, np.zeros((3, 4)), np.zeros(3), corners[order].min(axis=(0, 1)),
-                    corners[order].max(axis=(0, 1)), len(rows) - at)
-
-    add(np.arange(len(corners)))
-    return rows
+def _tree_rows(kinds: np.ndarray, T_obstacle_plan: np.ndarray, sizes: np.ndarray, lowers: np.ndarray,
+               uppers: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(kinds, T_obstacle_plan, sizes, lowers, uppers, rows of each row's subtree) of leaf rows (a mesh's
+    triangles, an octree's boxes) under a tree of NODE rows: a NODE row with the bounds of its leaves, then the
+    rows of each half (split at the median of their centres along the axis they spread most), depth first;
+    LEAVES_PER_NODE or fewer leaves are rows of their own. Built a level at a time: each node is a run of the
+    leaves' order."""
+    count = len(kinds)
+    centres = (lowers + uppers) / 2
+    order = np.arange(count)
+    node_start, node_end, node_depth = [], [], []
+    runs = np.array([[0, count]]) if count > LEAVES_PER_NODE else np.zeros((0, 2), dtype=np.int64)
+    depth = 0
+    while len(runs):
+        node_start.append(runs[:, 0])
+        node_end.append(runs[:, 1])
+        node_depth.append(np.full(len(runs), depth))
+        lengths = runs[:, 1] - runs[:, 0]
+        run_of = np.repeat(np.arange(len(runs)), lengths)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        members = np.arange(len(run_of)) + np.repeat(runs[:, 0] - starts, lengths)  # (their places in ``order``)
+        spread = centres[order[members]]
+        axis = np.argmax(np.maximum.reduceat(spread, starts) - np.minimum.reduceat(spread, starts), axis=1)
+        along = spread[np.arange(len(members)), axis[run_of]]
+        order[members] = order[members[np.lexsort((along, run_of))]]
+        middle = runs[:, 0] + (runs[:, 1] - runs[:, 0]) // 2
+        halves = np.vstack([np.column_stack([runs[:, 0], middle]), np.column_stack([middle, runs[:, 1]])])
+        runs = halves[halves[:, 1] - halves[:, 0] > LEAVES_PER_NODE]
+        depth += 1
+    starts = np.concatenate(node_start + [np.arange(count)]).astype(np.int64)
+    ends = np.concatenate(node_end + [np.arange(count) + 1]).astype(np.int64)
+    depths = np.concatenate(node_depth + [np.full(count, depth + 1)])
+    is_node = np.arange(len(starts)) < len(starts) - count
+    rows = np.lexsort((depths, starts))  # (depth first: a node, then the nodes and leaves of its run in order)
+    starts, ends, is_node = starts[rows], ends[rows], is_node[rows]
+    leaf = np.where(is_node, 0, order[np.minimum(starts, count - 1)])
+    subtree = np.searchsorted(starts, ends, side="left") - np.arange(len(rows))
+    ordered_lower, ordered_upper = np.vstack([lowers[order], lowers[:1]]), np.vstack([uppers[order], uppers[:1]])
+    bounds_at = np.column_stack([starts, ends]).ravel()
+    node_lower = np.minimum.reduceat(ordered_lower, bounds_at, axis=0)[::2]
+    node_upper = np.maximum.reduceat(ordered_upper, bounds_at, axis=0)[::2]
+    kinds_out = np.where(is_node, NODE, kinds[leaf]).astype(np.int64)
+    T_out = np.where(is_node[:, None, None], 0.0, T_obstacle_plan[leaf])
+    sizes_out = np.where(is_node[:, None], 0.0, sizes[leaf])
+    return kinds_out, T_out, sizes_out, node_lower, node_upper, subtree.astype(np.int64)
 
 
 def _obstacle(shape, T_plan_shape: np.ndarray) -> tuple | None:

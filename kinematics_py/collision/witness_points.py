@@ -27,7 +27,7 @@ from .checker import CollisionChecker, binding_key
 from .geometry import Box, Cylinder, GeometryError, Mesh, Sphere, convex_hull
 from .kernel_inputs import inputs_of
 from .sphere_kernels import BOX, CYLINDER, SPHERE, SphereTable, obstacle_touch, place_chain, sphere_chain, workspace
-from .sphere_world import obstacle_owners, obstacle_solids, sphere_table
+from .sphere_world import obstacle_owners, obstacle_solids, rows_tested, sphere_table
 
 #: Hull vertices kept per mesh (evenly through the hull's vertex list).
 MAX_MESH_POINTS = 64
@@ -134,9 +134,8 @@ def _built(checker: CollisionChecker) -> WitnessTable | None:
                         if parts else np.zeros((0, 3)))
     tables = checker._current_tables()
     tested = {frozenset(tables.body_pair(p)) for p in np.flatnonzero(tables.pair_involves_world)}
-    solid, owners = obstacle_solids(checker), obstacle_owners(checker)
-    solid_tested = np.array([[solid[m] and frozenset((link, owner)) in tested for m, owner in enumerate(owners)]
-                             for link in links], dtype=bool).reshape(len(links), len(owners))
+    solid_tested = rows_tested(links, obstacle_owners(checker), lambda pair: pair in tested) & \
+        np.array(obstacle_solids(checker), dtype=bool)
     first = np.concatenate([[0], np.cumsum([len(points) for points in per_body])]).astype(np.int64)
     return WitnessTable(np.vstack(per_body) if per_body else np.zeros((0, 3)), first, solid_tested)
 

@@ -136,3 +136,23 @@ def test_point_cloud_drops_non_finite_points_and_clips():
         Octree.from_points([1.0, 2.0, 3.0], 0.1)
     with pytest.raises(GeometryError, match="resolution"):
         Octree.from_points(points, 0.0)
+
+
+def test_an_octrees_boxes_are_disjoint_and_hold_exactly_its_voxels(random_keys):
+    """``Octree.boxes``: every voxel centre lies inside exactly one box, and the boxes hold as many voxels as there
+    are (so no more space); a full slab of voxels is one box, an L of two runs two."""
+    slab = KEY_OFFSET + np.stack(np.meshgrid(np.arange(7), np.arange(5), np.arange(2), indexing="ij"),
+                                 axis=-1).reshape(-1, 3)
+    blob = np.unique(KEY_OFFSET + np.random.default_rng(4).integers(-6, 6, (600, 3)), axis=0)
+    for keys in (random_keys, slab, blob, np.vstack([slab, blob + [20, 0, 0]])):
+        octree = Octree(keys, 0.05)
+        lower, upper = octree.boxes
+        assert (lower < upper).all()
+        centres = octree.centers
+        inside = ((centres[:, None] > lower[None]) & (centres[:, None] < upper[None])).all(axis=2)
+        assert (inside.sum(axis=1) == 1).all()
+        assert np.prod(np.round((upper - lower) / 0.05), axis=1).sum() == len(octree)
+    assert len(Octree(slab, 0.05).boxes[0]) == 1
+    ell = Octree(KEY_OFFSET + np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, 0]]), 0.05)
+    assert np.allclose(ell.boxes[0], [[0.0, 0.0, 0.0], [0.0, 0.05, 0.0]])
+    assert np.allclose(ell.boxes[1], [[0.15, 0.05, 0.05], [0.05, 0.1, 0.05]])

@@ -13,7 +13,8 @@ from kinematics_py import RobotModel
 from kinematics_py.collision import sphere_world
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Cone, Cylinder, Plane, Sphere
-from kinematics_py.collision.sphere_kernels import NODE, TRIANGLE, triangle_distance_squared
+from kinematics_py.collision.octree import Octree
+from kinematics_py.collision.sphere_kernels import BOX, NODE, TRIANGLE, triangle_distance_squared
 from kinematics_py.collision.sphere_world import obstacle_owners, obstacle_solids, sphere_table
 from kinematics_py.geometry.transforms import make_transform, rotation_about_axis
 
@@ -68,33 +69,66 @@ def test_a_plane_is_unbounded(checker):
     assert np.isneginf(lower).all() and np.isposinf(upper).all()
 
 
-def test_a_world_mesh_is_its_triangles_under_a_tree_of_bounds(checker):
-    """Each triangle of a posed world mesh is a row of its own (its corners posed), once; each NODE row's bounds
-    hold every row up to its skip, which ends within its parent's; rows not NODE skip to the next."""
-    mesh = boxes_mesh([((0.0, 0.0, 0.0), (0.4, 0.3, 0.02)), ((0.1, 0.0, 0.2), (0.02, 0.3, 0.4)),
-                       ((-0.1, 0.05, 0.1), (0.05, 0.05, 0.05))])
-    rotation = rotation_about_axis(unit(np.array([0.3, -0.5, 0.8])), 0.7)
-    checker.scene.add_object("thing", [mesh], pose=make_transform(rotation, CENTRE))
-    table = sphere_table(checker)
-    kinds, skip, T = table.obstacle_kind, table.obstacle_skip, table.T_obstacle_plan
-    triangles = np.flatnonzero(kinds == TRIANGLE)
-    assert set(kinds) == {TRIANGLE, NODE} and len(triangles) == len(mesh.triangles)
-    posed = mesh.vertices[mesh.triangles] @ rotation.T + CENTRE
-    rows = {tuple(np.round(T[m, :, :3], 9).ravel()) for m in triangles}
-    assert rows == {tuple(np.round(corners, 9).ravel()) for corners in posed}
+def assert_a_tree(table) -> None:
+    """Each NODE row's bounds hold every row up to its skip, which ends within its parent's; rows not NODE skip to
+    the next."""
+    kinds, skip = table.obstacle_kind, table.obstacle_skip
     for m in range(len(kinds)):
         if kinds[m] != NODE:
             assert skip[m] == m + 1
-            if kinds[m] == TRIANGLE:
-                assert (T[m, :, :3] >= table.obstacle_lower[m] - 1e-12).all()
-                assert (T[m, :, :3] <= table.obstacle_upper[m] + 1e-12).all()
             continue
         assert m + 1 < skip[m] <= len(kinds)
         inside = np.arange(m + 1, skip[m])
         assert (table.obstacle_lower[inside] >= table.obstacle_lower[m] - 1e-12).all()
         assert (table.obstacle_upper[inside] <= table.obstacle_upper[m] + 1e-12).all()
         assert all(skip[k] <= skip[m] for k in inside)
+
+
+def test_a_world_mesh_is_its_triangles_under_a_tree_of_bounds(checker):
+    """Each triangle of a posed world mesh is a row of its own (its corners posed, within its bounds), once, under
+    a tree of NODE rows; none is a solid."""
+    mesh = boxes_mesh([((0.0, 0.0, 0.0), (0.4, 0.3, 0.02)), ((0.1, 0.0, 0.2), (0.02, 0.3, 0.4)),
+                       ((-0.1, 0.05, 0.1), (0.05, 0.05, 0.05))])
+    rotation = rotation_about_axis(unit(np.array([0.3, -0.5, 0.8])), 0.7)
+    checker.scene.add_object("thing", [mesh], pose=make_transform(rotation, CENTRE))
+    table = sphere_table(checker)
+    kinds, T = table.obstacle_kind, table.T_obstacle_plan
+    triangles = np.flatnonzero(kinds == TRIANGLE)
+    assert set(kinds) == {TRIANGLE, NODE} and len(triangles) == len(mesh.triangles)
+    posed = mesh.vertices[mesh.triangles] @ rotation.T + CENTRE
+    rows = {tuple(np.round(T[m, :, :3], 9).ravel()) for m in triangles}
+    assert rows == {tuple(np.round(corners, 9).ravel()) for corners in posed}
+    for m in triangles:
+        assert (T[m, :, :3] >= table.obstacle_lower[m] - 1e-12).all()
+        assert (T[m, :, :3] <= table.obstacle_upper[m] + 1e-12).all()
+    assert_a_tree(table)
     assert obstacle_owners(checker) == ("thing",) * len(kinds) and not any(obstacle_solids(checker))
+
+
+def test_an_octree_is_its_voxel_boxes_under_a_tree_of_bounds(checker):
+    """A posed octree's boxes (``Octree.boxes``) are BOX rows (solids) under a tree of NODE rows: each voxel's
+    posed centre lies inside one, and their corners within their bounds."""
+    rng = np.random.default_rng(6)
+    octree = Octree.from_points(np.vstack([rng.random((400, 3)) * [0.5, 0.5, 0.02], rng.normal(0.2, 0.1, (300, 3))]),
+                                0.02)
+    rotation = rotation_about_axis(unit(np.array([-0.2, 0.9, 0.4])), 1.1)
+    checker.scene.clear()
+    checker.scene.set_octomap(octree, make_transform(rotation, CENTRE))
+    table = sphere_table(checker)
+    kinds, T, half = table.obstacle_kind, table.T_obstacle_plan, table.obstacle_size
+    boxes = np.flatnonzero(kinds == BOX)
+    assert set(kinds) == {BOX, NODE} and len(boxes) == len(octree.boxes[0])
+    centres = octree.centers @ rotation.T + CENTRE
+    local = np.einsum("bij,nj->bni", T[boxes, :, :3], centres) + T[boxes, None, :, 3]
+    assert ((np.abs(local) < half[boxes, None]).all(axis=2).sum(axis=0) == 1).all()
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+    for m in boxes:
+        R, t = T[m, :, :3], T[m, :, 3]
+        corners = (signs * half[m] - t) @ R
+        assert (corners >= table.obstacle_lower[m] - 1e-12).all() and (corners <= table.obstacle_upper[m] + 1e-12).all()
+    assert_a_tree(table)
+    assert obstacle_solids(checker) == tuple(kinds == BOX)
+    checker.scene.clear()
 
 
 @pytest.mark.parametrize("kind", ["triangles", "degenerate", "thin"])
@@ -123,22 +157,27 @@ def test_a_points_distance_to_a_triangle_is_its_nearest_points(kind):
             assert found <= nearest + 1e-12 and found >= nearest - 2 * spacing - 1e-12, (k, p)
 
 
-def test_a_world_meshs_rows_are_kept_per_pose_and_too_many_triangles_take_the_exact_checks(checker, monkeypatch):
-    """A mesh's tree is built once per pose (another object moving leaves it as it is); a scene whose meshes hold
-    more than MAX_WORLD_TRIANGLES has no table and says why."""
+def test_a_world_meshs_rows_are_kept_per_pose_and_too_many_leaves_take_the_exact_checks(checker, monkeypatch):
+    """A mesh's tree is built once per pose (another object moving leaves it as it is); a scene whose meshes and
+    octrees hold more than MAX_WORLD_LEAVES triangles and boxes has no table and says why."""
     mesh = boxes_mesh([((0.0, 0.0, 0.0), (0.2, 0.2, 0.2)), ((0.3, 0.0, 0.0), (0.1, 0.1, 0.1))])
     checker.scene.add_object("thing", [mesh], pose=make_transform(None, CENTRE))
     first = sphere_table(checker)
-    rows = sphere_world._MESH_ROWS[mesh][1]
+    rows = sphere_world._TREE_ROWS[mesh][1]
     checker.scene.add_object("other", [Box((0.1, 0.1, 0.1))], pose=make_transform(None, (1.0, 1.0, 1.0)))
-    assert sphere_table(checker) is not first and sphere_world._MESH_ROWS[mesh][1] is rows
+    assert sphere_table(checker) is not first and sphere_world._TREE_ROWS[mesh][1] is rows
     checker.scene.move_object("thing", make_transform(None, CENTRE + 0.1))
     sphere_table(checker)
-    assert sphere_world._MESH_ROWS[mesh][1] is not rows
-    monkeypatch.setattr(sphere_world, "MAX_WORLD_TRIANGLES", len(mesh.triangles) - 1)
+    assert sphere_world._TREE_ROWS[mesh][1] is not rows
     checker.scene.move_object("thing", make_transform(None, CENTRE))
-    assert sphere_table(checker) == (f"world meshes of {len(mesh.triangles)} triangles (more than "
-                                     f"MAX_WORLD_TRIANGLES = {len(mesh.triangles) - 1})")
+    checker.scene.add_point_cloud("cloud", [[1.0, 1.0, 1.0], [1.2, 1.0, 1.0]], 0.05)  # (two boxes)
+    leaves = len(mesh.triangles) + 2
+    assert not isinstance(sphere_table(checker), str)
+    monkeypatch.setattr(sphere_world, "MAX_WORLD_LEAVES", leaves - 1)
+    checker.scene.move_object("thing", make_transform(None, CENTRE + 0.1))
+    assert sphere_table(checker) == (f"world meshes' triangles and octrees' boxes number {leaves} (more than "
+                                     f"MAX_WORLD_LEAVES = {leaves - 1})")
+    checker.scene.remove_object("cloud")
     checker.scene.remove_object("other")
 
 

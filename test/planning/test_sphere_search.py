@@ -8,10 +8,11 @@ import time
 
 import numpy as np
 import pytest
-from meshes import boxes_mesh
+from meshes import boxes_cloud, boxes_mesh
 from robots import bundled_robot
 
 from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
+from kinematics_py.collision import sphere_world
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box, Mesh
 from kinematics_py.collision.kernel_inputs import inputs_of, kept_inputs
@@ -130,17 +131,19 @@ def problems(plugin, checker, count, rng, sphere_free=None) -> list[tuple[np.nda
     return found
 
 
-def far_octomap(checker: CollisionChecker) -> None:
-    """An octomap of one voxel far from the arm: a scene the spheres cannot hold (``sphere_world``)."""
+def too_many_leaves(checker: CollisionChecker, monkeypatch) -> None:
+    """An octomap of one voxel far from the arm, with MAX_WORLD_LEAVES 0: a scene the spheres cannot hold
+    (``sphere_world``)."""
+    monkeypatch.setattr(sphere_world, "MAX_WORLD_LEAVES", 0)
     checker.scene.set_octomap(Octree.from_points([[2.0, 2.0, 2.0]], 0.05))
 
 
-def test_a_scene_the_spheres_cannot_hold_is_never_free_for_them_and_is_left_to_the_checker():
+def test_a_scene_the_spheres_cannot_hold_is_never_free_for_them_and_is_left_to_the_checker(monkeypatch):
     plugin, checker = panda(BOXES)
     check = PathCheck(checker, plugin.getJointNames())
     assert free_for_spheres(checker, check.full_state(LEFT))
-    far_octomap(checker)
-    assert "Octree" in sphere_table(checker)
+    too_many_leaves(checker, monkeypatch)
+    assert "MAX_WORLD_LEAVES" in sphere_table(checker)
     assert not free_for_spheres(checker, check.full_state(LEFT))
 
 
@@ -155,12 +158,20 @@ def mesh_table_wall() -> tuple[KinematicsPlugin, CollisionChecker]:
     return plugin, checker
 
 
-@pytest.mark.parametrize("meshes", [False, True], ids=["boxes", "world_meshes"])
-def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall, meshes):
-    """A state free for the spheres is free for the exact checker, among boxes and among world meshes (their
-    triangles for the spheres, ``sphere_world``, as for the checker); the diagnosis's shortcut (``free_for_spheres``,
-    a full state) answers as the spheres do."""
-    plugin, checker = mesh_table_wall() if meshes else table_wall
+def octomap_table_wall() -> tuple[KinematicsPlugin, CollisionChecker]:
+    """The table, the wall and the plate as the octomap of 2 cm voxels of a noisy cloud of their surfaces."""
+    plugin, checker = panda({})
+    checker.scene.set_octomap(Octree.from_points(boxes_cloud([*BOXES.values(), PLATE], 40_000, SEED), 0.02))
+    return plugin, checker
+
+
+@pytest.mark.parametrize("scene", ["boxes", "world_meshes", "octomap"])
+def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall, scene):
+    """A state free for the spheres is free for the exact checker, among boxes, among world meshes (their
+    triangles for the spheres, ``sphere_world``, as for the checker) and in an octomap (its voxels as boxes); the
+    diagnosis's shortcut (``free_for_spheres``, a full state) answers as the spheres do."""
+    plugin, checker = {"boxes": lambda: table_wall, "world_meshes": mesh_table_wall,
+                       "octomap": octomap_table_wall}[scene]()
     names = plugin.getJointNames()
     check = PathCheck(checker, names)
     table = sphere_table(checker)
@@ -192,8 +203,9 @@ def test_an_arm_inside_a_closed_world_mesh_is_free_and_no_witness_proves_otherwi
     assert not proven_colliding(checker, check.indices, check.base, LEFT)
 
 
-def test_plans_among_world_meshes_take_the_fast_path_and_are_free_and_proven():
-    plugin, checker = mesh_table_wall()
+@pytest.mark.parametrize("scene", [mesh_table_wall, octomap_table_wall], ids=["world_meshes", "octomap"])
+def test_plans_among_world_meshes_and_octomaps_take_the_fast_path_and_are_free_and_proven(scene):
+    plugin, checker = scene()
     names, check, bounds = search_setup(plugin, checker)
     waypoints = sphere_search(check, LEFT, RIGHT[None], bounds, TIME)
     assert waypoints is not None and exact_colliding(checker, names, waypoints) == 0
@@ -376,10 +388,10 @@ def test_a_segment_that_fails_the_final_check_is_searched_again_coarser_first(mo
     assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
 
 
-def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl():
+def test_scenes_the_spheres_cannot_hold_fall_back_to_ompl(monkeypatch):
     plugin, checker = panda(BOXES)
-    far_octomap(checker)
-    assert "Octree" in sphere_table(checker)
+    too_many_leaves(checker, monkeypatch)
+    assert "MAX_WORLD_LEAVES" in sphere_table(checker)
     names = plugin.getJointNames()
     check = PathCheck(checker, names, resolution=SEARCH_RESOLUTION)
     bounds = (np.zeros(7) - 3, np.zeros(7) + 3)
