@@ -24,6 +24,7 @@ from .sphere_kernels import (
     near,
     obstacle_touch,
     place_spheres,
+    spheres_reach_box,
     triangle_distance_squared,
 )
 
@@ -81,11 +82,16 @@ def margin_scale(table, work, cap, floor):
                     y > upper[m, 1] + bound or z < lower[m, 2] - bound or z > upper[m, 2] + bound:
                 skipped_to = skip[m]  # (the bound only shrinks: what it misses here it misses later)
                 continue
-            if kinds[m] == NODE or not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
+            if kinds[m] != NODE and not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue
             if not placed[b]:
                 place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
                 placed[b] = True
+            if kinds[m] == NODE:  # (as ``touching``'s: the spheres' margins only shrink too)
+                if not spheres_reach_box(spheres, radius, body_first[b], body_first[b + 1], growth[b] * scale, lower,
+                                         upper, m):
+                    skipped_to = skip[m]
+                continue
             for s in range(body_first[b], body_first[b + 1]):
                 x_s, y_s, z_s = spheres[s, 0], spheres[s, 1], spheres[s, 2]
                 if obstacle_touch(x_s, y_s, z_s, radius[s] + growth[b] * scale, kinds[m], T_plan, size, m):

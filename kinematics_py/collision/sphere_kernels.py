@@ -154,6 +154,18 @@ def place_spheres(T, centers, first, last, out):
 
 
 @compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
+def spheres_reach_box(spheres, radius, first, last, grow, lower, upper, m):
+    """Whether one of the placed spheres[first:last] (radii ``radius`` + ``grow``) reaches into the axis-aligned
+    box of row m's bounds (``lower[m]``, ``upper[m]``): where none does, nothing under a NODE row can touch them."""
+    for s in range(first, last):
+        r = radius[s] + grow
+        if lower[m, 0] - r <= spheres[s, 0] <= upper[m, 0] + r and lower[m, 1] - r <= spheres[s, 1] <= \
+                upper[m, 1] + r and lower[m, 2] - r <= spheres[s, 2] <= upper[m, 2] + r:
+            return True
+    return False
+
+
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
 def _compose_rows(poses, a, B, out):
     """poses[out] <- poses[a] @ B (rigid 4x4 transforms; B a 4x4 array)."""
     for i in range(3):
@@ -220,11 +232,16 @@ def touching(table, work, first, self_hit, world_hit):
                     y > upper[m, 1] + bound or z < lower[m, 2] - bound or z > upper[m, 2] + bound:
                 skipped_to = skip[m]
                 continue
-            if kinds[m] == NODE or not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
+            if kinds[m] != NODE and not obstacle_touch(x, y, z, bound, kinds[m], T_plan, size, m):
                 continue
             if not placed[b]:
                 place_spheres(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
                 placed[b] = True
+            if kinds[m] == NODE:  # (the body's bound reaches its box: its rows are skipped when no sphere does)
+                if not spheres_reach_box(spheres, radius, body_first[b], body_first[b + 1], growth[b], lower, upper,
+                                         m):
+                    skipped_to = skip[m]
+                continue
             for s in range(body_first[b], body_first[b + 1]):
                 if obstacle_touch(spheres[s, 0], spheres[s, 1], spheres[s, 2], radius[s] + growth[b], kinds[m],
                                    T_plan, size, m):
