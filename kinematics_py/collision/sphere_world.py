@@ -38,8 +38,8 @@ from .spheres import robot_spheres
 
 #: Leaves (a world mesh's triangles, an octree's boxes) under one NODE row of their bounding-box tree at most.
 LEAVES_PER_NODE = 4
-#: World meshes' triangles and octrees' boxes a table holds at most; a scene with more takes the exact checks
-#: (a dense mesh near the arm costs its checks a tree walk per sphere; a tree takes about 3 us a leaf to build).
+#: World meshes' triangles and octrees' boxes a table holds at most; a scene with more takes the exact checks (a
+#: tree takes about 3 us a leaf to build; the checks near a dense mesh cost more: docs/benchmarks.md).
 MAX_WORLD_LEAVES = 20_000
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _TREE_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Mesh or Octree -> (pose's bytes, its rows)
