@@ -77,13 +77,13 @@ def through_nodes(table: SphereTable, world_tested: np.ndarray) -> np.ndarray:
 
 
 def rows_tested(links: list[str], owners, tested: Callable[[frozenset], bool]) -> np.ndarray:
-    """(links, rows) bool: ``tested(frozenset((link, owner)))`` for each link and the owner of each obstacle row
-    (``owners``, as ``obstacle_owners``), asked once per link and object."""
+    """(links, rows) bool, C-contiguous (the kernels' one signature): ``tested(frozenset((link, owner)))`` for each
+    link and the owner of each obstacle row (``owners``, as ``obstacle_owners``), asked once per link and object."""
     object_ids, owner_of_row = np.unique(np.array(owners, dtype=object), return_inverse=True) if len(owners) else \
         ([], np.zeros(0, dtype=np.int64))
     per_object = np.array([[tested(frozenset((link, owner))) for owner in object_ids] for link in links],
                           dtype=bool).reshape(len(links), len(object_ids))
-    return per_object[:, owner_of_row]
+    return np.ascontiguousarray(per_object[:, owner_of_row])  # (indexed along rows: Fortran order)
 
 
 def obstacle_owners(checker: CollisionChecker) -> tuple[str, ...]:

@@ -194,3 +194,18 @@ def test_a_node_row_is_tested_where_a_row_under_it_is(checker):
     tested = sphere_world.through_nodes(table, narrowed)
     above = [m for m in np.flatnonzero(kinds == NODE) if m < kept < skip[m]]
     assert above and set(np.flatnonzero(tested[0])) == {kept, *above} and not tested[1:].any()
+
+
+def test_every_array_of_the_table_is_c_contiguous_whatever_the_scene(checker):
+    """The kernels are compiled for C-contiguous arrays (``kernel_warm_up`` loads that signature): an array of
+    another layout would compile new ones inside a plan (seconds). An empty scene, boxes, a mesh and an octree."""
+    checker.scene.clear()
+    scene = checker.scene
+    scenes = [lambda: None, lambda: scene.add_object("bar", [Box((0.8, 0.04, 0.1))], pose=make_transform(None, CENTRE)),
+              lambda: scene.add_object("thing", [boxes_mesh([((0.0, 0.0, 0.0), (0.2, 0.2, 0.2))])]),
+              lambda: scene.set_octomap(Octree.from_points([[1.0, 1.0, 1.0], [1.5, 1.0, 1.0]], 0.05))]
+    for add in scenes:
+        add()
+        table = sphere_table(checker)
+        assert all(array.flags["C_CONTIGUOUS"] for array in table), [array.flags for array in table]
+    checker.scene.clear()
