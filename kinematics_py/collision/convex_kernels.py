@@ -1,6 +1,7 @@
 """Compiled exact tests of pairs of convex shapes (boxes, spheres, cylinders, cones, convex meshes), each grown by a
-margin [m] on every side: GJK (Gilbert-Johnson-Keerthi) on the two cores, stopped as soon as its bounds on their
-distance decide the pair.
+margin [m] on every side, and of a convex shape against the leaves of a tree (an octree's boxes, a mesh's
+triangles): GJK (Gilbert-Johnson-Keerthi) on the two cores, stopped as soon as its bounds on their distance decide
+the pair.
 
 Each iteration holds a point v of the cores' Minkowski difference, so their distance is at most |v|, and the
 support point w of that difference along -v, so their distance is at least v.w / |v| (a plane separates them that
@@ -21,7 +22,8 @@ import numpy as np
 
 from ..compiled import compiled_kernel
 
-#: ``ConvexTable.kind``: a shape the kernels do not test (a triangle mesh, an octree, a plane), left to the backend.
+#: ``ConvexTable.kind``: a shape the kernels do not test (a plane; a mesh of more than MAX_TREE_TRIANGLES
+#: triangles), left to the backend.
 UNSUPPORTED = 0
 #: A point (a sphere's centre; its radius is in the margin).
 POINT = 1
@@ -33,6 +35,14 @@ CYLINDER = 3
 CONE = 4
 #: A convex hull: its vertices in ``vertices`` (from row ``first``), joined by its edges (``neighbours``).
 VERTICES = 5
+#: Leaves under a tree of bounds (``bounds_tree.headed_tree``): an octree's voxels as axis-aligned boxes, or a
+#: mesh's triangles (its surface, as the backend tests a mesh). Its rows from row ``first`` of ``tree_lower``,
+#: ``tree_upper``, ``tree_skip`` and ``tree_leaf``: the first row holds the bounds of them all and its skip the rows
+#: in all; a row of skip 1 is a leaf: a box (``tree_leaf`` -1: the row's bounds) or a triangle (its three corners
+#: are rows ``tree_leaf`` to ``tree_leaf`` + 2 of ``vertices``, joined as a hull); the others hold the bounds of
+#: the rows up to their skip. Tested against a shape of the other kinds, leaf by leaf, as the shape's bounds along
+#: the tree's axes reach them (``tree_verdict``).
+TREE = 6
 #: ``candidate_verdicts``' answers for a pair of a state.
 APART = 0
 TOUCHING = 1
@@ -52,13 +62,17 @@ DEGENERATE = 1e-12
 class ConvexTable(NamedTuple):
     """Every shape of a scene (rows as ``kernels.ShapeTable``'s) as the convex kernels test it."""
 
-    kind: np.ndarray  # (S,) int64: UNSUPPORTED, POINT, BOX, CYLINDER, CONE or VERTICES
+    kind: np.ndarray  # (S,) int64: UNSUPPORTED, POINT, BOX, CYLINDER, CONE, VERTICES or TREE
     size: np.ndarray  # (S, 3) see the kinds
     margin: np.ndarray  # (S,) [m] grown on every side: a sphere's radius, the backend's offset
-    first: np.ndarray  # (S,) int64: a VERTICES shape's first row in ``vertices``
+    first: np.ndarray  # (S,) int64: a VERTICES shape's first row in ``vertices``, a TREE's in ``tree_*``
     vertices: np.ndarray  # (V, 3) the VERTICES shapes' vertices, in their shape frames
     neighbour_first: np.ndarray  # (V + 1,) int64: vertex i's neighbours along its hull's edges are
     neighbours: np.ndarray  # neighbours[neighbour_first[i]:neighbour_first[i + 1]] (rows of ``vertices``)
+    tree_lower: np.ndarray  # (R, 3) the TREE shapes' rows' bounds, in their shape frames
+    tree_upper: np.ndarray  # (R, 3)
+    tree_skip: np.ndarray  # (R,) int64: rows of each row's subtree, itself included
+    tree_leaf: np.ndarray  # (R,) int64: a triangle's first corner in ``vertices``, -1 for a box or a node
 
 
 @compiled_kernel(inline="always")
@@ -271,6 +285,48 @@ def pair_verdict(T, shape_a, shape_b, reach, hull, simplex, rows, best_rows):
     return UNDECIDED
 
 
+@compiled_kernel
+def tree_verdict(T, shape_a, reach, hull, first, tree_lower, tree_upper, tree_skip, tree_leaf, simplex, rows,
+                 best_rows):
+    """``pair_verdict`` of shape a (not a TREE) and a TREE whose rows start at ``first``: TOUCHING as soon as a leaf
+    touches, else UNDECIDED if one was, else APART. The leaves tested are those the bounds of a (grown by ``reach``)
+    along the tree's axes reach, found by walking the tree."""
+    lower, upper = np.empty(3), np.empty(3)
+    for k in range(3):  # b's axis k in a's frame is T's column k; a's extent along it, in b's frame
+        dx, dy, dz = T[k], T[4 + k], T[8 + k]
+        shift = dx * T[3] + dy * T[7] + dz * T[11]
+        x, y, z, _ = _support(shape_a, hull, dx, dy, dz, shape_a[4])
+        upper[k] = dx * x + dy * y + dz * z - shift + reach
+        x, y, z, _ = _support(shape_a, hull, -dx, -dy, -dz, shape_a[4])
+        lower[k] = dx * x + dy * y + dz * z - shift - reach
+    verdict = APART
+    row, end = first + 1, first + tree_skip[first]
+    while row < end:
+        if (lower[0] > tree_upper[row, 0] or upper[0] < tree_lower[row, 0] or lower[1] > tree_upper[row, 1]
+                or upper[1] < tree_lower[row, 1] or lower[2] > tree_upper[row, 2] or upper[2] < tree_lower[row, 2]):
+            row += tree_skip[row]
+            continue
+        if tree_skip[row] == 1:
+            if tree_leaf[row] >= 0:  # a triangle, in b's frame
+                T_leaf, leaf = T, (np.int64(VERTICES), 0.0, 0.0, 0.0, tree_leaf[row])
+            else:  # a box: its bounds
+                cx, cy, cz = ((tree_lower[row, 0] + tree_upper[row, 0]) / 2,
+                              (tree_lower[row, 1] + tree_upper[row, 1]) / 2,
+                              (tree_lower[row, 2] + tree_upper[row, 2]) / 2)
+                T_leaf = (T[0], T[1], T[2], T[0] * cx + T[1] * cy + T[2] * cz + T[3],
+                          T[4], T[5], T[6], T[4] * cx + T[5] * cy + T[6] * cz + T[7],
+                          T[8], T[9], T[10], T[8] * cx + T[9] * cy + T[10] * cz + T[11])
+                leaf = (np.int64(BOX), tree_upper[row, 0] - cx, tree_upper[row, 1] - cy, tree_upper[row, 2] - cz,
+                        np.int64(0))
+            found = pair_verdict(T_leaf, shape_a, leaf, reach, hull, simplex, rows, best_rows)
+            if found == TOUCHING:
+                return TOUCHING
+            if found == UNDECIDED:
+                verdict = UNDECIDED
+        row += 1
+    return verdict
+
+
 @compiled_kernel(inline="always")
 def _shape(table, s):
     """Shape s of ``table`` as scalars: (kind, size 0-2, its first vertex)."""
@@ -295,15 +351,25 @@ def candidate_verdicts(transforms, candidates, pairs, table, stop_at_first, verd
             if not candidates[n, p] or touched:
                 continue
             a, b = pairs[p, 0], pairs[p, 1]
-            if table.kind[a] == UNSUPPORTED or table.kind[b] == UNSUPPORTED:
+            if UNSUPPORTED in (table.kind[a], table.kind[b]) or table.kind[a] == table.kind[b] == TREE:
                 verdicts[n, p] = UNDECIDED
                 found |= ANY_UNDECIDED
                 continue
             T = (transforms[n, p, 0, 0], transforms[n, p, 0, 1], transforms[n, p, 0, 2], transforms[n, p, 0, 3],
                  transforms[n, p, 1, 0], transforms[n, p, 1, 1], transforms[n, p, 1, 2], transforms[n, p, 1, 3],
                  transforms[n, p, 2, 0], transforms[n, p, 2, 1], transforms[n, p, 2, 2], transforms[n, p, 2, 3])
-            verdict = pair_verdict(T, _shape(table, a), _shape(table, b), table.margin[a] + table.margin[b],
-                                   hull, simplex, rows, best_rows)
+            reach = table.margin[a] + table.margin[b]
+            if table.kind[b] == TREE:  # (an octree or a world mesh: always a pair's second shape)
+                verdict = tree_verdict(T, _shape(table, a), reach, hull, table.first[b], table.tree_lower,
+                                       table.tree_upper, table.tree_skip, table.tree_leaf, simplex, rows, best_rows)
+            elif table.kind[a] == TREE:  # (an attached mesh, a link's mesh as triangles): a posed in b's frame
+                T_b_a = (T[0], T[4], T[8], -(T[0] * T[3] + T[4] * T[7] + T[8] * T[11]),
+                         T[1], T[5], T[9], -(T[1] * T[3] + T[5] * T[7] + T[9] * T[11]),
+                         T[2], T[6], T[10], -(T[2] * T[3] + T[6] * T[7] + T[10] * T[11]))
+                verdict = tree_verdict(T_b_a, _shape(table, b), reach, hull, table.first[a], table.tree_lower,
+                                       table.tree_upper, table.tree_skip, table.tree_leaf, simplex, rows, best_rows)
+            else:
+                verdict = pair_verdict(T, _shape(table, a), _shape(table, b), reach, hull, simplex, rows, best_rows)
             verdicts[n, p] = verdict
             found |= ANY_TOUCHING if verdict == TOUCHING else (ANY_UNDECIDED if verdict == UNDECIDED else 0)
             touched = stop_at_first and verdict == TOUCHING

@@ -1,9 +1,10 @@
 """Voxel obstacles: an octree's occupied voxels as one collision shape, from an OctoMap stream or a point cloud.
 
 An ``Octree`` is a set of occupied cubes of edge ``resolution`` [m] on OctoMap's grid (``octomap_format``), in
-its own frame; the collision backend checks it as coal's octree (every occupied voxel is an obstacle). A planning
-scene places it like any shape: the octomap of a planning scene message is the world object ``OCTOMAP_ID``,
-and ``PlanningScene.add_point_cloud`` makes one from an (N, 3) point cloud.
+its own frame; every occupied voxel is an obstacle. The exact checker tests its voxels as boxes (``boxes``, under
+their ``bounds_tree``, in ``convex_kernels``), the collision backend as coal's octree (contacts, pairs the kernels
+leave undecided). A planning scene places it like any shape: the octomap of a planning scene message is the world
+object ``OCTOMAP_ID``, and ``PlanningScene.add_point_cloud`` makes one from an (N, 3) point cloud.
 """
 from __future__ import annotations
 

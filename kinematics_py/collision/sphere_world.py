@@ -4,7 +4,7 @@ The robot's links become their generated spheres (``spheres``; each grown by the
 objects' boxes, spheres, cylinders, cones (as their cylinder) and planes become obstacles, a world mesh its
 triangles (the checker tests a world mesh's triangles, not its inside) and an octree its voxels as boxes
 (``Octree.boxes``: runs of voxels merged), each under a tree of bounding boxes (NODE rows: a body's bound that
-misses one skips every row under it; LEAVES_PER_NODE at most under the lowest). Every
+misses one skips every row under it: ``bounds_tree``). Every
 pair the checker tests is tested here, and more: the self pairs are the link pairs the checker never disables
 (adjacent links, the SRDF's disabled pairs and ``allow_collision`` pairs are left out; a scene's allowed collision
 matrix is not read, so its allowed pairs are tested, which is only stricter). So a state these checks call free is
@@ -19,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..thread_scratch import thread_scratch
+from .bounds_tree import bounds_tree
 from .checker import CollisionChecker
 from .geometry import Box, Cone, Cylinder, Mesh, Plane, Sphere
 from .kernel_inputs import inputs_of
@@ -36,8 +37,6 @@ from .sphere_kernels import (
 )
 from .spheres import robot_spheres
 
-#: Leaves (a world mesh's triangles, an octree's boxes) under one NODE row of their bounding-box tree at most.
-LEAVES_PER_NODE = 4
 #: World meshes' triangles and octrees' boxes a table holds at most; a scene with more takes the exact checks (a
 #: tree takes about 3 us a leaf to build; the checks near a dense mesh cost more: docs/benchmarks.md).
 MAX_WORLD_LEAVES = 20_000
@@ -184,19 +183,16 @@ def _posed_tree_rows(shape: Mesh | Octree, T_plan_shape: np.ndarray) -> tuple[np
     key = T_plan_shape.tobytes()
     kept = _TREE_ROWS.get(shape)
     if kept is None or kept[0] != key:
-        R, t = T_plan_shape[:3, :3], T_plan_shape[:3, 3]
         if isinstance(shape, Mesh):
-            corners = shape.vertices[shape.triangles] @ R.T + t
+            corners = shape.vertices[shape.triangles] @ T_plan_shape[:3, :3].T + T_plan_shape[:3, 3]
             count = len(corners)
             leaves = (np.full(count, TRIANGLE), np.concatenate([corners, np.zeros((count, 3, 1))], axis=2),
                       np.zeros((count, 3)), corners.min(axis=1), corners.max(axis=1))
         else:
             low, high = shape.boxes
-            centres, half = (low + high) / 2 @ R.T + t, (high - low) / 2
-            reach = half @ np.abs(R).T
-            T_box_plan = np.concatenate([np.broadcast_to(R.T, (len(centres), 3, 3)),
-                                         (-centres @ R)[:, :, None]], axis=2)
-            leaves = (np.full(len(centres), BOX), T_box_plan, half, centres - reach, centres + reach)
+            half = (high - low) / 2
+            T_box_plan, lower, upper = _box_rows(T_plan_shape, (low + high) / 2, half)
+            leaves = (np.full(len(half), BOX), T_box_plan, half, lower, upper)
         kept = _TREE_ROWS[shape] = (key, _tree_rows(*leaves))
     return kept[1]
 
@@ -204,48 +200,23 @@ def _posed_tree_rows(shape: Mesh | Octree, T_plan_shape: np.ndarray) -> tuple[np
 def _tree_rows(kinds: np.ndarray, T_obstacle_plan: np.ndarray, sizes: np.ndarray, lowers: np.ndarray,
                uppers: np.ndarray) -> tuple[np.ndarray, ...]:
     """(kinds, T_obstacle_plan, sizes, lowers, uppers, rows of each row's subtree) of leaf rows (a mesh's
-    triangles, an octree's boxes) under a tree of NODE rows: a NODE row with the bounds of its leaves, then the
-    rows of each half (split at the median of their centres along the axis they spread most), depth first;
-    LEAVES_PER_NODE or fewer leaves are rows of their own. Built a level at a time: each node is a run of the
-    leaves' order."""
-    count = len(kinds)
-    centres = (lowers + uppers) / 2
-    order = np.arange(count)
-    node_start, node_end, node_depth = [], [], []
-    runs = np.array([[0, count]]) if count > LEAVES_PER_NODE else np.zeros((0, 2), dtype=np.int64)
-    depth = 0
-    while len(runs):
-        node_start.append(runs[:, 0])
-        node_end.append(runs[:, 1])
-        node_depth.append(np.full(len(runs), depth))
-        lengths = runs[:, 1] - runs[:, 0]
-        run_of = np.repeat(np.arange(len(runs)), lengths)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        members = np.arange(len(run_of)) + np.repeat(runs[:, 0] - starts, lengths)  # (their places in ``order``)
-        spread = centres[order[members]]
-        axis = np.argmax(np.maximum.reduceat(spread, starts) - np.minimum.reduceat(spread, starts), axis=1)
-        along = spread[np.arange(len(members)), axis[run_of]]
-        order[members] = order[members[np.lexsort((along, run_of))]]
-        middle = runs[:, 0] + (runs[:, 1] - runs[:, 0]) // 2
-        halves = np.vstack([np.column_stack([runs[:, 0], middle]), np.column_stack([middle, runs[:, 1]])])
-        runs = halves[halves[:, 1] - halves[:, 0] > LEAVES_PER_NODE]
-        depth += 1
-    starts = np.concatenate(node_start + [np.arange(count)]).astype(np.int64)
-    ends = np.concatenate(node_end + [np.arange(count) + 1]).astype(np.int64)
-    depths = np.concatenate(node_depth + [np.full(count, depth + 1)])
-    is_node = np.arange(len(starts)) < len(starts) - count
-    rows = np.lexsort((depths, starts))  # (depth first: a node, then the nodes and leaves of its run in order)
-    starts, ends, is_node = starts[rows], ends[rows], is_node[rows]
-    leaf = np.where(is_node, 0, order[np.minimum(starts, count - 1)])
-    subtree = np.searchsorted(starts, ends, side="left") - np.arange(len(rows))
-    ordered_lower, ordered_upper = np.vstack([lowers[order], lowers[:1]]), np.vstack([uppers[order], uppers[:1]])
-    bounds_at = np.column_stack([starts, ends]).ravel()
-    node_lower = np.minimum.reduceat(ordered_lower, bounds_at, axis=0)[::2]
-    node_upper = np.maximum.reduceat(ordered_upper, bounds_at, axis=0)[::2]
+    triangles, an octree's boxes) under the NODE rows of their ``bounds_tree``."""
+    leaf, lower, upper, subtree = bounds_tree(lowers, uppers)
+    is_node = leaf < 0
     kinds_out = np.where(is_node, NODE, kinds[leaf]).astype(np.int64)
     T_out = np.where(is_node[:, None, None], 0.0, T_obstacle_plan[leaf])
     sizes_out = np.where(is_node[:, None], 0.0, sizes[leaf])
-    return kinds_out, T_out, sizes_out, node_lower, node_upper, subtree.astype(np.int64)
+    return kinds_out, T_out, sizes_out, lower, upper, subtree
+
+
+def _box_rows(T_plan_shape: np.ndarray, centres: np.ndarray, halves: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(T_box_plan (n, 3, 4), lower and upper axis-aligned bounds (n, 3) each) in the planning frame of n boxes
+    with these centres and half extents ((n, 3) each) in the frame of a shape posed by ``T_plan_shape``."""
+    R, t = T_plan_shape[:3, :3], T_plan_shape[:3, 3]
+    placed = centres @ R.T + t
+    reach = halves @ np.abs(R).T
+    T_box_plan = np.concatenate([np.broadcast_to(R.T, (len(placed), 3, 3)), (-placed @ R)[:, :, None]], axis=2)
+    return T_box_plan, placed - reach, placed + reach
 
 
 def _obstacle(shape, T_plan_shape: np.ndarray) -> tuple | None:
@@ -262,9 +233,9 @@ def _obstacle(shape, T_plan_shape: np.ndarray) -> tuple | None:
         reach = np.full(3, shape.radius)
         return SPHERE, T_shape_plan, np.array([shape.radius, 0.0, 0.0]), t - reach, t + reach
     if isinstance(shape, Box):
-        half = np.asarray(shape.size) / 2
-        reach = np.abs(R) @ half
-        return BOX, T_shape_plan, half, t - reach, t + reach
+        half = np.asarray(shape.size, dtype=float) / 2
+        (T_box_plan,), (lower,), (upper,) = _box_rows(T_plan_shape, np.zeros((1, 3)), half[None])
+        return BOX, T_box_plan, half, lower, upper
     if isinstance(shape, (Cylinder, Cone)):  # (a cone as its cylinder)
         size = np.array([shape.radius, shape.length / 2, 0.0])
         axis = R[:, 2]

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.robot_model import RobotModel
-from .convex_kernels import BOX, CONE, CYLINDER, POINT, UNSUPPORTED, VERTICES, ConvexTable
+from .bounds_tree import headed_tree
+from .convex_kernels import BOX, CONE, CYLINDER, POINT, TREE, UNSUPPORTED, VERTICES, ConvexTable
 from .geometry import (
     Box,
     Cone,
@@ -30,7 +31,12 @@ from .geometry import (
 )
 from .kernel_inputs import PlacementInputs, placement_inputs_of
 from .kernels import ShapeTable
+from .octree import Octree
 from .report import BodyType
+
+#: Triangles of a mesh checked as triangles that the compiled kernels test at most (under a tree of their bounds,
+#: about 200 bytes a triangle); a larger mesh's pairs are left to the backend.
+MAX_TREE_TRIANGLES = 100_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,20 +191,39 @@ class TableBuilder:
 
 
 def _convex_row(shape: Shape, as_convex: bool) -> tuple:
-    """(kind, size, margin, vertices, neighbours) of a shape as ``convex_kernels`` tests it (``convex_table``); a mesh
-    as the hull of its vertices when it is checked as convex (``hull_neighbours`` of its triangles), else
-    UNSUPPORTED (as octrees and planes)."""
+    """(kind, size, margin, vertices, neighbours, tree) of a shape as ``convex_kernels`` tests it (``convex_table``):
+    a mesh as the hull of its vertices when it is checked as convex (``hull_neighbours`` of its triangles), else as
+    its triangles under a tree (``_triangle_tree``), an octree as its boxes under a tree; UNSUPPORTED for planes."""
     if isinstance(shape, Sphere):
-        return POINT, (0.0, 0.0, 0.0), float(shape.radius), None, None
+        return POINT, (0.0, 0.0, 0.0), float(shape.radius), None, None, None
     if isinstance(shape, Box):
-        return BOX, tuple(float(s) / 2 for s in shape.size), 0.0, None, None
+        return BOX, tuple(float(s) / 2 for s in shape.size), 0.0, None, None, None
     if isinstance(shape, (Cylinder, Cone)):
-        return CYLINDER if isinstance(shape, Cylinder) else CONE, (shape.radius, shape.length / 2, 0.0), 0.0, None, None
+        return (CYLINDER if isinstance(shape, Cylinder) else CONE, (shape.radius, shape.length / 2, 0.0), 0.0, None,
+                None, None)
     if isinstance(shape, Mesh) and as_convex:
         vertices = np.asarray(shape.vertices, dtype=float).reshape(-1, 3)
         return VERTICES, (0.0, 0.0, 0.0), 0.0, vertices, hull_neighbours(
-            len(vertices), np.asarray(shape.triangles, dtype=np.int64).reshape(-1, 3))
-    return UNSUPPORTED, (0.0, 0.0, 0.0), 0.0, None, None
+            len(vertices), np.asarray(shape.triangles, dtype=np.int64).reshape(-1, 3)), None
+    if isinstance(shape, Mesh) and len(shape.triangles) <= MAX_TREE_TRIANGLES:
+        return (TREE, (0.0, 0.0, 0.0), 0.0, *_triangle_tree(np.asarray(shape.vertices, dtype=float).reshape(-1, 3),
+                                                            np.asarray(shape.triangles, dtype=np.int64).reshape(-1, 3)))
+    if isinstance(shape, Octree):
+        _, lower, upper, skip = headed_tree(*shape.boxes)
+        return TREE, (0.0, 0.0, 0.0), 0.0, None, None, (lower, upper, skip, np.full(len(skip), -1, dtype=np.int64))
+    return UNSUPPORTED, (0.0, 0.0, 0.0), 0.0, None, None, None
+
+
+def _triangle_tree(vertices: np.ndarray, triangles: np.ndarray) -> tuple:
+    """(corners (3T, 3), their neighbours (``hull_neighbours``' form), tree (lower, upper, skip, leaf)) of a mesh's
+    T triangles: each triangle its own three corners, joined to each other as a hull, under a ``headed_tree`` of
+    their bounds whose leaf rows give their first corner's row."""
+    corners = vertices[triangles]
+    first = 3 * np.arange(len(triangles))
+    neighbours = (first[:, None, None] + np.array([[1, 2], [0, 2], [0, 1]])).ravel()
+    leaf, lower, upper, skip = headed_tree(corners.min(axis=1), corners.max(axis=1))
+    return (corners.reshape(-1, 3), (np.arange(0, len(neighbours) + 1, 2, dtype=np.int64), neighbours.astype(np.int64)),
+            (lower, upper, skip, np.where(leaf >= 0, 3 * leaf, -1).astype(np.int64)))
 
 
 def hull_neighbours(count: int, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -213,15 +238,24 @@ def hull_neighbours(count: int, triangles: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def convex_table(rows: list[tuple]) -> ConvexTable:
-    """``ConvexTable`` of shapes given as rows (kind, size, margin, vertices, neighbours) (``_convex_row``), in
+    """``ConvexTable`` of shapes given as rows (kind, size, margin, vertices, neighbours, tree) (``_convex_row``), in
     order."""
     counts = np.array([0 if row[3] is None else len(row[3]) for row in rows], dtype=np.int64)
-    first = np.cumsum(counts) - counts
+    vertex_first = np.cumsum(counts) - counts
+    tree_counts = np.array([0 if row[5] is None else len(row[5][2]) for row in rows], dtype=np.int64)
+    tree_first = np.cumsum(tree_counts) - tree_counts
     vertices, neighbour_first, neighbours = _joined_hulls([row[3:5] for row in rows if row[3] is not None])
+    trees = [(row[5], vertex_first[k]) for k, row in enumerate(rows) if row[5] is not None]
     return ConvexTable(kind=np.array([row[0] for row in rows], dtype=np.int64),
                        size=np.array([row[1] for row in rows], dtype=float).reshape(-1, 3),
-                       margin=np.array([row[2] for row in rows], dtype=float), first=first, vertices=vertices,
-                       neighbour_first=neighbour_first, neighbours=neighbours)
+                       margin=np.array([row[2] for row in rows], dtype=float),
+                       first=np.where(tree_counts > 0, tree_first, vertex_first).astype(np.int64), vertices=vertices,
+                       neighbour_first=neighbour_first, neighbours=neighbours,
+                       tree_lower=np.concatenate([tree[0] for tree, _ in trees] or [np.zeros((0, 3))]),
+                       tree_upper=np.concatenate([tree[1] for tree, _ in trees] or [np.zeros((0, 3))]),
+                       tree_skip=np.concatenate([tree[2] for tree, _ in trees] or [np.zeros(0)]).astype(np.int64),
+                       tree_leaf=np.concatenate([np.where(tree[3] >= 0, tree[3] + start, -1) for tree, start in trees]
+                                                or [np.zeros(0)]).astype(np.int64))
 
 
 #: Hulls joined by ``_joined_hulls``: (the vertices arrays, in order) -> (those arrays, the joined arrays).

@@ -1,6 +1,7 @@
-"""The compiled narrow phase (``convex_kernels``): every pair of convex kinds it tests answers as coal does, pairs a
-known distance apart are decided on the right side of any margin near it (or left to the backend, never decided
-wrongly), and a checker's answers on real robots are those of coal alone, grown shapes included."""
+"""The compiled narrow phase (``convex_kernels``): every pair of convex kinds it tests, and each kind against an
+octree's voxels and a mesh's triangles, answers as coal does; pairs a known distance apart are decided on the right
+side of any margin near it (or left to the backend, never decided wrongly); and a checker's answers on real robots
+are those of coal alone, grown shapes included, among primitives, in an octomap and among meshes."""
 from __future__ import annotations
 
 import itertools
@@ -8,16 +9,20 @@ import itertools
 import coal
 import numpy as np
 import pytest
+import trimesh
+from meshes import boxes_cloud, boxes_mesh
 from robots import bundled_robot, example_robot_urdf, ur5_collision_srdf
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision import convex_kernels
+from kinematics_py.collision.backend import CoalBackend
 from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
-from kinematics_py.collision.geometry import Box, Cylinder, Sphere
-from kinematics_py.collision.tables import convex_table, hull_neighbours
+from kinematics_py.collision.geometry import Box, Cylinder, Mesh, Sphere
+from kinematics_py.collision.octree import Octree
+from kinematics_py.collision.tables import _convex_row, convex_table, hull_neighbours
 from kinematics_py.geometry.transforms import make_transform
 
 KINDS = ("sphere", "box", "cylinder", "cone", "hull")
@@ -30,18 +35,18 @@ ROBOT_STATES = 300
 
 
 def _shape(kind: str, rng: np.random.Generator):
-    """(coal geometry, convex row (kind, size, margin, vertices)) of a random shape of ``kind``."""
+    """(coal geometry, convex row (``tables._convex_row``)) of a random shape of ``kind``."""
     if kind == "sphere":
         radius = rng.uniform(0.01, 0.1)
-        return coal.Sphere(radius), (convex_kernels.POINT, (0.0, 0.0, 0.0), radius, None, None)
+        return coal.Sphere(radius), (convex_kernels.POINT, (0.0, 0.0, 0.0), radius, None, None, None)
     if kind == "box":
         size = rng.uniform(0.01, 0.3, 3)
-        return coal.Box(*size), (convex_kernels.BOX, tuple(size / 2), 0.0, None, None)
+        return coal.Box(*size), (convex_kernels.BOX, tuple(size / 2), 0.0, None, None, None)
     if kind in ("cylinder", "cone"):
         radius, length = rng.uniform(0.01, 0.1), rng.uniform(0.01, 0.4)
         kernel_kind = convex_kernels.CYLINDER if kind == "cylinder" else convex_kernels.CONE
         geometry = coal.Cylinder(radius, length) if kind == "cylinder" else coal.Cone(radius, length)
-        return geometry, (kernel_kind, (radius, length / 2, 0.0), 0.0, None, None)
+        return geometry, (kernel_kind, (radius, length / 2, 0.0), 0.0, None, None, None)
     points = rng.normal(size=(int(rng.choice([8, 30, 300, 3000])), 3)) * rng.uniform(0.02, 0.15, 3)
     hull = ConvexHull(points)
     kept = np.unique(hull.simplices)
@@ -50,7 +55,7 @@ def _shape(kind: str, rng: np.random.Generator):
     coal_points.extend(list(vertices))
     coal_triangles.extend([coal.Triangle(int(a), int(b), int(c)) for a, b, c in triangles])
     return coal.Convex(coal_points, coal_triangles), (convex_kernels.VERTICES, (0.0, 0.0, 0.0), 0.0, vertices,
-                                                      hull_neighbours(len(vertices), triangles))
+                                                      hull_neighbours(len(vertices), triangles), None)
 
 
 def _table(rows, offsets) -> tuple:
@@ -98,6 +103,77 @@ def test_each_pair_of_kinds_is_decided_as_coal_decides_it(kind_a, kind_b):
     assert undecided <= 0.01 * 2 * POSES_PER_PAIR  # nearly all decided here, none wrongly
 
 
+def _random_obstacle(obstacle: str, rng: np.random.Generator):
+    """(shape, coal geometry) of a random octree or mesh within about 0.3 m of the origin. The octree: voxels of 2-4
+    cm of a noisy cloud of a slab's and a post's surfaces and of scattered points (boxes of many sizes, ragged edges,
+    lone voxels). The mesh: a noisy icosphere, a slab's surfaces and scattered triangles."""
+    if obstacle == "octree":
+        cloud = boxes_cloud([((0.0, 0.0, -0.05), (0.3, 0.25, 0.04)), ((0.08, -0.05, 0.05), (0.06, 0.06, 0.2))], 4000,
+                            int(rng.integers(1 << 31)))
+        octree = Octree.from_points(np.vstack([cloud, rng.uniform(-0.2, 0.2, (40, 3))]), float(rng.uniform(0.02, 0.04)))
+        return octree, coal.makeOctree(octree.centers, octree.resolution)
+    ball = trimesh.creation.icosphere(subdivisions=2, radius=0.1)
+    slab = boxes_mesh([((0.0, 0.0, -0.12), (0.3, 0.25, 0.02))])
+    scattered = rng.uniform(-0.25, 0.25, (20, 3, 3))
+    vertices = np.vstack([np.asarray(ball.vertices) + rng.normal(0.0, 0.005, (len(ball.vertices), 3)), slab.vertices,
+                          scattered.reshape(-1, 3)])
+    offsets = np.cumsum([0, len(ball.vertices), len(slab.vertices)])
+    triangles = np.vstack([np.asarray(ball.faces), slab.triangles + offsets[1],
+                           offsets[2] + np.arange(60).reshape(20, 3)])
+    mesh = Mesh(vertices, triangles)
+    return mesh, CoalBackend().geometry(mesh, False)
+
+
+@pytest.mark.parametrize("obstacle", ["octree", "mesh"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_against_an_octree_or_a_mesh_is_decided_as_coal_decides_it(kind, obstacle):
+    """A shape of each convex kind against an octree's voxels or a mesh's triangles (``TREE``: its leaves under a
+    tree of bounds) answers as coal's octree or mesh does, and nearly always without coal; the same with the tree
+    as the pair's first shape."""
+    rng = np.random.default_rng(100 + KINDS.index(kind))
+    request, hits, undecided, count = coal.CollisionRequest(), 0, 0, 0
+    for _ in range(3):
+        shape, obstacle_geometry = _random_obstacle(obstacle, rng)
+        geometry, row = _shape(kind, rng)
+        poses = _random_poses(rng, POSES_PER_PAIR, 0.2)
+        tree_row = _convex_row(shape, False)
+        verdicts = _verdicts(_table([row, tree_row], (0.0, 0.0)), poses)
+        swapped = _verdicts(_table([tree_row, row], (0.0, 0.0)), np.linalg.inv(poses))  # (the tree first: as posed)
+        both = (verdicts != UNDECIDED) & (swapped != UNDECIDED)
+        assert np.array_equal(verdicts[both], swapped[both])
+        for T, verdict in zip(poses, verdicts):
+            count += 1
+            if verdict == UNDECIDED:
+                undecided += 1
+                continue
+            hit = coal.collide(geometry, coal.Transform3s(), obstacle_geometry, coal.Transform3s(T[:3, :3], T[:3, 3]),
+                               request, coal.CollisionResult()) > 0
+            assert (verdict == TOUCHING) == hit, (kind, obstacle, T)
+            hits += hit
+    assert 0.1 * count < hits < 0.9 * count  # both answers are asked about
+    assert undecided <= 0.01 * count
+
+
+def test_a_degenerate_triangle_is_touched_where_a_sphere_reaches_its_segment():
+    """A triangle with two equal corners is the segment between its corners: a sphere touches it when its centre is
+    within its radius of that segment (coal's triangle BVH answers "colliding" for spheres 0.1-0.3 m from such a
+    triangle, so this is checked against the distance)."""
+    rng = np.random.default_rng(21)
+    start, end = np.array([0.2, 0.2, 0.2]), np.array([0.25, 0.2, 0.2])
+    row = _convex_row(Mesh(np.array([start, start, end]), np.array([[0, 1, 2]])), False)
+    radius = 0.04
+    poses = _random_poses(rng, 2000, 0.04)
+    poses[:, :3, 3] -= poses[:, :3, :3] @ ((start + end) / 2)  # (the segment's middle within about 0.04 m)
+    centres = np.einsum("nji,nj->ni", poses[:, :3, :3], -poses[:, :3, 3])  # (in the segment's frame)
+    along = np.clip((centres - start) @ (end - start) / np.sum((end - start) ** 2), 0.0, 1.0)
+    distance = np.linalg.norm(centres - (start + along[:, None] * (end - start)), axis=1)
+    verdicts = _verdicts(_table([(convex_kernels.POINT, (0.0, 0.0, 0.0), radius, None, None, None), row], (0.0, 0.0)),
+                         poses)
+    decided = (verdicts != UNDECIDED) & (np.abs(distance - radius) > 1e-9)
+    assert np.array_equal(verdicts[decided] == TOUCHING, distance[decided] <= radius)
+    assert 0.1 * len(poses) < (distance <= radius).sum() < 0.9 * len(poses) and decided.mean() > 0.99
+
+
 def _hull_support(vertices: np.ndarray, direction: np.ndarray) -> np.ndarray:
     return vertices[np.argmax(vertices @ direction)]
 
@@ -113,7 +189,7 @@ def test_shapes_a_known_distance_apart_are_never_decided_on_the_wrong_side_of_a_
         for _ in range(2):
             if rng.random() < 0.3:
                 half = rng.uniform(0.01, 0.15, 3)
-                rows.append((convex_kernels.BOX, tuple(half), 0.0, None, None))
+                rows.append((convex_kernels.BOX, tuple(half), 0.0, None, None, None))
                 corners.append(np.array(list(itertools.product(*[(-h, h) for h in half]))))
             else:
                 _, row = _shape("hull", rng)
@@ -148,7 +224,7 @@ def _coal_alone(checker: CollisionChecker, states: np.ndarray) -> np.ndarray:
     return colliding
 
 
-def _robot_in_a_scene(robot: str) -> CollisionChecker:
+def _robot_in_a_scene(robot: str, obstacles: str = "primitives") -> CollisionChecker:
     if robot == "panda":  # the bundled URDF's primitives and its SRDF
         model = RobotModel.from_urdf_file(str(bundled_robot("panda.urdf")))
         semantic = SemanticModel.from_srdf_string(bundled_robot("panda.urdf").with_suffix(".srdf").read_text(), model)
@@ -158,6 +234,26 @@ def _robot_in_a_scene(robot: str) -> CollisionChecker:
         model = RobotModel.from_urdf_file(str(path))
         semantic = SemanticModel.from_srdf_string(ur5_collision_srdf(), model) if robot == "ur5" else None
         checker = CollisionChecker(model, semantic, base_dir=path.parent)
+    turned = make_transform(Rotation.from_euler("z", 0.1).as_matrix(), (0.02, 0.0, 0.0))
+    if obstacles == "octomap":  # a sensor's octomap of the same: 2 cm voxels of a noisy cloud of their boxes' surfaces
+        cloud = boxes_cloud([((0.65, 0.0, 0.15), (0.6, 1.2, 0.04)), ((0.3, 0.3, 0.5), (0.24, 0.24, 0.24)),
+                             ((-0.3, 0.2, 0.5), (0.1, 0.1, 1.0))], 40_000, 5)
+        checker.scene.add_point_cloud("cloud", cloud, 0.02, pose=turned)
+        return checker
+    if obstacles == "meshes":  # the same as meshes, the ball and the post of 1280 and 64 triangles
+        ball = trimesh.creation.icosphere(subdivisions=3, radius=0.12)
+        post = trimesh.creation.cylinder(radius=0.05, height=1.0, sections=32)
+        checker.scene.add_object("table", [boxes_mesh([((0.65, 0.0, 0.15), (0.6, 1.2, 0.04))])], pose=turned)
+        checker.scene.add_object("ball", [Mesh(np.asarray(ball.vertices), np.asarray(ball.faces))],
+                                 pose=make_transform(None, (0.3, 0.3, 0.5)))
+        checker.scene.add_object("post", [Mesh(np.asarray(post.vertices), np.asarray(post.faces))],
+                                 pose=make_transform(None, (-0.3, 0.2, 0.5)))
+        checker.scene.add_object("shelf", [Box((1.2, 1.2, 0.1))], pose=make_transform(None, (0.3, 0.0, 0.75)))
+        held = trimesh.creation.icosphere(subdivisions=1, radius=0.06)  # a part in the hand, against the others
+        checker.scene.attach_object("part", model.link_names[-1], shapes=[
+            Mesh(np.asarray(held.vertices) * (1.0, 1.0, 2.0), np.asarray(held.faces))],
+            pose=make_transform(None, (0.0, 0.0, 0.15)))
+        return checker
     checker.scene.add_object("table", [Box((0.6, 1.2, 0.04))], pose=make_transform(None, (0.65, 0.0, 0.15)))
     checker.scene.add_object("ball", [Sphere(0.12)], pose=make_transform(None, (0.3, 0.3, 0.5)))
     checker.scene.add_object("post", [Cylinder(0.05, 1.0)], pose=make_transform(None, (-0.3, 0.2, 0.5)))
@@ -211,3 +307,28 @@ def test_tables_of_the_same_hulls_share_their_joined_vertices_and_others_do_not(
     assert swapped.vertices is not first.vertices
     np.testing.assert_array_equal(swapped.vertices, np.concatenate([b[3], a[3]]))
     np.testing.assert_array_equal(swapped.neighbours[:len(b[4][1])], b[4][1])
+
+
+@pytest.mark.parametrize("obstacles", ["octomap", "meshes"])
+@pytest.mark.parametrize("robot", ["panda", "ur5", "kinova"])
+def test_a_checker_answers_as_coal_alone_in_an_octomap_and_among_meshes(robot, obstacles):
+    """A noisy octomap of a table, a ball and a post, rotated, or the same as meshes with a mesh in the hand: the
+    checker (the octree's boxes and the meshes' triangles tested by the compiled narrow phase) answers as coal's
+    octree and meshes do on every state."""
+    checker = _robot_in_a_scene(robot, obstacles)
+    model = checker.model
+    lower = np.array([max(model.joints[j].lower, -np.pi) if j in model.joints else 0.0 for j in model.variable_names])
+    upper = np.array([min(model.joints[j].upper, np.pi) if j in model.joints else 0.0 for j in model.variable_names])
+    states = np.random.default_rng(12).uniform(lower, upper, (ROBOT_STATES, len(lower)))
+    expected = _coal_alone(checker, states)
+    assert 0.1 * ROBOT_STATES < expected.sum() < 0.9 * ROBOT_STATES  # both answers are asked about
+    assert np.array_equal(checker.check_batch(states), expected)
+    assert [checker.check(q).in_collision for q in states[:60]] == list(expected[:60])
+    tables = checker._current_tables()
+    _, candidates, verdicts = checker._place(tables, states, tables.masks[(True, True)], False)
+    trees = tables.convex.kind[tables.shapes.pairs] == convex_kernels.TREE
+    tree_second, tree_first = trees[:, 1] & ~trees[:, 0], trees[:, 0] & ~trees[:, 1]  # (an attached mesh: first)
+    for tree_pairs in (tree_second, tree_first) if obstacles == "meshes" else (tree_second,):
+        asked = candidates[:, tree_pairs]
+        assert asked.sum() > ROBOT_STATES // 20  # asked about, and nearly all decided by the compiled narrow phase
+        assert (verdicts[:, tree_pairs][asked] == UNDECIDED).sum() <= 0.01 * asked.sum()
