@@ -25,11 +25,11 @@ from ..model.robot_model import RobotModel
 from ..model.srdf import SemanticModel
 from .backend import CoalBackend
 from .convex_kernels import APART, TOUCHING, UNDECIDED
-from .geometry import Box, Cone, Cylinder, GeometryError, Placed, Plane, Sphere, robot_collision_geometry
+from .geometry import GeometryError, Mesh, Placed, robot_collision_geometry
 from .kernels import place_and_cull, place_shapes
 from .report import BodyType, CollisionReport, Contact
 from .scene import PlanningScene
-from .tables import PairTables, TableBuilder, adjacent_link_pairs
+from .tables import MAX_TREE_TRIANGLES, PairTables, TableBuilder, adjacent_link_pairs
 from .validity import CollisionValidity
 
 #: How robot link meshes are checked: their convex hull (fast GJK/EPA, conservative) or their triangles (a BVH).
@@ -346,15 +346,17 @@ def _contacts(tables: PairTables, shape_poses: np.ndarray, p: int, hits) -> list
 
 
 def offsets_exact(checker: CollisionChecker) -> bool:
-    """Whether ``checker.set_offset`` is exact: its backend grows shapes exactly, and no world or attached object is
-    a mesh or an octree (which the backend cannot test against a grown shape). Padding, unlike an offset, moves a
+    """Whether ``checker.set_offset`` is exact: its backend grows shapes exactly, and every world or attached mesh and
+    octree is tested by the compiled kernels (a mesh of at most MAX_TREE_TRIANGLES triangles), which grow a shape
+    exactly; the backend cannot test them against a grown shape, so what the kernels leave undecided there counts
+    as colliding (``PairTables.undecided_collides``), within 1e-9 m of touching. Padding, unlike an offset, moves a
     mesh's vertices away from their centroid, which can offset a face by less."""
     if not hasattr(checker.backend, "offset"):
         return False
     scene = checker.scene
     objects = [*scene.world_objects.values(), *(item.object for item in scene.attached_objects.values())]
-    return all(isinstance(placed.shape, (Box, Sphere, Cylinder, Cone, Plane)) for item in objects
-               for placed in item.shapes)
+    return all(not isinstance(placed.shape, Mesh) or len(placed.shape.triangles) <= MAX_TREE_TRIANGLES
+               for item in objects for placed in item.shapes)
 
 
 def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequence[np.ndarray]) -> int:
@@ -383,7 +385,8 @@ def _colliding_rows(backend, tables: PairTables, transforms: np.ndarray, verdict
         end = first if colliding[first] else end
     undecided = verdicts[:end] == UNDECIDED
     for k, p in np.argwhere(undecided) if end and undecided.any() else ():
-        if not colliding[k] and backend.collide(*tables.pair_geometries[p], transforms[k, p]):
+        if not colliding[k] and (tables.undecided_collides[p]
+                                 or backend.collide(*tables.pair_geometries[p], transforms[k, p])):
             colliding[k] = True
             if first_only:
                 end = k
@@ -395,9 +398,9 @@ def _colliding_rows(backend, tables: PairTables, transforms: np.ndarray, verdict
 
 def _pair_collides(backend, tables: PairTables, transforms: np.ndarray, verdicts: np.ndarray, k: int, p: int) -> bool:
     """Whether pair p of state k collides: its verdict (``CollisionChecker._place``), or the backend's answer when
-    UNDECIDED."""
+    UNDECIDED (colliding where it could miss an offset: ``PairTables.undecided_collides``)."""
     if verdicts[k, p] == UNDECIDED:
-        return backend.collide(*tables.pair_geometries[p], transforms[k, p])
+        return bool(tables.undecided_collides[p]) or backend.collide(*tables.pair_geometries[p], transforms[k, p])
     return verdicts[k, p] == TOUCHING
 
 

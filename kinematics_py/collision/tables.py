@@ -50,6 +50,9 @@ class PairTables:
     shapes: ShapeTable
     geometries: tuple  # (S,) backend geometry of every shape
     pair_involves_world: np.ndarray  # (P,)
+    #: (P,) a pair left UNDECIDED by the kernels counts as colliding: one shape is grown by an offset, which the
+    #: backend cannot apply against the other (a mesh checked as triangles, an octree), so its answer could miss
+    undecided_collides: np.ndarray
     convex: ConvexTable  # every shape as the compiled narrow phase tests it (``convex_kernels``)
     tree_arrays: tuple  # the robot's ``TreeTable`` arrays, that place its links
 
@@ -120,12 +123,15 @@ class TableBuilder:
         offset = offset or {}
         bodies: list[tuple[str, BodyType, int]] = []
         rows: list[tuple] = []  # body, link, T_parent_shape, bounds, geometry, convex (``_convex_row``)
+        grown, growable = [], []  # per row: grown by an offset; one the backend grows exactly
 
         def add(body: int, link: int, T_parent_shape: np.ndarray, shape: Shape, scale=1.0, padding=0.0,
                 robot_link=False, offset=0.0) -> None:
             rows.append((body, link, T_parent_shape,
                          *self._geometry(shape, scale, padding, robot_link and self.mesh_mode == "convex_hull",
                                          offset)))
+            grown.append(offset > 0.0)
+            growable.append(not isinstance(shape, (Mesh, Octree)) or rows[-1][5][0] == VERTICES)
 
         for link, placed in self.link_geometry.items():
             bodies.append((link, BodyType.ROBOT_LINK, self._link_index[link]))
@@ -143,6 +149,8 @@ class TableBuilder:
                 add(len(bodies) - 1, -1, item.T_parent_object @ shape.T_frame_shape, shape.shape)
         pairs, involves_world = _pairs(bodies, np.array([row[0] for row in rows], dtype=np.int64), attached,
                                        disabled_pairs)
+        grown, growable = np.array(grown, dtype=bool), np.array(growable, dtype=bool)
+        first, second = pairs[:, 0], pairs[:, 1]
         shapes = ShapeTable(
             link=np.array([row[1] for row in rows], dtype=np.int64),
             T_parent_shape=np.array([row[2] for row in rows], dtype=float).reshape(-1, 4, 4),
@@ -160,6 +168,7 @@ class TableBuilder:
             shapes=shapes,
             geometries=tuple(row[4] for row in rows),
             pair_involves_world=involves_world,
+            undecided_collides=(grown[first] & ~growable[second]) | (grown[second] & ~growable[first]),
             convex=convex_table([row[5] for row in rows]),
             tree_arrays=self._tree_arrays,
         )

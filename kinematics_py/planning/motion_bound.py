@@ -11,7 +11,8 @@ them is free (two links together need ``(delta_a + delta_b) / 2``: each is grown
 ``first_unproven`` grows every link by the largest half-motion of any segment of the path and checks every point
 with the exact checker; a segment whose ends are not both free is halved, its middle added, and checked again with
 half the growth, up to MAX_HALVINGS times. Links are grown exactly (``CollisionChecker.set_offset``: every point
-within the growth of the checked shape) where the checker can (``checker.offsets_exact``: no world mesh or octree);
+within the growth of the checked shape) where the checker can (``checker.offsets_exact``: no mesh of more than
+``tables.MAX_TREE_TRIANGLES`` triangles in the scene);
 elsewhere by their padding, and a link mesh checked as its convex hull is then grown by moving its vertices away
 from their centroid (MoveIt's padding), which can offset a face by less than the padding: such a link's growth is
 multiplied by the hull's (largest vertex distance / smallest face distance) from that centroid, which makes it a full

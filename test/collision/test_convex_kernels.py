@@ -16,9 +16,11 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 from kinematics_py import RobotModel, SemanticModel
+from kinematics_py.collision import checker as checker_module
 from kinematics_py.collision import convex_kernels
+from kinematics_py.collision import tables as tables_module
 from kinematics_py.collision.backend import CoalBackend
-from kinematics_py.collision.checker import CollisionChecker
+from kinematics_py.collision.checker import CollisionChecker, _pair_collides, offsets_exact
 from kinematics_py.collision.convex_kernels import APART, TOUCHING, UNDECIDED, candidate_verdicts
 from kinematics_py.collision.geometry import Box, Cylinder, Mesh, Sphere
 from kinematics_py.collision.octree import Octree
@@ -128,17 +130,19 @@ def _random_obstacle(obstacle: str, rng: np.random.Generator):
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_kind_against_an_octree_or_a_mesh_is_decided_as_coal_decides_it(kind, obstacle):
     """A shape of each convex kind against an octree's voxels or a mesh's triangles (``TREE``: its leaves under a
-    tree of bounds) answers as coal's octree or mesh does, and nearly always without coal; the same with the tree
-    as the pair's first shape."""
+    tree of bounds) answers as coal's octree or mesh does, and nearly always without coal; grown by an offset, it
+    touches where coal's distance is within the offset (which coal's own test of a grown shape against an octree or
+    a mesh ignores); the same with the tree as the pair's first shape."""
     rng = np.random.default_rng(100 + KINDS.index(kind))
     request, hits, undecided, count = coal.CollisionRequest(), 0, 0, 0
-    for _ in range(3):
+    for grown in (False, False, True):
         shape, obstacle_geometry = _random_obstacle(obstacle, rng)
         geometry, row = _shape(kind, rng)
         poses = _random_poses(rng, POSES_PER_PAIR, 0.2)
         tree_row = _convex_row(shape, False)
-        verdicts = _verdicts(_table([row, tree_row], (0.0, 0.0)), poses)
-        swapped = _verdicts(_table([tree_row, row], (0.0, 0.0)), np.linalg.inv(poses))  # (the tree first: as posed)
+        offset = rng.uniform(0.001, 0.02) if grown else 0.0  # (an exact growth of the shape: its margin)
+        verdicts = _verdicts(_table([row, tree_row], (offset, 0.0)), poses)
+        swapped = _verdicts(_table([tree_row, row], (0.0, offset)), np.linalg.inv(poses))  # (the tree first: as posed)
         both = (verdicts != UNDECIDED) & (swapped != UNDECIDED)
         assert np.array_equal(verdicts[both], swapped[both])
         for T, verdict in zip(poses, verdicts):
@@ -146,9 +150,17 @@ def test_each_kind_against_an_octree_or_a_mesh_is_decided_as_coal_decides_it(kin
             if verdict == UNDECIDED:
                 undecided += 1
                 continue
-            hit = coal.collide(geometry, coal.Transform3s(), obstacle_geometry, coal.Transform3s(T[:3, :3], T[:3, 3]),
-                               request, coal.CollisionResult()) > 0
-            assert (verdict == TOUCHING) == hit, (kind, obstacle, T)
+            pose = coal.Transform3s(T[:3, :3], T[:3, 3])
+            if grown:  # touching: within the offset of the obstacle (coal's distance, to its precision)
+                distance = coal.distance(geometry, coal.Transform3s(), obstacle_geometry, pose, coal.DistanceRequest(),
+                                         coal.DistanceResult())
+                if abs(distance - offset) < 1e-6:
+                    continue
+                hit = distance <= offset
+            else:
+                hit = coal.collide(geometry, coal.Transform3s(), obstacle_geometry, pose, request,
+                                   coal.CollisionResult()) > 0
+            assert (verdict == TOUCHING) == hit, (kind, obstacle, grown, T)
             hits += hit
     assert 0.1 * count < hits < 0.9 * count  # both answers are asked about
     assert undecided <= 0.01 * count
@@ -332,3 +344,28 @@ def test_a_checker_answers_as_coal_alone_in_an_octomap_and_among_meshes(robot, o
         asked = candidates[:, tree_pairs]
         assert asked.sum() > ROBOT_STATES // 20  # asked about, and nearly all decided by the compiled narrow phase
         assert (verdicts[:, tree_pairs][asked] == UNDECIDED).sum() <= 0.01 * asked.sum()
+
+
+def test_a_grown_link_s_undecided_pairs_with_meshes_and_octrees_count_as_colliding(monkeypatch):
+    """The backend ignores an offset against a mesh or an octree: a pair of a grown link and one of them that the
+    kernels leave undecided counts as colliding, and only such pairs; offsets are exact with meshes and octrees the
+    kernels test, not with a mesh too large for them."""
+    checker = _robot_in_a_scene("panda", "meshes")
+    checker.scene.add_point_cloud("cloud", np.random.default_rng(3).uniform(0.3, 0.5, (200, 3)), 0.02)
+    links = list(checker.link_geometry)
+    checker.set_offset(0.01, links[:4])
+    tables = checker._current_tables()
+    grown = np.isin(tables.shape_body, [tables.body_names.index(link) for link in links[:4]])
+    triangles_or_voxels = np.array([isinstance(geometry, (coal.BVHModelOBB, coal.OcTree))
+                                    for geometry in tables.geometries])
+    a, b = tables.shapes.pairs.T
+    expected = (grown[a] & triangles_or_voxels[b]) | (grown[b] & triangles_or_voxels[a])
+    assert expected.any() and np.array_equal(tables.undecided_collides, expected)
+    far = np.tile(np.eye(4)[:3], (1, len(a), 1, 1))
+    far[0, :, :, 3] = 100.0  # (every pair 100 m apart: the backend says apart)
+    undecided = np.full((1, len(a)), UNDECIDED, dtype=np.int8)
+    assert [_pair_collides(checker.backend, tables, far, undecided, 0, p) for p in range(len(a))] == list(expected)
+    assert offsets_exact(checker)
+    monkeypatch.setattr(tables_module, "MAX_TREE_TRIANGLES", 100)
+    monkeypatch.setattr(checker_module, "MAX_TREE_TRIANGLES", 100)
+    assert not offsets_exact(checker)

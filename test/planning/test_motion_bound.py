@@ -10,6 +10,7 @@ from meshes import boxes_mesh
 from robots import bundled_robot
 
 from kinematics_py import RobotModel, SemanticModel
+from kinematics_py.collision import checker as checker_module
 from kinematics_py.collision.checker import CollisionChecker, offsets_exact
 from kinematics_py.collision.geometry import Box, Mesh, Placed
 from kinematics_py.collision.spheres import shape_polytope
@@ -112,9 +113,10 @@ def test_proofs_on_the_same_rungs_share_their_grown_checkers_until_the_configura
     assert np.all(on >= growth) and np.allclose(on / np.where(rung > 0, rung, 1), [4, 0, 4])
 
 
-def test_what_proofs_are_made_with_is_kept_until_the_paddings_or_the_scene_change():
+def test_what_proofs_are_made_with_is_kept_until_the_paddings_or_the_scene_change(monkeypatch):
     """``_provable`` answers from its keeping until the checker's configuration or scene changes: a padding then
-    lengthens the link's reach, a world mesh makes growths paddings (a mesh cannot be tested against an offset)."""
+    lengthens the link's reach; a world mesh keeps the growths exact offsets (the kernels test its triangles against
+    a grown link), a mesh of more triangles than they take makes them paddings (coal ignores an offset there)."""
     check = swing((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0))
     kept = _provable(check)
     assert _provable(check) is kept and kept.exact
@@ -122,6 +124,9 @@ def test_what_proofs_are_made_with_is_kept_until_the_paddings_or_the_scene_chang
     padded = _provable(check)
     assert padded.reach[0, 0] == pytest.approx(kept.reach[0, 0] + 0.01)
     check.checker.scene.add_object("crate", [cube_mesh(0.05)], pose=make_transform(None, (0.0, 2.0, 0.0)))
+    assert _provable(check).exact
+    monkeypatch.setattr(checker_module, "MAX_TREE_TRIANGLES", 4)
+    check.checker.scene.add_object("crate 2", [cube_mesh(0.05)], pose=make_transform(None, (0.0, -2.0, 0.0)))
     assert not _provable(check).exact
 
 
@@ -157,30 +162,37 @@ def cube_mesh(half: float) -> Mesh:
     return boxes_mesh([((0.0, 0.0, 0.0), (2 * half,) * 3)])
 
 
+@pytest.mark.parametrize("grain_shape", ["box", "mesh"])
 @pytest.mark.parametrize("link_shape", ["box", "mesh"])
 @pytest.mark.parametrize("grain_centre, gap", [((1.03, 0.03, 0.03), np.sqrt(3) * 0.019), ((1.03, 0.0, 0.0), 0.019)],
                          ids=["off-a-corner", "off-a-face"])
-def test_an_offset_link_touches_what_lies_within_the_offset_and_nothing_farther(link_shape, grain_centre, gap):
+def test_an_offset_link_touches_what_lies_within_the_offset_and_nothing_farther(link_shape, grain_shape, grain_centre,
+                                                                               gap):
     """``set_offset`` grows a link exactly: a 2 mm grain ``gap`` from the 2 cm cube (along the corner's diagonal,
-    or straight off a face) is hit with 0.6 mm more and missed with 0.4 mm less. Padding is not exact either way:
-    a padded box's corner reaches farther than the offset, a padded mesh's face (its vertices moved away from their
-    centroid) not as far."""
+    or straight off a face), a box or a mesh's triangles, is hit with 0.6 mm more and missed with 0.4 mm less.
+    Padding is not exact either way: a padded box's corner reaches farther than the offset, a padded mesh's face (its
+    vertices moved away from their centroid) not as far."""
     model = RobotModel.from_urdf_string(CUBE_URDF)
     geometry = None if link_shape == "box" else {"arm": [Placed(cube_mesh(0.01), make_transform(None, (1, 0, 0)))]}
     checker = CollisionChecker(model, geometry=geometry)
-    checker.scene.add_object("grain", [Box((0.002, 0.002, 0.002))], pose=make_transform(None, grain_centre))
+    grain = Box((0.002, 0.002, 0.002)) if grain_shape == "box" else cube_mesh(0.001)
+    checker.scene.add_object("grain", [grain], pose=make_transform(None, grain_centre))
     assert offsets_exact(checker)
     for offset, hit in ((gap - 0.0004, False), (gap + 0.0006, True)):
         checker.set_offset(offset, ["arm"])
         assert checker.is_colliding(checker.state_vector()) == hit, offset
 
 
-def test_with_a_world_mesh_the_proof_grows_links_by_their_padding_and_stays_right():
-    """The exact offset cannot be tested against triangles: with a mesh in the world the links are padded (and
-    the padding multiplied to a full offset), and the answers are the same."""
+@pytest.mark.parametrize("too_large", [False, True], ids=["mesh", "mesh-too-large-for-the-kernels"])
+def test_with_a_world_mesh_the_proof_stays_right(monkeypatch, too_large):
+    """With a mesh in the world the links are grown by exact offsets (the kernels test its triangles against them);
+    with a mesh of more triangles than the kernels take, whose pairs coal tests without the offset, they are padded
+    (and the padding multiplied to a full offset). The answers are the same."""
+    if too_large:
+        monkeypatch.setattr(checker_module, "MAX_TREE_TRIANGLES", 4)
     for centre, proven in (((np.cos(0.015), np.sin(0.015), 0.0), 0),
                            ((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0), -1)):
         check = swing(centre)
         check.checker.scene.add_object("far_mesh", [cube_mesh(0.05)], pose=make_transform(None, (0.0, 0.0, 3.0)))
-        assert not offsets_exact(check.checker)
+        assert offsets_exact(check.checker) != too_large
         assert first_unproven(check, POINTS) == proven
