@@ -25,7 +25,7 @@ round), so background load falls on both alike. Measured:
 3. collision-aware IK: ``searchPositionIK(avoid_collisions=True)`` on --targets poses above the table
    (tool pointing down, random yaw), seeded at the 'ready' pose, --timeout per call, each target solved
    by both libraries in turn: success rate and median / p90 time per call; every solution is re-checked
-   by the other library's checker.
+   by the other library's checker (with one library, by a second checker of its own).
 
 Prints a Markdown report and writes it to bench/results/collision.md.
 """
@@ -230,7 +230,7 @@ def collision_aware_ik(libraries, targets, timeout: float) -> list[list[str]]:
         plugin.setCollisionChecker(panda_scene(BACKENDS[name](), "convex_hull"))
         plugin.searchPositionIK(targets[0], READY, timeout, avoid_collisions=True, context_state=FINGERS)
         plugins[name] = plugin
-        other = [n for n in BACKENDS if n != name][0]
+        other = next((n for n in libraries if n != name), name)  # (one library: a checker of its own re-checks)
         verifiers[name] = panda_scene(BACKENDS[other](), "convex_hull")
     stats = {name: {"times": [], "solved": 0, "rejected": 0, "wrong": 0, "failures": Counter()} for name in libraries}
     for k, target in enumerate(targets):
