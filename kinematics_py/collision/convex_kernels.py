@@ -1,5 +1,5 @@
 """Compiled exact tests of pairs of convex shapes (boxes, spheres, cylinders, cones, convex meshes), each grown by a
-margin [m] on every side, and of a convex shape against the leaves of a tree (an octree's boxes, a mesh's
+margin [m] on every side, and of a convex shape or a tree against the leaves of a tree (an octree's boxes, a mesh's
 triangles): GJK (Gilbert-Johnson-Keerthi) on the two cores, stopped as soon as its bounds on their distance decide
 the pair.
 
@@ -41,7 +41,8 @@ VERTICES = 5
 #: in all; a row of skip 1 is a leaf: a box (``tree_leaf`` -1: the row's bounds) or a triangle (its three corners
 #: are rows ``tree_leaf`` to ``tree_leaf`` + 2 of ``vertices``, joined as a hull); the others hold the bounds of
 #: the rows up to their skip. Tested against a shape of the other kinds, leaf by leaf, as the shape's bounds along
-#: the tree's axes reach them (``tree_verdict``).
+#: the tree's axes reach them (``tree_verdict``); against another tree, each of its leaves that reach the other's
+#: bounds so (``trees_verdict``).
 TREE = 6
 #: ``candidate_verdicts``' answers for a pair of a state.
 APART = 0
@@ -327,6 +328,45 @@ def tree_verdict(T, shape_a, reach, hull, first, tree_lower, tree_upper, tree_sk
     return verdict
 
 
+@compiled_kernel
+def trees_verdict(T, reach, hull, first_a, first_b, tree_lower, tree_upper, tree_skip, tree_leaf, simplex, rows,
+                  best_rows):
+    """``pair_verdict`` of two TREEs whose rows start at ``first_a`` and ``first_b`` (b posed by T in a's frame):
+    each leaf of a that reaches b's bounds (grown by ``reach``) against b's tree (``tree_verdict``)."""
+    lower, upper = np.empty(3), np.empty(3)
+    for i in range(3):  # b's bounds (its first row) in a's frame
+        centre, half = T[4 * i + 3], reach
+        for j in range(3):
+            centre += T[4 * i + j] * (tree_lower[first_b, j] + tree_upper[first_b, j]) / 2
+            half += abs(T[4 * i + j]) * (tree_upper[first_b, j] - tree_lower[first_b, j]) / 2
+        lower[i], upper[i] = centre - half, centre + half
+    verdict = APART
+    row, end = first_a + 1, first_a + tree_skip[first_a]
+    while row < end:
+        if (lower[0] > tree_upper[row, 0] or upper[0] < tree_lower[row, 0] or lower[1] > tree_upper[row, 1]
+                or upper[1] < tree_lower[row, 1] or lower[2] > tree_upper[row, 2] or upper[2] < tree_lower[row, 2]):
+            row += tree_skip[row]
+            continue
+        if tree_skip[row] == 1:
+            if tree_leaf[row] >= 0:  # a triangle of a, in a's frame
+                T_leaf, leaf = T, (np.int64(VERTICES), 0.0, 0.0, 0.0, tree_leaf[row])
+            else:  # a box of a: b posed in the box's frame (a's, moved to the box's centre)
+                cx, cy, cz = ((tree_lower[row, 0] + tree_upper[row, 0]) / 2,
+                              (tree_lower[row, 1] + tree_upper[row, 1]) / 2,
+                              (tree_lower[row, 2] + tree_upper[row, 2]) / 2)
+                T_leaf = (T[0], T[1], T[2], T[3] - cx, T[4], T[5], T[6], T[7] - cy, T[8], T[9], T[10], T[11] - cz)
+                leaf = (np.int64(BOX), tree_upper[row, 0] - cx, tree_upper[row, 1] - cy, tree_upper[row, 2] - cz,
+                        np.int64(0))
+            found = tree_verdict(T_leaf, leaf, reach, hull, first_b, tree_lower, tree_upper, tree_skip, tree_leaf,
+                                 simplex, rows, best_rows)
+            if found == TOUCHING:
+                return TOUCHING
+            if found == UNDECIDED:
+                verdict = UNDECIDED
+        row += 1
+    return verdict
+
+
 @compiled_kernel(inline="always")
 def _shape(table, s):
     """Shape s of ``table`` as scalars: (kind, size 0-2, its first vertex)."""
@@ -351,7 +391,7 @@ def candidate_verdicts(transforms, candidates, pairs, table, stop_at_first, verd
             if not candidates[n, p] or touched:
                 continue
             a, b = pairs[p, 0], pairs[p, 1]
-            if UNSUPPORTED in (table.kind[a], table.kind[b]) or table.kind[a] == table.kind[b] == TREE:
+            if UNSUPPORTED in (table.kind[a], table.kind[b]):
                 verdicts[n, p] = UNDECIDED
                 found |= ANY_UNDECIDED
                 continue
@@ -359,7 +399,10 @@ def candidate_verdicts(transforms, candidates, pairs, table, stop_at_first, verd
                  transforms[n, p, 1, 0], transforms[n, p, 1, 1], transforms[n, p, 1, 2], transforms[n, p, 1, 3],
                  transforms[n, p, 2, 0], transforms[n, p, 2, 1], transforms[n, p, 2, 2], transforms[n, p, 2, 3])
             reach = table.margin[a] + table.margin[b]
-            if table.kind[b] == TREE:  # (an octree or a world mesh: always a pair's second shape)
+            if table.kind[a] == table.kind[b] == TREE:  # (an attached mesh, a link's mesh as triangles, and a tree)
+                verdict = trees_verdict(T, reach, hull, table.first[a], table.first[b], table.tree_lower,
+                                        table.tree_upper, table.tree_skip, table.tree_leaf, simplex, rows, best_rows)
+            elif table.kind[b] == TREE:  # (an octree or a world mesh: always a pair's second shape)
                 verdict = tree_verdict(T, _shape(table, a), reach, hull, table.first[b], table.tree_lower,
                                        table.tree_upper, table.tree_skip, table.tree_leaf, simplex, rows, best_rows)
             elif table.kind[a] == TREE:  # (an attached mesh, a link's mesh as triangles): a posed in b's frame

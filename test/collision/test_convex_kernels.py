@@ -166,6 +166,34 @@ def test_each_kind_against_an_octree_or_a_mesh_is_decided_as_coal_decides_it(kin
     assert undecided <= 0.01 * count
 
 
+@pytest.mark.parametrize("obstacle", ["octree", "mesh"])
+def test_a_mesh_against_an_octree_or_a_mesh_is_decided_as_coal_decides_it(obstacle):
+    """Two trees (a mesh's triangles against an octree's voxels or another mesh's triangles: ``trees_verdict``)
+    answer as coal's BVH against its octree or BVH does, in either order, nearly always without coal."""
+    rng = np.random.default_rng(7 if obstacle == "octree" else 8)
+    request, hits, undecided, count = coal.CollisionRequest(), 0, 0, 0
+    for _ in range(3):
+        mesh, mesh_geometry = _random_obstacle("mesh", rng)
+        shape, obstacle_geometry = _random_obstacle(obstacle, rng)
+        poses = _random_poses(rng, POSES_PER_PAIR, 0.3)
+        rows = [_convex_row(mesh, False), _convex_row(shape, False)]
+        verdicts = _verdicts(_table(rows, (0.0, 0.0)), poses)
+        swapped = _verdicts(_table(rows[::-1], (0.0, 0.0)), np.linalg.inv(poses))
+        both = (verdicts != UNDECIDED) & (swapped != UNDECIDED)
+        assert np.array_equal(verdicts[both], swapped[both])
+        for T, verdict in zip(poses, verdicts):
+            count += 1
+            if verdict == UNDECIDED:
+                undecided += 1
+                continue
+            hit = coal.collide(mesh_geometry, coal.Transform3s(), obstacle_geometry,
+                               coal.Transform3s(T[:3, :3], T[:3, 3]), request, coal.CollisionResult()) > 0
+            assert (verdict == TOUCHING) == hit, (obstacle, T)
+            hits += hit
+    assert 0.1 * count < hits < 0.9 * count  # both answers are asked about
+    assert undecided <= 0.01 * count
+
+
 def test_a_degenerate_triangle_is_touched_where_a_sphere_reaches_its_segment():
     """A triangle with two equal corners is the segment between its corners: a sphere touches it when its centre is
     within its radius of that segment (coal's triangle BVH answers "colliding" for spheres 0.1-0.3 m from such a
@@ -340,7 +368,7 @@ def test_a_checker_answers_as_coal_alone_in_an_octomap_and_among_meshes(robot, o
     _, candidates, verdicts = checker._place(tables, states, tables.masks[(True, True)], False)
     trees = tables.convex.kind[tables.shapes.pairs] == convex_kernels.TREE
     tree_second, tree_first = trees[:, 1] & ~trees[:, 0], trees[:, 0] & ~trees[:, 1]  # (an attached mesh: first)
-    for tree_pairs in (tree_second, tree_first) if obstacles == "meshes" else (tree_second,):
+    for tree_pairs in (tree_second, tree_first, trees.all(axis=1)) if obstacles == "meshes" else (tree_second,):
         asked = candidates[:, tree_pairs]
         assert asked.sum() > ROBOT_STATES // 20  # asked about, and nearly all decided by the compiled narrow phase
         assert (verdicts[:, tree_pairs][asked] == UNDECIDED).sum() <= 0.01 * asked.sum()
