@@ -300,31 +300,18 @@ def tree_verdict(T, shape_a, reach, hull, first, tree_lower, tree_upper, tree_sk
         upper[k] = dx * x + dy * y + dz * z - shift + reach
         x, y, z, _ = _support(shape_a, hull, -dx, -dy, -dz, shape_a[4])
         lower[k] = dx * x + dy * y + dz * z - shift - reach
-    verdict = APART
-    row, end = first + 1, first + tree_skip[first]
+    verdict, end = APART, first + tree_skip[first]
+    row = _next_leaf(lower, upper, tree_lower, tree_upper, tree_skip, first + 1, end)
     while row < end:
-        if (lower[0] > tree_upper[row, 0] or upper[0] < tree_lower[row, 0] or lower[1] > tree_upper[row, 1]
-                or upper[1] < tree_lower[row, 1] or lower[2] > tree_upper[row, 2] or upper[2] < tree_lower[row, 2]):
-            row += tree_skip[row]
-            continue
-        if tree_skip[row] == 1:
-            if tree_leaf[row] >= 0:  # a triangle, in b's frame
-                T_leaf, leaf = T, (np.int64(VERTICES), 0.0, 0.0, 0.0, tree_leaf[row])
-            else:  # a box: its bounds
-                cx, cy, cz = ((tree_lower[row, 0] + tree_upper[row, 0]) / 2,
-                              (tree_lower[row, 1] + tree_upper[row, 1]) / 2,
-                              (tree_lower[row, 2] + tree_upper[row, 2]) / 2)
-                T_leaf = (T[0], T[1], T[2], T[0] * cx + T[1] * cy + T[2] * cz + T[3],
-                          T[4], T[5], T[6], T[4] * cx + T[5] * cy + T[6] * cz + T[7],
-                          T[8], T[9], T[10], T[8] * cx + T[9] * cy + T[10] * cz + T[11])
-                leaf = (np.int64(BOX), tree_upper[row, 0] - cx, tree_upper[row, 1] - cy, tree_upper[row, 2] - cz,
-                        np.int64(0))
-            found = pair_verdict(T_leaf, shape_a, leaf, reach, hull, simplex, rows, best_rows)
-            if found == TOUCHING:
-                return TOUCHING
-            if found == UNDECIDED:
-                verdict = UNDECIDED
-        row += 1
+        cx, cy, cz, leaf = _leaf(tree_lower, tree_upper, tree_leaf, row)  # (b's leaf, posed in a's frame)
+        T_leaf = (T[0], T[1], T[2], T[0] * cx + T[1] * cy + T[2] * cz + T[3],
+                  T[4], T[5], T[6], T[4] * cx + T[5] * cy + T[6] * cz + T[7],
+                  T[8], T[9], T[10], T[8] * cx + T[9] * cy + T[10] * cz + T[11])
+        found = pair_verdict(T_leaf, shape_a, leaf, reach, hull, simplex, rows, best_rows)
+        if found == TOUCHING:
+            return TOUCHING
+        verdict = max(verdict, found)  # (UNDECIDED once one was)
+        row = _next_leaf(lower, upper, tree_lower, tree_upper, tree_skip, row + 1, end)
     return verdict
 
 
@@ -340,31 +327,45 @@ def trees_verdict(T, reach, hull, first_a, first_b, tree_lower, tree_upper, tree
             centre += T[4 * i + j] * (tree_lower[first_b, j] + tree_upper[first_b, j]) / 2
             half += abs(T[4 * i + j]) * (tree_upper[first_b, j] - tree_lower[first_b, j]) / 2
         lower[i], upper[i] = centre - half, centre + half
-    verdict = APART
-    row, end = first_a + 1, first_a + tree_skip[first_a]
+    verdict, end = APART, first_a + tree_skip[first_a]
+    row = _next_leaf(lower, upper, tree_lower, tree_upper, tree_skip, first_a + 1, end)
+    while row < end:
+        cx, cy, cz, leaf = _leaf(tree_lower, tree_upper, tree_leaf, row)  # (a's leaf: b posed in its frame)
+        T_leaf = (T[0], T[1], T[2], T[3] - cx, T[4], T[5], T[6], T[7] - cy, T[8], T[9], T[10], T[11] - cz)
+        found = tree_verdict(T_leaf, leaf, reach, hull, first_b, tree_lower, tree_upper, tree_skip, tree_leaf,
+                             simplex, rows, best_rows)
+        if found == TOUCHING:
+            return TOUCHING
+        verdict = max(verdict, found)  # (UNDECIDED once one was)
+        row = _next_leaf(lower, upper, tree_lower, tree_upper, tree_skip, row + 1, end)
+    return verdict
+
+
+@compiled_kernel(inline="always")
+def _next_leaf(lower, upper, tree_lower, tree_upper, tree_skip, row, end):
+    """The first leaf row from ``row`` (before ``end``) whose bounds the bounds (``lower``, ``upper``) reach, walking
+    a tree: a row they miss is skipped with its subtree; ``end`` when there is none."""
     while row < end:
         if (lower[0] > tree_upper[row, 0] or upper[0] < tree_lower[row, 0] or lower[1] > tree_upper[row, 1]
                 or upper[1] < tree_lower[row, 1] or lower[2] > tree_upper[row, 2] or upper[2] < tree_lower[row, 2]):
             row += tree_skip[row]
-            continue
-        if tree_skip[row] == 1:
-            if tree_leaf[row] >= 0:  # a triangle of a, in a's frame
-                T_leaf, leaf = T, (np.int64(VERTICES), 0.0, 0.0, 0.0, tree_leaf[row])
-            else:  # a box of a: b posed in the box's frame (a's, moved to the box's centre)
-                cx, cy, cz = ((tree_lower[row, 0] + tree_upper[row, 0]) / 2,
-                              (tree_lower[row, 1] + tree_upper[row, 1]) / 2,
-                              (tree_lower[row, 2] + tree_upper[row, 2]) / 2)
-                T_leaf = (T[0], T[1], T[2], T[3] - cx, T[4], T[5], T[6], T[7] - cy, T[8], T[9], T[10], T[11] - cz)
-                leaf = (np.int64(BOX), tree_upper[row, 0] - cx, tree_upper[row, 1] - cy, tree_upper[row, 2] - cz,
+        elif tree_skip[row] == 1:
+            return row
+        else:
+            row += 1
+    return end
+
+
+@compiled_kernel(inline="always")
+def _leaf(tree_lower, tree_upper, tree_leaf, row):
+    """(centre x, y, z, shape (``_shape``'s form) about that centre) of a tree's leaf row: a triangle (its corners
+    in the tree's frame: centre 0) or a box (its bounds, about their centre)."""
+    if tree_leaf[row] >= 0:
+        return 0.0, 0.0, 0.0, (np.int64(VERTICES), 0.0, 0.0, 0.0, tree_leaf[row])
+    cx, cy, cz = ((tree_lower[row, 0] + tree_upper[row, 0]) / 2, (tree_lower[row, 1] + tree_upper[row, 1]) / 2,
+                  (tree_lower[row, 2] + tree_upper[row, 2]) / 2)
+    return cx, cy, cz, (np.int64(BOX), tree_upper[row, 0] - cx, tree_upper[row, 1] - cy, tree_upper[row, 2] - cz,
                         np.int64(0))
-            found = tree_verdict(T_leaf, leaf, reach, hull, first_b, tree_lower, tree_upper, tree_skip, tree_leaf,
-                                 simplex, rows, best_rows)
-            if found == TOUCHING:
-                return TOUCHING
-            if found == UNDECIDED:
-                verdict = UNDECIDED
-        row += 1
-    return verdict
 
 
 @compiled_kernel(inline="always")

@@ -74,6 +74,16 @@ def _verdicts(table: tuple, poses: np.ndarray) -> np.ndarray:
     return verdicts[:, 0]
 
 
+def _verdicts_either_way(rows, offsets, poses: np.ndarray) -> np.ndarray:
+    """The kernel's verdicts on shapes 0 and 1 of ``rows`` grown by ``offsets``, 1 posed by each of ``poses``; checked
+    to be the same, where both are decided, with the shapes the other way round (0 posed in 1's frame)."""
+    verdicts = _verdicts(_table(rows, offsets), poses)
+    swapped = _verdicts(_table(rows[::-1], offsets[::-1]), np.linalg.inv(poses))
+    both = (verdicts != UNDECIDED) & (swapped != UNDECIDED)
+    assert np.array_equal(verdicts[both], swapped[both])
+    return verdicts
+
+
 def _random_poses(rng: np.random.Generator, count: int, spread: float) -> np.ndarray:
     poses = np.tile(np.eye(4), (count, 1, 1))
     poses[:, :3, :3] = Rotation.random(count, random_state=int(rng.integers(1 << 31))).as_matrix()
@@ -141,11 +151,7 @@ def test_each_kind_against_an_octree_or_a_mesh_is_decided_as_coal_decides_it(kin
         poses = _random_poses(rng, POSES_PER_PAIR, 0.2)
         tree_row = _convex_row(shape, False)
         offset = rng.uniform(0.001, 0.02) if grown else 0.0  # (an exact growth of the shape: its margin)
-        verdicts = _verdicts(_table([row, tree_row], (offset, 0.0)), poses)
-        swapped = _verdicts(_table([tree_row, row], (0.0, offset)), np.linalg.inv(poses))  # (the tree first: as posed)
-        both = (verdicts != UNDECIDED) & (swapped != UNDECIDED)
-        assert np.array_equal(verdicts[both], swapped[both])
-        for T, verdict in zip(poses, verdicts):
+        for T, verdict in zip(poses, _verdicts_either_way([row, tree_row], (offset, 0.0), poses)):
             count += 1
             if verdict == UNDECIDED:
                 undecided += 1
@@ -177,11 +183,7 @@ def test_a_mesh_against_an_octree_or_a_mesh_is_decided_as_coal_decides_it(obstac
         shape, obstacle_geometry = _random_obstacle(obstacle, rng)
         poses = _random_poses(rng, POSES_PER_PAIR, 0.3)
         rows = [_convex_row(mesh, False), _convex_row(shape, False)]
-        verdicts = _verdicts(_table(rows, (0.0, 0.0)), poses)
-        swapped = _verdicts(_table(rows[::-1], (0.0, 0.0)), np.linalg.inv(poses))
-        both = (verdicts != UNDECIDED) & (swapped != UNDECIDED)
-        assert np.array_equal(verdicts[both], swapped[both])
-        for T, verdict in zip(poses, verdicts):
+        for T, verdict in zip(poses, _verdicts_either_way(rows, (0.0, 0.0), poses)):
             count += 1
             if verdict == UNDECIDED:
                 undecided += 1
