@@ -27,9 +27,10 @@ from .backend import CoalBackend
 from .convex_kernels import APART, TOUCHING, UNDECIDED
 from .geometry import GeometryError, Mesh, Placed, robot_collision_geometry
 from .kernels import place_and_cull, place_shapes
+from .octree import Octree
 from .report import BodyType, CollisionReport, Contact
 from .scene import PlanningScene
-from .tables import MAX_TREE_TRIANGLES, PairTables, TableBuilder, adjacent_link_pairs
+from .tables import PairTables, TableBuilder, adjacent_link_pairs, tested_as_tree
 from .validity import CollisionValidity
 
 #: How robot link meshes are checked: their convex hull (fast GJK/EPA, conservative) or their triangles (a BVH).
@@ -347,16 +348,16 @@ def _contacts(tables: PairTables, shape_poses: np.ndarray, p: int, hits) -> list
 
 def offsets_exact(checker: CollisionChecker) -> bool:
     """Whether ``checker.set_offset`` is exact: its backend grows shapes exactly, and every world or attached mesh and
-    octree is tested by the compiled kernels (a mesh of at most MAX_TREE_TRIANGLES triangles), which grow a shape
-    exactly; the backend cannot test them against a grown shape, so what the kernels leave undecided there counts
-    as colliding (``PairTables.undecided_collides``), within 1e-9 m of touching. Padding, unlike an offset, moves a
-    mesh's vertices away from their centroid, which can offset a face by less."""
+    octree is tested by the compiled kernels (``tables.tested_as_tree``: a mesh of at most MAX_TREE_TRIANGLES
+    triangles), which grow a shape exactly; the backend cannot test them against a grown shape, so what the kernels
+    leave undecided there counts as colliding (``PairTables.undecided_collides``), within 1e-9 m of touching.
+    Padding, unlike an offset, moves a mesh's vertices away from their centroid, which can offset a face by less."""
     if not hasattr(checker.backend, "offset"):
         return False
     scene = checker.scene
     objects = [*scene.world_objects.values(), *(item.object for item in scene.attached_objects.values())]
-    return all(not isinstance(placed.shape, Mesh) or len(placed.shape.triangles) <= MAX_TREE_TRIANGLES
-               for item in objects for placed in item.shapes)
+    return all(not isinstance(placed.shape, (Mesh, Octree)) or tested_as_tree(placed.shape) for item in objects
+               for placed in item.shapes)
 
 
 def first_colliding(checker: CollisionChecker, states: np.ndarray, order: Sequence[np.ndarray]) -> int:

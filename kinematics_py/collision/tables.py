@@ -214,13 +214,19 @@ def _convex_row(shape: Shape, as_convex: bool) -> tuple:
         vertices = np.asarray(shape.vertices, dtype=float).reshape(-1, 3)
         return VERTICES, (0.0, 0.0, 0.0), 0.0, vertices, hull_neighbours(
             len(vertices), np.asarray(shape.triangles, dtype=np.int64).reshape(-1, 3)), None
-    if isinstance(shape, Mesh) and len(shape.triangles) <= MAX_TREE_TRIANGLES:
-        return (TREE, (0.0, 0.0, 0.0), 0.0, *_triangle_tree(np.asarray(shape.vertices, dtype=float).reshape(-1, 3),
-                                                            np.asarray(shape.triangles, dtype=np.int64).reshape(-1, 3)))
     if isinstance(shape, Octree):
         _, lower, upper, skip = headed_tree(*shape.boxes)
         return TREE, (0.0, 0.0, 0.0), 0.0, None, None, (lower, upper, skip, np.full(len(skip), -1, dtype=np.int64))
+    if tested_as_tree(shape):
+        return (TREE, (0.0, 0.0, 0.0), 0.0, *_triangle_tree(np.asarray(shape.vertices, dtype=float).reshape(-1, 3),
+                                                            np.asarray(shape.triangles, dtype=np.int64).reshape(-1, 3)))
     return UNSUPPORTED, (0.0, 0.0, 0.0), 0.0, None, None, None
+
+
+def tested_as_tree(shape: Shape) -> bool:
+    """Whether the kernels test an octree or a mesh checked as its triangles leaf by leaf (``convex_kernels.TREE``),
+    growing a shape against it exactly: every octree, a mesh of at most MAX_TREE_TRIANGLES triangles."""
+    return isinstance(shape, Octree) or (isinstance(shape, Mesh) and len(shape.triangles) <= MAX_TREE_TRIANGLES)
 
 
 def _triangle_tree(vertices: np.ndarray, triangles: np.ndarray) -> tuple:

@@ -16,7 +16,6 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 from kinematics_py import RobotModel, SemanticModel
-from kinematics_py.collision import checker as checker_module
 from kinematics_py.collision import convex_kernels
 from kinematics_py.collision import tables as tables_module
 from kinematics_py.collision.backend import CoalBackend
@@ -397,5 +396,4 @@ def test_a_grown_link_s_undecided_pairs_with_meshes_and_octrees_count_as_collidi
     assert [_pair_collides(checker.backend, tables, far, undecided, 0, p) for p in range(len(a))] == list(expected)
     assert offsets_exact(checker)
     monkeypatch.setattr(tables_module, "MAX_TREE_TRIANGLES", 100)
-    monkeypatch.setattr(checker_module, "MAX_TREE_TRIANGLES", 100)
     assert not offsets_exact(checker)

@@ -10,7 +10,7 @@ from meshes import boxes_mesh
 from robots import bundled_robot
 
 from kinematics_py import RobotModel, SemanticModel
-from kinematics_py.collision import checker as checker_module
+from kinematics_py.collision import tables as tables_module
 from kinematics_py.collision.checker import CollisionChecker, offsets_exact
 from kinematics_py.collision.geometry import Box, Mesh, Placed
 from kinematics_py.collision.spheres import shape_polytope
@@ -125,7 +125,7 @@ def test_what_proofs_are_made_with_is_kept_until_the_paddings_or_the_scene_chang
     assert padded.reach[0, 0] == pytest.approx(kept.reach[0, 0] + 0.01)
     check.checker.scene.add_object("crate", [cube_mesh(0.05)], pose=make_transform(None, (0.0, 2.0, 0.0)))
     assert _provable(check).exact
-    monkeypatch.setattr(checker_module, "MAX_TREE_TRIANGLES", 4)
+    monkeypatch.setattr(tables_module, "MAX_TREE_TRIANGLES", 4)
     check.checker.scene.add_object("crate 2", [cube_mesh(0.05)], pose=make_transform(None, (0.0, -2.0, 0.0)))
     assert not _provable(check).exact
 
@@ -189,7 +189,7 @@ def test_with_a_world_mesh_the_proof_stays_right(monkeypatch, too_large):
     with a mesh of more triangles than the kernels take, whose pairs coal tests without the offset, they are padded
     (and the padding multiplied to a full offset). The answers are the same."""
     if too_large:
-        monkeypatch.setattr(checker_module, "MAX_TREE_TRIANGLES", 4)
+        monkeypatch.setattr(tables_module, "MAX_TREE_TRIANGLES", 4)
     for centre, proven in (((np.cos(0.015), np.sin(0.015), 0.0), 0),
                            ((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.0), -1)):
         check = swing(centre)
