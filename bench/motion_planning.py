@@ -6,6 +6,7 @@ plainmp's ``OMPLSolver.solve``.
     .venv/bin/python bench/motion_planning.py --robot kinova   # example-robot-data's, meshes, no SRDF: ours alone
     .venv/bin/python bench/motion_planning.py --world-meshes   # our scenes' boxes as world meshes (triangles)
     .venv/bin/python bench/motion_planning.py --octomap 0.02   # ... as one octree of their surfaces' voxels
+    .venv/bin/python bench/motion_planning.py --held-part mesh  # a part in the hand (a box or a mesh): ours alone
 
 Protocol: per scene of boxes (``table_wall``: a table with a wall across it; ``shelf``: a shelf with 2 cm boards;
 ``cage``: a cage of 4 cm bars around the robot on a floor), ``--problems`` start/goal pairs drawn uniformly within
@@ -100,6 +101,11 @@ PLAINMP_INSTALL = ("python3.11 -m venv .venv-bench-plainmp && "
 WORLD_MESHES_NOTE = "our planner's and the check's boxes as world meshes of their surfaces (the peers' boxes), "
 OCTOMAP_NOTE = ("our planner's and the check's boxes as one octree of the voxels of {:g} m their surfaces meet (the "
                 "peers' boxes, up to a voxel smaller; the cage's floor, 1 mm under the robot, stays a box), ")
+HELD_PART_NOTE = ("our planner and the check with a {} part in the hand (a 4 x 5 x 20 cm bar beyond the tip; the "
+                  "peers are not run: their models hold no part), ")
+#: Where ``--held-part`` is held: (link, its touch links, the bar's centre along the link's z [m]); the others' tip.
+HELD_ON = {"panda": ("panda_hand", ("panda_leftfinger", "panda_rightfinger"), 0.2)}
+HELD_BEYOND_TIP = 0.13
 PLAINMP_RESOLUTION = 0.03  # [rad] plainmp's motion checks (our search's when plainmp joined; see the docstring)
 PEERS_INSTALL = ("python3.11 -m venv .venv-bench-peers && "
                  ".venv-bench-peers/bin/pip install -r requirements/bench-peers.txt")
@@ -194,7 +200,7 @@ class Problem:
     """The robot, its scene in the project's checker, and the independent trajectory check."""
 
     def __init__(self, robot: str, scene: str, full_range: bool = False, world_meshes: bool = False,
-                 octomap_resolution: float | None = None):
+                 octomap_resolution: float | None = None, held_part: str | None = None):
         self.plugin = KinematicsPlugin()
         if robot in GROUPS:
             self.urdf_path, self.srdf_path = bundled_robot_path(robot), bundled_robot_path(robot, "srdf")
@@ -220,6 +226,13 @@ class Problem:
             box = trimesh.creation.box(extents=size)
             self.checker.scene.add_object(name, [Mesh(box.vertices, box.faces) if world_meshes else Box(size)],
                                           pose=make_transform(None, centre))
+        if held_part is not None:
+            link, touch_links, along = HELD_ON.get(robot, (self.plugin.getTipFrames()[0], (), HELD_BEYOND_TIP))
+            size = (0.04, 0.05, 0.2)
+            bar = trimesh.creation.box(extents=size)
+            self.checker.scene.attach_object("part", link, touch_links,
+                                             [Mesh(bar.vertices, bar.faces) if held_part == "mesh" else Box(size)],
+                                             make_transform(None, (0.0, 0.0, along)))
         self.names = tuple(self.plugin.getJointNames())
         bounds = GroupLimits(self.plugin, np.zeros(len(self.names)))
         self.lower, self.upper = bounds.lower, bounds.upper
@@ -367,6 +380,9 @@ def parse_args(argv):
     parser.add_argument("--octomap", type=float, metavar="RESOLUTION",
                         help="give our planner and the trajectory check the boxes as one octree of the voxels of "
                              "RESOLUTION [m] that their surfaces meet (the peers keep the boxes)")
+    parser.add_argument("--held-part", choices=("box", "mesh"),
+                        help="our planner and the check with a part in the hand, a box or a mesh checked by its "
+                             "triangles (the peers are not run)")
     parser.add_argument("--planning-time", type=float, default=1.0, help="budget of one plan [s] (default 1)")
     parser.add_argument("--time-step", type=float, default=0.01, help="mplib's TOPP sampling step [s]")
     parser.add_argument("--peers-python", type=Path, default=DEFAULT_PEERS_PYTHON,
@@ -451,12 +467,16 @@ def main(argv=None) -> int:
     ompl_util.RNG.setSeed(args.seed + 7)
     mplib, plainmp, notes = None, None, {}
     try:
+        if args.held_part:
+            raise PeerUnavailable("its model holds no part")
         if args.robot in UNBUNDLED:
             raise PeerUnavailable("no SRDF ships with this robot (mplib plans with one)")
         mplib = MplibPeer(args.peers_python)
     except PeerUnavailable as error:
         notes[MPLIB] = f"{NOT_AVAILABLE}: {error}"
     try:
+        if args.held_part:
+            raise PeerUnavailable("its model holds no part")
         if args.robot != "panda":
             raise PeerUnavailable("plainmp ships a Panda model only here")
         plainmp = PlainmpPeer(args.plainmp_python)
@@ -470,7 +490,7 @@ def main(argv=None) -> int:
     began = time.perf_counter()
     try:
         for scene in args.scenes:
-            problem = Problem(args.robot, scene, args.full_range, args.world_meshes, args.octomap)
+            problem = Problem(args.robot, scene, args.full_range, args.world_meshes, args.octomap, args.held_part)
             if mplib is not None:
                 mplib.load(problem, args.seed)
             if plainmp is not None:
@@ -519,6 +539,7 @@ def main(argv=None) -> int:
               f"{'' if args.full_range else ' and [-pi, pi]'}, seed {args.seed}, budget {args.planning_time:g} s, "
               f"{WORLD_MESHES_NOTE if args.world_meshes else ''}"
               f"{OCTOMAP_NOTE.format(args.octomap) if args.octomap is not None else ''}"
+              f"{HELD_PART_NOTE.format(args.held_part) if args.held_part else ''}"
               f"{args.repeats} plan(s) of each by each planner (the fastest counts), "
               f"mplib TOPP step {args.time_step:g} s; mplib {mplib.version if mplib else notes[MPLIB]}; "
               f"plainmp {plainmp.version if plainmp else notes[PLAINMP]}; "

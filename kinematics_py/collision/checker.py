@@ -129,7 +129,8 @@ class CollisionChecker:
 
     def set_offset(self, offset: float, links: Iterable[str] | None = None) -> None:
         """Grow these links' checked shapes (after padding and scale) by ``offset`` [m] exactly: every point within
-        ``offset`` of them counts. Only where ``offsets_exact``."""
+        ``offset`` of them counts. ``links`` may name attached objects too (their shapes grown alike). Only where
+        ``offsets_exact``."""
         self._set_growth(self._offset, offset, links, "offset")
 
     def offset(self, link: str) -> float:
@@ -145,11 +146,14 @@ class CollisionChecker:
     def _set_growth(self, table: dict, value: float, links, what: str) -> None:
         self._check_growth(0.0 if what == "scale" else value, value if what == "scale" else 1.0, what)
         links = list(self.link_geometry) if links is None else list(links)
+        held = self.scene.attached_objects if what == "offset" else {}  # (an offset grows attached objects too)
         for link in links:
-            if link not in self.link_geometry:
-                self.model.check_link(link)
+            if link not in self.link_geometry and link not in held:
+                if not held:
+                    self.model.check_link(link)
                 raise GeometryError(f"link {link!r} has no collision geometry; links with geometry are "
-                                    f"{sorted(self.link_geometry)}")
+                                    f"{sorted(self.link_geometry)}" + (f", attached objects {sorted(held)}" if held
+                                                                       else ""))
         with self._lock:
             table.update({link: float(value) for link in links})
             self._config_version += 1

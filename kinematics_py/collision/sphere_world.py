@@ -1,15 +1,17 @@
 """A collision checker's robot and scene as spheres and primitives for the compiled checks (``sphere_kernels``).
 
-The robot's links become their generated spheres (``spheres``; each grown by the link's padding and offset), the world
+The robot's bodies (``robot_bodies``: its links, then the objects attached to them) become their generated spheres
+(``spheres``; a link's grown by its padding and offset, an attached object's by its offset), the world
 objects' boxes, spheres, cylinders, cones (as their cylinder) and planes become obstacles, a world mesh its
 triangles (the checker tests a world mesh's triangles, not its inside) and an octree its voxels as boxes
 (``Octree.boxes``: runs of voxels merged), each under a tree of bounding boxes (NODE rows: a body's bound that
 misses one skips every row under it: ``bounds_tree``). Every
-pair the checker tests is tested here, and more: the self pairs are the link pairs the checker never disables
-(adjacent links, the SRDF's disabled pairs and ``allow_collision`` pairs are left out; a scene's allowed collision
-matrix is not read, so its allowed pairs are tested, which is only stricter). So a state these checks call free is
-free for the checker. A scene they cannot represent (attached objects, world meshes and octrees of more than
-MAX_WORLD_LEAVES triangles and boxes, scaled links) has no table: ``sphere_table`` says why instead.
+pair the checker tests is tested here, and more: the self pairs are the body pairs the checker never disables
+(adjacent links, the SRDF's disabled pairs and ``allow_collision`` pairs are left out, and an attached object's
+pairs with its link and touch links; a scene's allowed collision matrix is not read, so its allowed pairs are
+tested, which is only stricter). So a state these checks call free is free for the checker. A scene they cannot
+represent (world meshes and octrees of more than MAX_WORLD_LEAVES triangles and boxes, an attached plane or octree,
+scaled links) has no table: ``sphere_table`` says why instead.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from .checker import CollisionChecker
 from .geometry import Box, Cone, Cylinder, Mesh, Plane, Sphere
 from .kernel_inputs import inputs_of
 from .octree import Octree
+from .robot_bodies import RobotBody, pair_tested, robot_bodies
 from .sphere_kernels import (
     BOX,
     CYLINDER,
@@ -35,13 +38,14 @@ from .sphere_kernels import (
     state_collides_in,
     workspace,
 )
-from .spheres import robot_spheres
+from .spheres import LinkSpheres, SphereModelError, link_spheres, robot_spheres
 
 #: World meshes' triangles and octrees' boxes a table holds at most; a scene with more takes the exact checks (a
 #: tree takes about 3 us a leaf to build; the checks near a dense mesh cost more: docs/benchmarks.md).
 MAX_WORLD_LEAVES = 20_000
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _TREE_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Mesh or Octree -> (pose's bytes, its rows)
+_ATTACHED_SPHERES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # attached SceneObject -> its spheres
 
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
@@ -108,33 +112,49 @@ def _kept(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...]
 
 def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...], tuple[bool, ...]]:
     scene = checker.scene
-    if scene.attached_objects:
-        return "the robot holds attached objects", (), ()
-    links = list(checker.link_geometry)
-    scaled = [link for link in links if checker.scale(link) != 1.0]
+    bodies = robot_bodies(checker)
+    scaled = [link for link in checker.link_geometry if checker.scale(link) != 1.0]
     if scaled:
         return f"links {scaled} are scaled", (), ()
     obstacles = _obstacles(scene.world_objects)
     if isinstance(obstacles, str):
         return obstacles, (), ()
     (kinds, T_obstacle_plan, sizes, lowers, uppers, subtrees), solids, owners = obstacles
-    spheres = robot_spheres(checker.link_geometry)
+    try:
+        spheres = [*robot_spheres(checker.link_geometry).values(),
+                   *(_attached_spheres(body) for body in bodies if body.attached)]
+    except SphereModelError as error:
+        return f"an attached object has no spheres: {error}", (), ()
     link_index = {name: i for i, name in enumerate(checker.model.link_names)}
-    sphere_center = np.vstack([spheres[link].centers for link in links])
-    sphere_radius = np.concatenate([spheres[link].radii + checker.padding(link) + checker.offset(link)
-                                    for link in links])
-    body_first = np.concatenate([[0], np.cumsum([len(spheres[link].radii) for link in links])]).astype(np.int64)
+    sphere_center = np.vstack([each.centers for each in spheres])
+    sphere_radius = np.concatenate([each.radii + _growth(checker, body) for each, body in zip(spheres, bodies)])
+    body_first = np.concatenate([[0], np.cumsum([len(each.radii) for each in spheres])]).astype(np.int64)
     body_center = np.array([sphere_center[a:b].mean(axis=0) for a, b in zip(body_first[:-1], body_first[1:])])
     body_radius = np.array([(np.linalg.norm(sphere_center[a:b] - body_center[k], axis=1) + sphere_radius[a:b]).max()
                             for k, (a, b) in enumerate(zip(body_first[:-1], body_first[1:]))])
     disabled = checker.disabled_pairs
-    self_pairs = [(a, b) for a in range(len(links)) for b in range(a + 1, len(links))
-                  if frozenset((links[a], links[b])) not in disabled]
-    return SphereTable(sphere_center, sphere_radius, np.array([link_index[link] for link in links], dtype=np.int64),
+    self_pairs = [(a, b) for a in range(len(bodies)) for b in range(a + 1, len(bodies))
+                  if pair_tested(bodies[a], bodies[b], disabled)]
+    return SphereTable(sphere_center, sphere_radius, np.array([link_index[body.link] for body in bodies],
+                                                              dtype=np.int64),
                        body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2),
                        kinds, T_obstacle_plan, sizes, lowers, uppers,
-                       rows_tested(links, owners, lambda pair: pair not in disabled),
+                       rows_tested([body.name for body in bodies], owners, lambda pair: pair not in disabled),
                        np.arange(len(kinds), dtype=np.int64) + subtrees), tuple(owners), tuple(solids)
+
+
+def _growth(checker: CollisionChecker, body: RobotBody) -> float:
+    """What the checker grows a body's shapes by [m]: a link's padding and offset, an attached object's offset."""
+    return checker.offset(body.name) if body.attached else checker.padding(body.link) + checker.offset(body.link)
+
+
+def _attached_spheres(body: RobotBody) -> LinkSpheres:
+    """Spheres containing an attached object's shapes in its link's frame, kept per attachment (a new attachment
+    is a new object)."""
+    kept = _ATTACHED_SPHERES.get(body.attached.object)
+    if kept is None:
+        kept = _ATTACHED_SPHERES[body.attached.object] = link_spheres(body.shapes)
+    return kept
 
 
 #: An empty block of obstacle rows: kinds, T_obstacle_plan, sizes, lower and upper bounds, subtree rows.

@@ -50,8 +50,8 @@ class PairTables:
     shapes: ShapeTable
     geometries: tuple  # (S,) backend geometry of every shape
     pair_involves_world: np.ndarray  # (P,)
-    #: (P,) a pair left UNDECIDED by the kernels counts as colliding: one shape is grown by an offset, which the
-    #: backend cannot apply against the other (a mesh checked as triangles, an octree), so its answer could miss
+    #: (P,) a pair left UNDECIDED by the kernels counts as colliding: a shape is grown by an offset, which the
+    #: backend cannot apply where either shape is a mesh checked as triangles or an octree, so its answer could miss
     undecided_collides: np.ndarray
     convex: ConvexTable  # every shape as the compiled narrow phase tests it (``convex_kernels``)
     tree_arrays: tuple  # the robot's ``TreeTable`` arrays, that place its links
@@ -118,8 +118,8 @@ class TableBuilder:
     def build(self, world: Mapping, attached: Mapping, scale: Mapping[str, float], padding: Mapping[str, float],
               disabled_pairs: Mapping[frozenset[str], str], offset: Mapping[str, float] | None = None) -> PairTables:
         """Tables of the robot's links (grown by their ``scale`` and ``padding`` [m], then by their ``offset`` [m]:
-        ``CollisionChecker.set_offset``), the attached and the world objects; pairs in ``disabled_pairs`` are left
-        out."""
+        ``CollisionChecker.set_offset``), the attached objects (grown by their own ``offset``, by id) and the world
+        objects; pairs in ``disabled_pairs`` are left out."""
         offset = offset or {}
         bodies: list[tuple[str, BodyType, int]] = []
         rows: list[tuple] = []  # body, link, T_parent_shape, bounds, geometry, convex (``_convex_row``)
@@ -142,7 +142,7 @@ class TableBuilder:
             bodies.append((object_id, BodyType.ROBOT_ATTACHED, self._link_index[item.link]))
             for shape in item.object.shapes:
                 add(len(bodies) - 1, self._link_index[item.link], item.object.T_parent_object @ shape.T_frame_shape,
-                    shape.shape)
+                    shape.shape, offset=offset.get(object_id, 0.0))
         for object_id, item in world.items():
             bodies.append((object_id, BodyType.WORLD_OBJECT, -1))
             for shape in item.shapes:
@@ -168,7 +168,7 @@ class TableBuilder:
             shapes=shapes,
             geometries=tuple(row[4] for row in rows),
             pair_involves_world=involves_world,
-            undecided_collides=(grown[first] & ~growable[second]) | (grown[second] & ~growable[first]),
+            undecided_collides=(grown[first] | grown[second]) & ~(growable[first] & growable[second]),
             convex=convex_table([row[5] for row in rows]),
             tree_arrays=self._tree_arrays,
         )
@@ -184,7 +184,10 @@ class TableBuilder:
         cached = per_shape.get(key)
         if cached is None and offset > 0.0:
             (center, halves), geometry, (kind, size, margin, *hull_rows) = self._geometry(shape, scale, padding, hull)
-            cached = per_shape[key] = ((center, halves + offset), self.backend.offset(geometry, offset),
+            # (a tree is grown by its margin in the kernels; the backend cannot grow it, and what the kernels
+            # leave undecided against it counts as colliding: ``PairTables.undecided_collides``)
+            cached = per_shape[key] = ((center, halves + offset),
+                                       geometry if kind == TREE else self.backend.offset(geometry, offset),
                                        (kind, size, margin + offset, *hull_rows))
         if cached is None:
             as_convex = hull and isinstance(shape, Mesh)

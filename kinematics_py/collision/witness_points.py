@@ -26,6 +26,7 @@ from ..compiled import compiled_kernel
 from .checker import CollisionChecker, binding_key
 from .geometry import Box, Cylinder, GeometryError, Mesh, Sphere, convex_hull
 from .kernel_inputs import inputs_of
+from .robot_bodies import robot_bodies
 from .sphere_kernels import BOX, CYLINDER, SPHERE, SphereTable, obstacle_touch, place_chain, sphere_chain, workspace
 from .sphere_world import obstacle_owners, obstacle_solids, rows_tested, sphere_table
 
@@ -124,18 +125,18 @@ def _built(checker: CollisionChecker) -> WitnessTable | None:
     table = sphere_table(checker)
     if isinstance(table, str):
         return None
-    links = [checker.model.link_names[int(link)] for link in table.body_link]
+    bodies = robot_bodies(checker)  # (the table's bodies, in its order)
     as_hull = checker.mesh_mode == "convex_hull"
     per_body = []
-    for link in links:
-        parts = [shape_points(placed.shape, as_hull) for placed in checker.link_geometry[link]]
+    for body in bodies:  # (an attached mesh is checked as its triangles: no points)
+        parts = [shape_points(placed.shape, as_hull and not body.attached) for placed in body.shapes]
         per_body.append(np.vstack([points @ placed.T_frame_shape[:3, :3].T + placed.T_frame_shape[:3, 3]
-                                   for points, placed in zip(parts, checker.link_geometry[link])])
+                                   for points, placed in zip(parts, body.shapes)])
                         if parts else np.zeros((0, 3)))
     tables = checker._current_tables()
     tested = {frozenset(tables.body_pair(p)) for p in np.flatnonzero(tables.pair_involves_world)}
-    solid_tested = rows_tested(links, obstacle_owners(checker), lambda pair: pair in tested) & \
-        np.array(obstacle_solids(checker), dtype=bool)
+    solid_tested = rows_tested([body.name for body in bodies], obstacle_owners(checker),
+                               lambda pair: pair in tested) & np.array(obstacle_solids(checker), dtype=bool)
     first = np.concatenate([[0], np.cumsum([len(points) for points in per_body])]).astype(np.int64)
     return WitnessTable(np.vstack(per_body) if per_body else np.zeros((0, 3)), first, solid_tested)
 

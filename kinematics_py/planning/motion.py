@@ -12,8 +12,8 @@ goal, the Cartesian planner), the blend radii (when asked), the timing (the path
 compiled call, ``proven_moves``) and the final check of the timed trajectory: every point checked, and every state
 between two points proven free (``motion_bound``), a joint segment with a point that fails searched again at that
 resolution, one not proven searched again with the links' clearance grown (``proof_repair``); a trajectory that
-fails a check or is not proven is never returned (where the proof cannot be made, attached objects or meshes checked
-as triangles, its points are checked alone).
+fails a check or is not proven is never returned (where the proof cannot be made, link meshes checked as triangles
+or paddings with an attached object, its points are checked alone).
 
 Failures say why, as Zivid's errors: the start is blocked (the colliding bodies, the joints out of their limits),
 every goal is blocked or outside the limits, or no path was found within the time.
@@ -379,7 +379,7 @@ def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath,
 def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.ndarray, TimedPath] | MotionPlan:
     """The waypoints (with their blend radii when asked) and the timed trajectory through them, once its every point
     passes the final check and the states between its points are proven free (``motion_bound``; where the proof
-    cannot be made, as for attached objects, the points alone): a joint segment with a point that fails is searched
+    cannot be made, as for link meshes checked as triangles, the points alone): a joint segment with a point that fails is searched
     again at the trajectory's resolution (``_detour``: the search checked more coarsely), one not proven with grown
     clearance (``proof_repair``), until it passes (until the planning time is up, or REPAIR_SHARE of it after the
     first repair of each kind began); else the failure."""

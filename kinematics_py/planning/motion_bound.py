@@ -16,8 +16,9 @@ within the growth of the checked shape) where the checker can (``checker.offsets
 elsewhere by their padding, and a link mesh checked as its convex hull is then grown by moving its vertices away
 from their centroid (MoveIt's padding), which can offset a face by less than the padding: such a link's growth is
 multiplied by the hull's (largest vertex distance / smallest face distance) from that centroid, which makes it a full
-offset (3.5 to 18.6 on the Kinova's links, each growth also a new hull to build: about 60 ms a rung there). Not
-proven (``None``): meshes checked as triangles, attached objects, floating or planar joints in the group, a scene's
+offset (3.5 to 18.6 on the Kinova's links, each growth also a new hull to build: about 60 ms a rung there). An
+attached object is one more body of its link (``robot_bodies``), grown by an offset of its own: proven only with
+exact offsets. Not proven (``None``): meshes checked as triangles, floating or planar joints in the group, a scene's
 own link paddings.
 
 ``plan`` proves every trajectory it returns with it; a joint segment it cannot prove is searched again with every
@@ -34,7 +35,8 @@ import numpy as np
 
 from ..collision.checker import CollisionChecker, offsets_exact
 from ..collision.geometry import GeometryError, Mesh, convex_hull
-from ..collision.spheres import shape_polytope
+from ..collision.robot_bodies import RobotBody, robot_bodies
+from ..collision.spheres import SphereModelError, shape_polytope
 from ..compiled import compiled_kernel
 from ..model.tree_kernels import FIXED, PRISMATIC, REVOLUTE
 from .path_check import PathCheck
@@ -57,18 +59,24 @@ _BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LATEST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per checker: (versions and group, answer)
 
 
-def link_reach(checker: CollisionChecker, joint_names) -> tuple[tuple[str, ...], np.ndarray] | None:
-    """(links with geometry, R (links, joints)): how far a point of each link moves per unit of each joint of
-    ``joint_names`` (see the module docstring); None when a joint of the group moves a link in a way not bounded so."""
+def link_reach(checker: CollisionChecker, joint_names,
+               bodies: tuple[RobotBody, ...] | None = None) -> tuple[tuple[str, ...], np.ndarray] | None:
+    """(body names, R (bodies, joints)): how far a point of each robot body (default: every one, ``robot_bodies``:
+    the links with geometry, then the attached objects) moves per unit of each joint of ``joint_names`` (see the
+    module docstring); None when a joint of the group moves a body in a way not bounded so."""
     tree, model = checker.model.tree.table, checker.model
     column = {model.tree.variable_index[name]: j for j, name in enumerate(joint_names)}
     row_of_child = {int(child): k for k, child in enumerate(tree.child_link)}
-    links = tuple(checker.link_geometry)
-    reach = np.zeros((len(links), len(joint_names)))
-    for l, link in enumerate(links):
-        corners = np.vstack([shape_polytope(placed)[2] for placed in checker.link_geometry[link]])
-        distance = float(np.linalg.norm(corners, axis=1).max()) + checker.padding(link) + checker.offset(link)
-        index = model.link_names.index(link)
+    bodies = robot_bodies(checker) if bodies is None else bodies
+    reach = np.zeros((len(bodies), len(joint_names)))
+    for l, body in enumerate(bodies):
+        try:
+            corners = np.vstack([shape_polytope(placed)[2] for placed in body.shapes])
+        except SphereModelError:  # (an attached plane or octree: no bound)
+            return None
+        grown = checker.offset(body.name) if body.attached else checker.padding(body.link) + checker.offset(body.link)
+        distance = float(np.linalg.norm(corners, axis=1).max()) + grown
+        index = model.link_names.index(body.link)
         while index in row_of_child:
             k = row_of_child[index]
             variable, motion, multiplier = int(tree.first_variable[k]), tree.motion[k], abs(tree.multiplier[k])
@@ -84,7 +92,7 @@ def link_reach(checker: CollisionChecker, joint_names) -> tuple[tuple[str, ...],
                 distance = np.inf
             distance += float(np.linalg.norm(tree.T_parent_joint[k][:3, 3]))
             index = int(tree.parent_link[k])
-    return (links, reach) if np.isfinite(reach).all() else None
+    return (tuple(body.name for body in bodies), reach) if np.isfinite(reach).all() else None
 
 
 def _growth_factor(checker: CollisionChecker, link: str) -> float:
@@ -160,15 +168,32 @@ def _provable(check: PathCheck) -> _Provable | None:
     if latest is not None and latest[0] == now:
         return latest[1]
     found = None
-    if checker.mesh_mode == "convex_hull" and not checker.scene.attached_objects and \
-            not checker.scene.settings.link_padding:
+    if checker.mesh_mode == "convex_hull" and not checker.scene.settings.link_padding:
         found = _provable_for_model(check)
+        if found is not None and checker.scene.attached_objects:
+            found = _with_attached(check, found)
     _LATEST[checker] = (now, found)
     return found
 
 
+def _with_attached(check: PathCheck, links: _Provable) -> _Provable | None:
+    """``links`` (the links' answer) with the scene's attached objects as bodies of their links (``robot_bodies``),
+    grown by their own offsets: None where offsets are not exact (a padding does not grow an attached object) or an
+    object is named like a link (a growth is set by name)."""
+    checker = check.checker
+    attached = robot_bodies(checker)[len(links.links):]
+    if not links.exact or any(body.name in checker.link_geometry for body in attached):
+        return None
+    bound = link_reach(checker, check.joint_names, attached)
+    if bound is None:
+        return None
+    return _Provable(links.links + bound[0], np.vstack([links.reach, bound[1]]),
+                     np.concatenate([links.factors, np.ones(len(attached))]), True)
+
+
 def _provable_for_model(check: PathCheck) -> _Provable | None:
-    """``_provable``'s answer, kept per robot model, group, geometry, paddings and kind of growth."""
+    """``_provable``'s answer for the links alone, kept per robot model, group, geometry, paddings and kind of
+    growth."""
     checker = check.checker
     growths = tuple((link, checker.padding(link), checker.scale(link), checker.offset(link))
                     for link in checker.link_geometry)
@@ -180,7 +205,7 @@ def _provable_for_model(check: PathCheck) -> _Provable | None:
         return kept[key][1]
     if len(kept) >= MAX_KEPT_BOUNDS:
         kept.clear()
-    bound = link_reach(checker, check.joint_names)
+    bound = link_reach(checker, check.joint_names, robot_bodies(checker)[:len(checker.link_geometry)])
     factors = None if bound is None else np.array([_growth_factor(checker, link) for link in bound[0]])
     if factors is not None and exact:  # an exact offset needs no factor (a flat mesh, checked as triangles, cannot)
         factors = np.where(np.isfinite(factors), 1.0, np.inf)

@@ -15,6 +15,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..collision.robot_bodies import robot_bodies
 from ..collision.sphere_kernels import SphereTable, colliding_pairs, workspace
 from ..collision.sphere_world import obstacle_owners
 from .path_check import PathCheck
@@ -68,16 +69,16 @@ def world_pair_names(check: PathCheck, table: SphereTable, world: np.ndarray) ->
 
 
 def body_names(check: PathCheck, table: SphereTable, bodies) -> tuple[str, ...]:
-    """The link names of ``table``'s bodies ``bodies``."""
-    names = check.checker.model.link_names
-    return tuple(names[table.body_link[b]] for b in bodies)
+    """The names (links', attached objects' ids) of ``table``'s bodies ``bodies`` (``robot_bodies``, in order)."""
+    named = robot_bodies(check.checker)
+    return tuple(named[b].name for b in bodies)
 
 
 def pairs_check(check: PathCheck, pairs: list[tuple[str, str]]) -> PathCheck:
-    """``check`` with an exact checker of these link pairs alone (every other pair allowed): what the spheres
+    """``check`` with an exact checker of these body pairs alone (every other pair allowed): what the spheres
     leave to the exact geometry."""
     checker = check.checker.for_scene(check.checker.scene)
-    bodies = [*checker.link_geometry, *checker.scene.world_objects]
+    bodies = [*(body.name for body in robot_bodies(checker)), *checker.scene.world_objects]
     kept = {frozenset(pair) for pair in pairs}
     for i, a in enumerate(bodies):
         for b in bodies[i + 1:]:
@@ -87,29 +88,31 @@ def pairs_check(check: PathCheck, pairs: list[tuple[str, str]]) -> PathCheck:
 
 
 def relative_reach(check: PathCheck, pairs: list[tuple[str, str]], reach: np.ndarray) -> np.ndarray | None:
-    """R (links, joints) for an exact checker of ``pairs`` alone (``pairs_check``): when in every pair one link is
-    an ancestor of the other (and no link is an ancestor in one pair and a descendant in another), their distance
-    changes only with the joints between them, so the ancestor is held still (row 0) and the descendant moves by
-    ``reach``'s entries of those joints alone (``motion_bound``'s bound in the ancestor's frame); a world object
-    is the ancestor of every link (its link moves by its whole ``reach`` row). None otherwise."""
-    links = list(check.checker.link_geometry)
+    """R (bodies, joints) for an exact checker of ``pairs`` alone (``pairs_check``): when in every pair one body's
+    link is an ancestor of the other's (and no body is an ancestor in one pair and a descendant in another), their
+    distance changes only with the joints between them, so the ancestor is held still (row 0) and the descendant
+    moves by ``reach``'s entries of those joints alone (``motion_bound``'s bound in the ancestor's frame); a world
+    object is the ancestor of every body (which moves by its whole ``reach`` row). None otherwise. Rows and names
+    are ``robot_bodies``'."""
+    bodies = robot_bodies(check.checker)
+    row_of = {body.name: row for row, body in reversed(list(enumerate(bodies)))}
     relative = np.zeros_like(reach)
     ancestors, descendants = set(), set()
     for a, b in pairs:
-        if a not in links or b not in links:  # a link and a world object
-            link = a if a in links else b
-            descendants.add(link)
-            relative[links.index(link)] = reach[links.index(link)]
+        if a not in row_of or b not in row_of:  # a body and a world object
+            row = row_of[a if a in row_of else b]
+            descendants.add(row)
+            relative[row] = reach[row]
             continue
-        between = _joints_between(check, b, a)
+        between = _joints_between(check, bodies[row_of[b]].link, bodies[row_of[a]].link)
         if between is None:
             a, b = b, a
-            between = _joints_between(check, b, a)
+            between = _joints_between(check, bodies[row_of[b]].link, bodies[row_of[a]].link)
         if between is None:
             return None
-        ancestors.add(a)
-        descendants.add(b)
-        row = links.index(b)
+        ancestors.add(row_of[a])
+        descendants.add(row_of[b])
+        row = row_of[b]
         relative[row, between] = reach[row, between]
     return None if ancestors & descendants else relative
 

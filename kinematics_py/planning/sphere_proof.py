@@ -20,7 +20,7 @@ path: the points and steps they do not prove get the exact checks as before (``P
 ``motion_bound.first_unproven``); self pairs whose bare spheres touch at a path's points they do not prove (a UR5's
 forearm and wrist on a detour) are left to an exact checker of those pairs alone for that path, as the coarse ones are
 (``checked_path``). Not used (None) where the spheres cannot stand for the exact geometry: no sphere table
-(``sphere_world``: attached objects, meshes or octrees in the world, scaled links), a path's own validity check, motions
+(``sphere_world``: world meshes or octrees of too many leaves, scaled links), a path's own validity check, motions
 ``link_reach`` does not bound.
 """
 from __future__ import annotations

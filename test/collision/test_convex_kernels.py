@@ -375,20 +375,22 @@ def test_a_checker_answers_as_coal_alone_in_an_octomap_and_among_meshes(robot, o
         assert (verdicts[:, tree_pairs][asked] == UNDECIDED).sum() <= 0.01 * asked.sum()
 
 
-def test_a_grown_link_s_undecided_pairs_with_meshes_and_octrees_count_as_colliding(monkeypatch):
-    """The backend ignores an offset against a mesh or an octree: a pair of a grown link and one of them that the
-    kernels leave undecided counts as colliding, and only such pairs; offsets are exact with meshes and octrees the
-    kernels test, not with a mesh too large for them."""
+def test_a_grown_body_s_undecided_pairs_with_meshes_and_octrees_count_as_colliding(monkeypatch):
+    """The backend ignores an offset against a mesh or an octree, or of one (a held mesh grown: the kernels grow
+    its triangles): a pair of a grown body and one of them that the kernels leave undecided counts as colliding,
+    and only such pairs; offsets are exact with meshes and octrees the kernels test, not with a mesh too large for
+    them."""
     checker = _robot_in_a_scene("panda", "meshes")
     checker.scene.add_point_cloud("cloud", np.random.default_rng(3).uniform(0.3, 0.5, (200, 3)), 0.02)
-    links = list(checker.link_geometry)
-    checker.set_offset(0.01, links[:4])
+    grown_bodies = [*list(checker.link_geometry)[:4], *checker.scene.attached_objects]
+    checker.set_offset(0.01, grown_bodies)
     tables = checker._current_tables()
-    grown = np.isin(tables.shape_body, [tables.body_names.index(link) for link in links[:4]])
+    grown = np.isin(tables.shape_body, [tables.body_names.index(body) for body in grown_bodies])
     triangles_or_voxels = np.array([isinstance(geometry, (coal.BVHModelOBB, coal.OcTree))
                                     for geometry in tables.geometries])
     a, b = tables.shapes.pairs.T
-    expected = (grown[a] & triangles_or_voxels[b]) | (grown[b] & triangles_or_voxels[a])
+    expected = (grown[a] | grown[b]) & (triangles_or_voxels[a] | triangles_or_voxels[b])
+    assert (grown & triangles_or_voxels).any()  # (the held mesh)
     assert expected.any() and np.array_equal(tables.undecided_collides, expected)
     far = np.tile(np.eye(4)[:3], (1, len(a), 1, 1))
     far[0, :, :, 3] = 100.0  # (every pair 100 m apart: the backend says apart)

@@ -209,3 +209,36 @@ def test_every_array_of_the_table_is_c_contiguous_whatever_the_scene(checker):
         table = sphere_table(checker)
         assert all(array.flags["C_CONTIGUOUS"] for array in table), [array.flags for array in table]
     checker.scene.clear()
+
+
+def test_a_held_object_is_one_more_body_of_its_link_with_the_pairs_the_checker_tests(checker):
+    """After the links, each attached object is a body moving with its link: its spheres contain its shapes as
+    posed on the link; it is not paired with its link, its touch links or what it may touch (``allow_collision``),
+    and is paired with every other link and world object."""
+    part, pose = Cylinder(0.02, 0.2), make_transform(rotation_about_axis((1.0, 0.0, 0.0), 0.4), (0.0, 0.0, 0.15))
+    checker.scene.add_object("thing", [Box((0.1, 0.1, 0.1))], pose=make_transform(None, CENTRE))
+    checker.scene.add_object("shelf", [Box((0.1, 0.1, 0.1))], pose=make_transform(None, -CENTRE))
+    checker.scene.attach_object("part", "panda_hand", touch_links=["panda_leftfinger", "panda_rightfinger"],
+                                shapes=[part], pose=pose)
+    checker.allow_collision("part", "panda_link6")
+    checker.allow_collision("part", "shelf")
+    try:
+        table, links = sphere_table(checker), list(checker.link_geometry)
+        held = len(links)
+        assert len(table.body_link) == held + 1
+        assert checker.model.link_names[table.body_link[held]] == "panda_hand"
+        first, end = table.body_first[held], table.body_first[held + 1]
+        points = surface_points(part, np.random.default_rng(3)) @ pose[:3, :3].T + pose[:3, 3]
+        gaps = np.linalg.norm(points[:, None] - table.sphere_center[None, first:end], axis=2) - \
+            table.sphere_radius[None, first:end]
+        assert (gaps.min(axis=1) <= 1e-9).all()
+        paired = {links[a if b == held else b] for a, b in table.self_pairs if held in (a, b)}
+        assert paired == set(links) - {"panda_hand", "panda_leftfinger", "panda_rightfinger", "panda_link6"}
+        owners = obstacle_owners(checker)
+        assert {owners[m] for m in np.flatnonzero(table.world_tested[held])} == {"thing"}
+        checker.scene.attach_object("flat", "panda_hand", shapes=[Plane((0.0, 0.0, 1.0, 0.0))])
+        assert "attached object has no spheres" in sphere_table(checker)
+    finally:
+        checker.disallow_collision("part", "panda_link6")
+        checker.disallow_collision("part", "shelf")
+        checker.scene.clear()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from meshes import boxes_mesh
 from robots import bundled_robot, example_robot_urdf
 
 from kinematics_py import RobotModel, SemanticModel
@@ -104,6 +105,29 @@ def test_pairs_the_checker_does_not_test_prove_nothing(cluttered):
     assert witness_table(allowing).solid_tested.sum() == 0
     assert not proven(allowing, states).any()
     assert witness_table(checker).solid_tested.any()
+
+
+def test_a_held_parts_points_prove_its_collisions_and_a_held_mesh_none():
+    """A part in the hand is one more body of the hand: its box's corners prove states where it lies in an
+    obstacle (the arm's own points are allowed there, so only the part's can), never a free one; a held mesh is
+    checked by its triangles, so it has no points."""
+    checker = panda_among(OBSTACLES)
+    for link in checker.link_geometry:
+        for name in OBSTACLES:
+            checker.allow_collision(link, name)
+    checker.scene.attach_object("part", "panda_hand", ("panda_leftfinger", "panda_rightfinger"),
+                                [Box((0.06, 0.06, 0.3))], make_transform(None, (0.0, 0.0, 0.25)))
+    table = witness_table(checker)
+    assert np.diff(table.body_first)[-1] == 8 and table.solid_tested[-1].any() and not table.solid_tested[:-1].any()
+    states = random_states(checker, STATES)
+    exact = checker.check_batch(states, joint_names=ARM)
+    found = proven(checker, states)
+    assert not (found & ~exact).any(), np.flatnonzero(found & ~exact)
+    assert found.sum() >= 10, found.sum()
+    checker.scene.attach_object("part", "panda_hand", ("panda_leftfinger", "panda_rightfinger"),
+                                [boxes_mesh([((0.0, 0.0, 0.0), (0.06, 0.06, 0.3))])],
+                                make_transform(None, (0.0, 0.0, 0.25)))
+    assert np.diff(witness_table(checker).body_first)[-1] == 0
 
 
 def test_a_cone_proves_nothing():

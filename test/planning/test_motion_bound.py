@@ -12,7 +12,7 @@ from robots import bundled_robot
 from kinematics_py import RobotModel, SemanticModel
 from kinematics_py.collision import tables as tables_module
 from kinematics_py.collision.checker import CollisionChecker, offsets_exact
-from kinematics_py.collision.geometry import Box, Mesh, Placed
+from kinematics_py.collision.geometry import Box, GeometryError, Mesh, Placed
 from kinematics_py.collision.spheres import shape_polytope
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.planning.motion_bound import (
@@ -196,3 +196,45 @@ def test_with_a_world_mesh_the_proof_stays_right(monkeypatch, too_large):
         check.checker.scene.add_object("far_mesh", [cube_mesh(0.05)], pose=make_transform(None, (0.0, 0.0, 3.0)))
         assert offsets_exact(check.checker) != too_large
         assert first_unproven(check, POINTS) == proven
+
+
+def held(obstacle_centre, part: str) -> PathCheck:
+    """The swing arm holding a 1 cm part (a box, or a box mesh checked by its triangles) 5 cm above its ball,
+    which it may touch, with a grain at ``obstacle_centre``."""
+    check = swing(obstacle_centre)
+    shape = Box((0.02, 0.02, 0.02)) if part == "box" else cube_mesh(0.01)
+    check.checker.scene.attach_object("part", "arm", shapes=[shape], pose=make_transform(None, (1.0, 0.0, 0.05)))
+    return check
+
+
+@pytest.mark.parametrize("part", ["box", "mesh"])
+def test_a_held_part_sweeping_through_an_obstacle_between_two_free_points_is_found(part):
+    """The part is one more body of its link, grown by an offset of its own: its sweep through a grain that neither
+    point touches is found; the same motion with the grain out of its band is proven."""
+    check = held((np.cos(0.015), np.sin(0.015), 0.05), part)
+    assert check.first_invalid(POINTS) < 0
+    assert check.first_invalid(densify(POINTS, 0.001)) >= 0  # the part sweeps through the grain
+    provable = _provable(check)
+    assert provable.links == ("arm", "part") and provable.exact
+    assert provable.reach[1, 0] > provable.reach[0, 0]  # its corners lie farther from the axis than the ball's
+    assert first_unproven(check, POINTS) == 0
+    assert first_unproven(held((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.05), part), POINTS) == -1
+
+
+def test_a_held_part_is_not_proven_where_its_growth_cannot_be_set_apart_or_made_exact(monkeypatch):
+    """A part named like a link (a growth is set by name) and a part among paddings (no padding grows it) leave
+    the motion unproven; an offset set on the part grows its shapes alone."""
+    check = held((1.03 * np.cos(0.015), 1.03 * np.sin(0.015), 0.05), "box")
+    check.checker.scene.attach_object("arm", "arm", shapes=[Box((0.01, 0.01, 0.01))],
+                                      pose=make_transform(None, (1.0, 0.0, -0.05)))
+    assert _provable(check) is None and first_unproven(check, POINTS) is None
+    check = held((1.0, 0.0, 0.05 + 0.01 + 0.004), "mesh")  # a grain 4 mm above the part
+    grown = check.checker.for_scene(check.checker.scene)
+    grown.set_offset(0.005, ["part"])
+    assert not check.checker.is_colliding(check.full_state(POINTS[0]))
+    assert grown.is_colliding(check.full_state(POINTS[0]))
+    assert grown.offset("arm") == 0.0
+    with pytest.raises(GeometryError, match="no collision geometry"):
+        grown.set_offset(0.005, ["no such part"])
+    monkeypatch.setattr(tables_module, "MAX_TREE_TRIANGLES", 4)  # a mesh the kernels leave to coal: paddings
+    assert not offsets_exact(check.checker) and _provable(check) is None

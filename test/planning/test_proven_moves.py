@@ -57,9 +57,30 @@ def test_no_proof_is_made_where_the_spheres_cannot_stand_for_the_geometry(table_
     positions, _timing, proof = proven_joint_moves(check, waypoints, limits, 0.01)
     assert proof is None
     np.testing.assert_array_equal(positions, timed_joint_moves(waypoints, limits, 0.01)[0])
-    checker.scene.attach_object("held", plugin.getTipFrames()[0], (), [Sphere(0.03)], make_transform())
+
+
+def test_a_part_in_the_hand_is_proven_with_the_spheres_as_one_more_body_of_the_hand(table_wall):
+    """A held part's spheres prove its moves as a link's do: the one-call proof answers as the proof made apart,
+    and what it proves is free for the exact checker, the part included."""
+    plugin, checker = table_wall
+    names = plugin.getJointNames()
+    limits = joint_limits(checker.model, names)
+    checker.scene.attach_object("held", "panda_hand", ("panda_leftfinger", "panda_rightfinger"), [Sphere(0.04)],
+                                make_transform(None, (0.0, 0.0, 0.2)))
     try:
-        assert proven_joint_moves(PathCheck(checker, names), waypoints, limits, 0.01)[2] is None
+        proven_any = False
+        for waypoints in random_waypoints(checker, names, 12, np.random.default_rng(SEED + 2)):
+            check = PathCheck(checker, names)
+            check.fixed_pairs_free = True
+            positions, _timing, proof = proven_joint_moves(check, waypoints, limits, 0.01)
+            points, steps = sphere_proof(check, positions)
+            np.testing.assert_array_equal(proof[0], points)
+            np.testing.assert_array_equal(proof[1], steps)
+            between = np.concatenate([segment_states(positions[k], positions[k + 1], 0.002)
+                                      for k in np.flatnonzero(steps)] or [positions[:0]])
+            assert not exact_colliding(checker, names, np.vstack([positions[points], between])).any()
+            proven_any |= bool(steps.all())
+        assert proven_any
     finally:
         checker.scene.detach_object("held")
         checker.scene.remove_object("held")

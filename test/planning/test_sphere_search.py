@@ -165,13 +165,29 @@ def octomap_table_wall() -> tuple[KinematicsPlugin, CollisionChecker]:
     return plugin, checker
 
 
-@pytest.mark.parametrize("scene", ["boxes", "world_meshes", "octomap"])
+#: The fingers of the Panda's hand: what a part held in it may touch.
+FINGERS = ("panda_leftfinger", "panda_rightfinger")
+
+
+def held_part_table_wall(part: str = "box") -> tuple[KinematicsPlugin, CollisionChecker]:
+    """The table and the wall, the hand holding a 30 cm bar between its fingers (a box, or a box mesh checked by
+    its triangles), long enough to reach the arm's own links in some states."""
+    plugin, checker = panda(BOXES)
+    shape = Box((0.03, 0.04, 0.3)) if part == "box" else boxes_mesh([((0.0, 0.0, 0.0), (0.03, 0.04, 0.3))])
+    checker.scene.attach_object("part", "panda_hand", touch_links=FINGERS, shapes=[shape],
+                                pose=make_transform(None, (0.0, 0.0, 0.25)))
+    return plugin, checker
+
+
+@pytest.mark.parametrize("scene", ["boxes", "world_meshes", "octomap", "held_box", "held_mesh"])
 def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall, scene):
     """A state free for the spheres is free for the exact checker, among boxes, among world meshes (their
-    triangles for the spheres, ``sphere_world``, as for the checker) and in an octomap (its voxels as boxes); the
-    diagnosis's shortcut (``free_for_spheres``, a full state) answers as the spheres do."""
+    triangles for the spheres, ``sphere_world``, as for the checker), in an octomap (its voxels as boxes) and with
+    a part in the hand (one more body of the hand, against the world and the arm's other links); the diagnosis's
+    shortcut (``free_for_spheres``, a full state) answers as the spheres do."""
     plugin, checker = {"boxes": lambda: table_wall, "world_meshes": mesh_table_wall,
-                       "octomap": octomap_table_wall}[scene]()
+                       "octomap": octomap_table_wall, "held_box": held_part_table_wall,
+                       "held_mesh": lambda: held_part_table_wall("mesh")}[scene]()
     names = plugin.getJointNames()
     check = PathCheck(checker, names)
     table = sphere_table(checker)
@@ -188,6 +204,9 @@ def test_a_sphere_free_state_is_free_for_the_exact_checker(table_wall, scene):
     assert not (exact & ~spheres).any()  # spheres contain the geometry: free for them is free
     free = np.array([free_for_spheres(checker, check.full_state(q)) for q in states[:300]])
     assert np.array_equal(free, ~spheres[:300])
+    if scene.startswith("held"):  # the part's own pairs, with the world and with the arm, are among the collisions
+        pairs = {pair for q in states[exact][:200] for pair in checker.check(check.full_state(q)).pairs}
+        assert {"table", "panda_link1"} <= {other for pair in pairs if "part" in pair for other in pair}
 
 
 def test_an_arm_inside_a_closed_world_mesh_is_free_and_no_witness_proves_otherwise():
@@ -210,6 +229,21 @@ def test_plans_among_world_meshes_and_octomaps_take_the_fast_path_and_are_free_a
     waypoints = sphere_search(check, LEFT, RIGHT[None], bounds, TIME)
     assert waypoints is not None and exact_colliding(checker, names, waypoints) == 0
     for start, goal in problems(plugin, checker, 4, np.random.default_rng(SEED)):
+        result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
+        assert result.success, result.message
+        assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+        assert first_unproven(PathCheck(checker, names), result.positions) == -1
+
+
+@pytest.mark.parametrize("part", ["box", "mesh"])
+def test_plans_holding_a_part_take_the_fast_path_and_are_free_and_proven(part):
+    """A part in the hand is one more body of the hand for the spheres and the proofs: the sphere search finds
+    the paths, and each plan is free at its points and proven between them, the part's sweep included."""
+    plugin, checker = held_part_table_wall(part)
+    names, check, bounds = search_setup(plugin, checker)
+    for k, (start, goal) in enumerate(problems(plugin, checker, 4, np.random.default_rng(SEED), True)):
+        path = sphere_search(check, start, goal[None], bounds, TIME, seed=k)
+        assert path is not None and exact_colliding(checker, names, path, SEARCH_RESOLUTION) == 0, k
         result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
         assert result.success, result.message
         assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
