@@ -379,10 +379,10 @@ def _timed(run: _Run, waypoints: list[Waypoint]) -> tuple[np.ndarray, TimedPath,
 def _proven(run: _Run, waypoints: list[Waypoint]) -> tuple[list[Waypoint], np.ndarray, TimedPath] | MotionPlan:
     """The waypoints (with their blend radii when asked) and the timed trajectory through them, once its every point
     passes the final check and the states between its points are proven free (``motion_bound``; where the proof
-    cannot be made, as for link meshes checked as triangles, the points alone): a joint segment with a point that fails is searched
-    again at the trajectory's resolution (``_detour``: the search checked more coarsely), one not proven with grown
-    clearance (``proof_repair``), until it passes (until the planning time is up, or REPAIR_SHARE of it after the
-    first repair of each kind began); else the failure."""
+    cannot be made, as for link meshes checked as triangles, the points alone): a joint segment with a point that
+    fails is searched again at the trajectory's resolution (``_detour``: the search checked more coarsely), one not
+    proven with grown clearance (``proof_repair``), until it passes (until the planning time is up, or REPAIR_SHARE
+    of it after the first repair of each kind began); else the failure."""
     deadline = detour_deadline = None
     while True:
         if run.options.blend or run.options.blend_radii:

@@ -13,15 +13,15 @@ grown by the most a body travels from there to either end proves the whole block
 each joint's origin in every state; each checked state lowers its margins to its own bound
 (``proof_blocks._tightened``): a point's distance from each joint's axis there, plus how far the joints below can move
 it meanwhile (Panda paths: 32 % fewer states checked, the proof 28 % faster; UR5: 30 % and 21 %). Pairs that no joint of
-the group moves (a base link and the floor, two links before the first joint) keep their distance on the whole path:
-they are left out of the spheres' test and decided once (by the plan's start, or the exact check of the path's first
-point). The kernels place only the frames the group's joints move (``chain_tables``). Spheres that touch never fail a
-path: the points and steps they do not prove get the exact checks as before (``PathCheck.first_invalid``,
-``motion_bound.first_unproven``); self pairs whose bare spheres touch at a path's points they do not prove (a UR5's
-forearm and wrist on a detour) are left to an exact checker of those pairs alone for that path, as the coarse ones are
-(``checked_path``). Not used (None) where the spheres cannot stand for the exact geometry: no sphere table
-(``sphere_world``: world meshes or octrees of too many leaves, scaled links), a path's own validity check, motions
-``link_reach`` does not bound.
+the group moves apart (a base link and the floor, two links before the first joint, a part in the hand and a link of the
+hand: every joint that moves one moves the other) keep their distance on the whole path: they are left out of the
+spheres' test and decided once (by the plan's start, or the exact check of the path's first point). The kernels place
+only the frames the group's joints move (``chain_tables``). Spheres that touch never fail a path: the points and steps
+they do not prove get the exact checks as before (``PathCheck.first_invalid``, ``motion_bound.first_unproven``); self
+pairs whose bare spheres touch at a path's points they do not prove (a UR5's forearm and wrist on a detour) are left to
+an exact checker of those pairs alone for that path, as the coarse ones are (``checked_path``). Not used (None) where
+the spheres cannot stand for the exact geometry: no sphere table (``sphere_world``: world meshes or octrees of too many
+leaves, scaled links), a path's own validity check, motions ``link_reach`` does not bound.
 """
 from __future__ import annotations
 
@@ -114,9 +114,10 @@ def moving_table(check: PathCheck) -> ProofTable | None:
     bound = link_reach(check.checker, check.joint_names)
     found = None
     if bound is not None and len(bound[0]) == len(table.body_link) and chain_tables(check, table) is not None:
-        moving = bound[1].any(axis=1)
+        moved_by = bound[1] > 0  # (bodies, joints): the group's joints that move each body
+        moving = moved_by.any(axis=1)
         pairs = table.self_pairs
-        keep = moving[pairs[:, 0]] | moving[pairs[:, 1]]
+        keep = (moved_by[pairs[:, 0]] != moved_by[pairs[:, 1]]).any(axis=1)  # a joint moves one and not the other
         world = table.world_tested & moving[:, None]
         dropped = not keep.all() or bool((world != table.world_tested).any())
         table_moving = table._replace(self_pairs=pairs[keep], world_tested=world)

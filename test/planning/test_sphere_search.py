@@ -250,6 +250,37 @@ def test_plans_holding_a_part_take_the_fast_path_and_are_free_and_proven(part):
         assert first_unproven(PathCheck(checker, names), result.positions) == -1
 
 
+def test_a_pair_no_joint_moves_apart_is_decided_by_the_start_not_on_every_path():
+    """A part held on the UR5's tool0 and its wrist_3_link (no touch links given): every joint that moves one moves
+    the other, so their distance never changes; the pair is left out of the spheres' search and proof (their
+    spheres bulge into each other in every state) and decided by the start: free there, free on the whole path;
+    touching there, a blocked start."""
+    urdf, srdf = bundled_robot("ur5.urdf").read_text(), bundled_robot("ur5.srdf").read_text()
+    model = RobotModel.from_urdf_string(urdf)
+    checker = CollisionChecker(model, SemanticModel.from_srdf_string(srdf, model))
+    plugin = KinematicsPlugin()
+    assert plugin.initialize(urdf, "ur_manipulator", robot_description_semantic=srdf)
+    names = plugin.getJointNames()
+    checker.scene.attach_object("part", "tool0", shapes=[Box((0.04, 0.05, 0.2))],
+                                pose=make_transform(None, (0.0, 0.0, 0.13)))
+    check = PathCheck(checker, names)
+    found, table = moving_table(check), sphere_table(checker)
+    part, wrist = len(table.body_link) - 1, list(checker.link_geometry).index("wrist_3_link")
+    assert {part, wrist} in [set(pair) for pair in table.self_pairs]  # tested by the checker and the spheres
+    assert {part, wrist} not in [set(pair) for pair in found.table.self_pairs] and found.dropped
+    assert not found.coarse_pairs
+    start, goal = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0]), np.array([1.5, -1.4, 1.0, -1.2, -1.5, 0.5])
+    result = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
+    assert result.success, result.message
+    assert exact_colliding(checker, names, result.positions, FINE_RESOLUTION) == 0
+    assert first_unproven(PathCheck(checker, names), result.positions) == -1
+    checker.scene.attach_object("part", "tool0", shapes=[Box((0.04, 0.05, 0.2))],
+                                pose=make_transform(None, (0.0, 0.0, 0.05)))  # into the wrist
+    blocked = plan(plugin, checker, start, [JointGoal(goal)], PlanOptions(planning_time=TIME))
+    assert not blocked.success and blocked.failure == "blocked_start", blocked.message
+    assert "part" in blocked.message and "wrist_3_link" in blocked.message
+
+
 def test_sphere_paths_are_free_for_the_exact_checker_at_the_search_resolution(table_wall):
     plugin, checker = table_wall
     names, check, bounds = search_setup(plugin, checker)
