@@ -18,6 +18,7 @@ import pytest
 from conftest import PythonProcesses
 from geometry_msgs.msg import Point, Pose
 from moveit_msgs.msg import (
+    AttachedCollisionObject,
     CollisionObject,
     Constraints,
     DisplayTrajectory,
@@ -45,6 +46,7 @@ from kinematics_py.collision.checker import CollisionChecker
 from kinematics_py.collision.geometry import Box
 from kinematics_py.geometry.transforms import make_transform
 from kinematics_py.model.srdf import SemanticModel
+from kinematics_py.planning.motion_bound import first_unproven
 from kinematics_py.planning.ompl_search import PLANNER_IDS
 from kinematics_py.planning.path_check import PathCheck, densify
 from kinematics_py.robots import bundled_robot_path
@@ -132,6 +134,24 @@ def test_plan_around_the_box_reaches_the_goal_collision_free_and_is_displayed(no
     assert answer.planning_time > 0 and answer.group_name == GROUP
     assert list(answer.trajectory_start.joint_state.name)
     wait_for(lambda: node.spin_once() or len(node.displayed) > shown, WAIT_S, "the plan on display_planned_path")
+
+
+def test_a_plan_holding_a_part_is_free_and_proven_between_its_points_with_the_part(node, check):
+    """A part attached in the request's start state (a 6 cm cube on tool0) moves with the tool around the box: every
+    state of the answer, the part's sweep included, is free and proven so by this process's own checker."""
+    request = motion_plan_request(GROUP, [joint_goal(GOAL)], START)
+    part = box_object("part", 0.06, make_transform(None, (0.0, 0.0, 0.08)), "tool0")
+    request.motion_plan_request.start_state.attached_collision_objects = [
+        AttachedCollisionObject(link_name="tool0", object=part)]
+    answer = node.plan(request)
+    assert answer.error_code.val == MoveItErrorCodes.SUCCESS, answer.error_code.message
+    holding = check.checker.for_scene(check.checker.scene.copy())
+    holding.scene.attach_object("part", "tool0", shapes=[Box((0.06,) * 3)], pose=make_transform(None, (0, 0, 0.08)))
+    held = PathCheck(holding, JOINTS)
+    path = densify(_positions(answer), 0.01)
+    np.testing.assert_allclose(path[-1], list(GOAL.values()), atol=1e-9)
+    assert held.first_invalid(path) < 0
+    assert first_unproven(held, path) == -1
 
 
 def test_a_blended_plan_around_the_box_is_collision_free_and_flows_through_its_corners(node, check):
