@@ -50,6 +50,11 @@ def _posed(item: AttachedObject) -> tuple[Placed, ...]:
     return posed
 
 
+def body_growth(checker, body: RobotBody) -> float:
+    """What the checker grows a body's shapes by [m]: a link's padding and offset, an attached object's offset."""
+    return checker.offset(body.name) if body.attached else checker.padding(body.link) + checker.offset(body.link)
+
+
 def pair_tested(a: RobotBody, b: RobotBody, disabled_pairs: Mapping[frozenset[str], str]) -> bool:
     """Whether the checker tests bodies ``a`` and ``b`` against each other: not a disabled pair, nor an attached object
     and its link or one of its touch links."""

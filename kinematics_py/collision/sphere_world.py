@@ -26,7 +26,7 @@ from .checker import CollisionChecker
 from .geometry import Box, Cone, Cylinder, Mesh, Plane, Sphere
 from .kernel_inputs import inputs_of
 from .octree import Octree
-from .robot_bodies import RobotBody, pair_tested, robot_bodies
+from .robot_bodies import RobotBody, body_growth, pair_tested, robot_bodies
 from .sphere_kernels import (
     BOX,
     CYLINDER,
@@ -127,7 +127,7 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
         return f"an attached object has no spheres: {error}", (), ()
     link_index = {name: i for i, name in enumerate(checker.model.link_names)}
     sphere_center = np.vstack([each.centers for each in spheres])
-    sphere_radius = np.concatenate([each.radii + _growth(checker, body) for each, body in zip(spheres, bodies)])
+    sphere_radius = np.concatenate([each.radii + body_growth(checker, body) for each, body in zip(spheres, bodies)])
     body_first = np.concatenate([[0], np.cumsum([len(each.radii) for each in spheres])]).astype(np.int64)
     body_center = np.array([sphere_center[a:b].mean(axis=0) for a, b in zip(body_first[:-1], body_first[1:])])
     body_radius = np.array([(np.linalg.norm(sphere_center[a:b] - body_center[k], axis=1) + sphere_radius[a:b]).max()
@@ -141,11 +141,6 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
                        kinds, T_obstacle_plan, sizes, lowers, uppers,
                        rows_tested([body.name for body in bodies], owners, lambda pair: pair not in disabled),
                        np.arange(len(kinds), dtype=np.int64) + subtrees), tuple(owners), tuple(solids)
-
-
-def _growth(checker: CollisionChecker, body: RobotBody) -> float:
-    """What the checker grows a body's shapes by [m]: a link's padding and offset, an attached object's offset."""
-    return checker.offset(body.name) if body.attached else checker.padding(body.link) + checker.offset(body.link)
 
 
 def _attached_spheres(body: RobotBody) -> LinkSpheres:

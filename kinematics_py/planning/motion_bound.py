@@ -35,7 +35,7 @@ import numpy as np
 
 from ..collision.checker import CollisionChecker, offsets_exact
 from ..collision.geometry import GeometryError, Mesh, convex_hull
-from ..collision.robot_bodies import RobotBody, robot_bodies
+from ..collision.robot_bodies import RobotBody, body_growth, robot_bodies
 from ..collision.spheres import SphereModelError, shape_polytope
 from ..compiled import compiled_kernel
 from ..model.tree_kernels import FIXED, PRISMATIC, REVOLUTE
@@ -74,8 +74,7 @@ def link_reach(checker: CollisionChecker, joint_names,
             corners = np.vstack([shape_polytope(placed)[2] for placed in body.shapes])
         except SphereModelError:  # (an attached plane or octree: no bound)
             return None
-        grown = checker.offset(body.name) if body.attached else checker.padding(body.link) + checker.offset(body.link)
-        distance = float(np.linalg.norm(corners, axis=1).max()) + grown
+        distance = float(np.linalg.norm(corners, axis=1).max()) + body_growth(checker, body)
         index = model.link_names.index(body.link)
         while index in row_of_child:
             k = row_of_child[index]
