@@ -138,10 +138,18 @@ class NodeUnderTest:
         self._solve_ik = None
         self._state_validity = None
         self._parameter_clients = {}
+        #: (client, request) of the services a test module uses, answered before its tests run (wait_serving).
+        self.answering_before_use: list[tuple] = []
 
     def wait_serving(self, link: str, timeout: float = NODE_READY_TIMEOUT_S) -> None:
+        """Wait until compute_fk serves ``link``, then until each of ``answering_before_use`` answers: a node still
+        building its robot on a busy machine is not yet answering, so none of it is waited for with a call's
+        timeout."""
         wait_for(lambda: self.client.wait_until_serving(link, timeout=1.0), timeout,
                  f"compute_fk to serve {link!r}", self.process)
+        for client, request in self.answering_before_use:
+            answered = self.client.wait_until_answering(client, request, CALL_TIMEOUT_S)
+            assert answered, f"{client.srv_name} did not answer within {CALL_TIMEOUT_S} s"
 
     def fk(self, request):
         return self.client.call(self.client.fk_client, request, CALL_TIMEOUT_S)
