@@ -138,18 +138,32 @@ class NodeUnderTest:
         self._solve_ik = None
         self._state_validity = None
         self._parameter_clients = {}
-        #: (client, request) of the services a test module uses, answered before its tests run (wait_serving).
-        self.answering_before_use: list[tuple] = []
+        #: (what, wait) of what a test module uses: ``wait(timeout)`` is true once it is ready (``wait_serving``).
+        self._ready_before_use: list[tuple[str, Callable[[float], object]]] = []
+
+    def answering_before_use(self, client, request) -> None:
+        """``wait_serving`` waits until ``client``'s service answers ``request`` too."""
+        self._ready_before_use.append((f"{client.srv_name} answering", lambda timeout: self.client.wait_until_answering(
+            client, request, timeout)))
+
+    def server_before_use(self, action_client, name: str) -> None:
+        """``wait_serving`` waits until the action ``name`` has a server for ``action_client`` too."""
+        self._ready_before_use.append((f"the {name} action's server",
+                                       lambda timeout: action_client.wait_for_server(timeout_sec=timeout)))
+
+    def publisher_before_use(self, topic: str, what: str) -> None:
+        """``wait_serving`` waits until ``topic`` has a publisher too."""
+        self._ready_before_use.append((what, lambda timeout: wait_for(
+            lambda: self.node.count_publishers(topic) > 0, timeout, what)))
 
     def wait_serving(self, link: str, timeout: float = NODE_READY_TIMEOUT_S) -> None:
-        """Wait until compute_fk serves ``link``, then until each of ``answering_before_use`` answers: a node still
-        building its robot on a busy machine is not yet answering, so none of it is waited for with a call's
-        timeout."""
+        """Wait until compute_fk serves ``link``, then until what the module uses is ready (``answering_before_use``,
+        ``server_before_use``, ``publisher_before_use``): a node still starting on a busy machine is neither
+        answering nor discovered, so none of it is waited for with a call's timeout from the node's launch."""
         wait_for(lambda: self.client.wait_until_serving(link, timeout=1.0), timeout,
                  f"compute_fk to serve {link!r}", self.process)
-        for client, request in self.answering_before_use:
-            answered = self.client.wait_until_answering(client, request, CALL_TIMEOUT_S)
-            assert answered, f"{client.srv_name} did not answer within {CALL_TIMEOUT_S} s"
+        for what, ready in self._ready_before_use:
+            assert ready(CALL_TIMEOUT_S), f"{what}: not within {CALL_TIMEOUT_S} s of the node serving"
 
     def fk(self, request):
         return self.client.call(self.client.fk_client, request, CALL_TIMEOUT_S)

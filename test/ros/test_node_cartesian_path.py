@@ -74,7 +74,7 @@ class CartesianNode(NodeUnderTest):
         self.node.create_subscription(DisplayTrajectory, f"{namespace}/display_planned_path", self.displayed.append,
                                       10)
         self.node.create_subscription(DisplayRobotState, f"{namespace}/ik_answers", self.ik_answers.append, LATCHED)
-        self.answering_before_use.append((self.cartesian_client, GetCartesianPath.Request()))
+        self.answering_before_use(self.cartesian_client, GetCartesianPath.Request())
 
     def cartesian_path(self, request):
         return self.client.call(self.cartesian_client, request, CALL_TIMEOUT_S)

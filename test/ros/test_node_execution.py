@@ -102,10 +102,10 @@ class ExecutingNode(NodeUnderTest):
     def __init__(self, process, namespace):
         super().__init__(process, namespace)
         self.execute_client = ActionClient(self.node, ExecuteTrajectory, f"{namespace}/execute_trajectory")
-        assert self.execute_client.wait_for_server(timeout_sec=30.0)
+        self.server_before_use(self.execute_client, "execute_trajectory")
         self.scene_client = self.client.client(GetPlanningScene, f"{namespace}/get_planning_scene")
         self.move_client = ActionClient(self.node, MoveGroup, f"{namespace}/move_action")
-        assert self.move_client.wait_for_server(timeout_sec=30.0)
+        self.server_before_use(self.move_client, "move_action")
 
     def send(self, joint_trajectory: JointTrajectory):
         goal = ExecuteTrajectory.Goal()

@@ -73,7 +73,7 @@ class IndustrialNode(NodeUnderTest):
         self.sequence_client = self.client.client(GetMotionSequence, f"{namespace}/plan_sequence_path")
         self.query_client = self.client.client(QueryPlannerInterfaces, f"{namespace}/query_planner_interface")
         self.objects = self.node.create_publisher(CollisionObject, f"{namespace}/collision_object", 10)
-        self.answering_before_use.append((self.sequence_client, GetMotionSequence.Request()))
+        self.answering_before_use(self.sequence_client, GetMotionSequence.Request())
 
     def plan(self, request):
         return self.client.call(self.plan_client, request, CALL_TIMEOUT_S).motion_plan_response

@@ -73,7 +73,7 @@ class PlanningNode(NodeUnderTest):
         self.displayed: list[DisplayTrajectory] = []
         self.node.create_subscription(DisplayTrajectory, f"{namespace}/display_planned_path", self.displayed.append,
                                       10)
-        self.answering_before_use.append((self.plan_client, GetMotionPlan.Request()))
+        self.answering_before_use(self.plan_client, GetMotionPlan.Request())
 
     def plan(self, request):
         return self.client.call(self.plan_client, request, CALL_TIMEOUT_S).motion_plan_response

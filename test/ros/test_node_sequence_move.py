@@ -59,9 +59,8 @@ class SequenceNode(NodeUnderTest):
     def __init__(self, process, namespace):
         super().__init__(process, namespace)
         self.sequence_client = ActionClient(self.node, MoveGroupSequence, f"{namespace}/sequence_move_group")
-        assert self.sequence_client.wait_for_server(timeout_sec=30.0)
-        feedback_topic = f"{namespace}/sequence_move_group/_action/feedback"
-        wait_for(lambda: self.node.count_publishers(feedback_topic) > 0, 30.0, "the feedback publisher")
+        self.server_before_use(self.sequence_client, "sequence_move_group")
+        self.publisher_before_use(f"{namespace}/sequence_move_group/_action/feedback", "the feedback publisher")
         self.scene_client = self.client.client(GetPlanningScene, f"{namespace}/get_planning_scene")
         self.feedback: list[str] = []
 
