@@ -1,7 +1,8 @@
 """A collision checker's robot and scene as spheres and primitives for the compiled checks (``sphere_kernels``).
 
 The robot's bodies (``robot_bodies``: its links, then the objects attached to them) become their generated spheres
-(``spheres``; a link's grown by its padding and offset, an attached object's by its offset), the world
+(``spheres``, fitted finer for the links ``sphere_refinement`` picks; a link's grown by its padding and offset, an
+attached object's by its offset), the world
 objects' boxes, spheres, cylinders, cones (as their cylinder) and planes become obstacles, a world mesh its
 triangles (the checker tests a world mesh's triangles, not its inside) and an octree its voxels as boxes
 (``Octree.boxes``: runs of voxels merged), each under a tree of bounding boxes (NODE rows: a body's bound that
@@ -16,7 +17,7 @@ scaled links) has no table: ``sphere_table`` says why instead.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from .sphere_kernels import (
     state_collides_in,
     workspace,
 )
+from .sphere_refinement import falsely_touching_links
 from .spheres import LinkSpheres, SphereModelError, link_spheres, robot_spheres
 
 #: World meshes' triangles and octrees' boxes a table holds at most; a scene with more takes the exact checks (a
@@ -46,6 +48,9 @@ MAX_WORLD_LEAVES = 20_000
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _TREE_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Mesh or Octree -> (pose's bytes, its rows)
 _ATTACHED_SPHERES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # attached SceneObject -> its spheres
+_FINE_LINKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # RobotModel -> {key: links fitted finer}
+#: Fine-link decisions kept per robot model (``_links_spheres``).
+MAX_KEPT_FITS = 8
 
 
 def sphere_table(checker: CollisionChecker) -> SphereTable | str:
@@ -121,10 +126,18 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
         return obstacles, (), ()
     (kinds, T_obstacle_plan, sizes, lowers, uppers, subtrees), solids, owners = obstacles
     try:
-        spheres = [*robot_spheres(checker.link_geometry).values(),
-                   *(_attached_spheres(body) for body in bodies if body.attached)]
+        spheres = [*_links_spheres(checker, bodies), *(_attached_spheres(body) for body in bodies if body.attached)]
     except SphereModelError as error:
         return f"an attached object has no spheres: {error}", (), ()
+    disabled = checker.disabled_pairs
+    return SphereTable(*_robot_rows(checker, bodies, spheres), kinds, T_obstacle_plan, sizes, lowers, uppers,
+                       rows_tested([body.name for body in bodies], owners, lambda pair: pair not in disabled),
+                       np.arange(len(kinds), dtype=np.int64) + subtrees), tuple(owners), tuple(solids)
+
+
+def _robot_rows(checker: CollisionChecker, bodies: Sequence[RobotBody], spheres: Sequence[LinkSpheres]) -> tuple:
+    """A ``SphereTable``'s first seven fields (the spheres, bodies and self pairs) for ``bodies`` and their
+    ``spheres``."""
     link_index = {name: i for i, name in enumerate(checker.model.link_names)}
     sphere_center = np.vstack([each.centers for each in spheres])
     sphere_radius = np.concatenate([each.radii + body_growth(checker, body) for each, body in zip(spheres, bodies)])
@@ -132,15 +145,29 @@ def _built(checker: CollisionChecker) -> tuple[SphereTable | str, tuple[str, ...
     body_center = np.array([sphere_center[a:b].mean(axis=0) for a, b in zip(body_first[:-1], body_first[1:])])
     body_radius = np.array([(np.linalg.norm(sphere_center[a:b] - body_center[k], axis=1) + sphere_radius[a:b]).max()
                             for k, (a, b) in enumerate(zip(body_first[:-1], body_first[1:]))])
-    disabled = checker.disabled_pairs
     self_pairs = [(a, b) for a in range(len(bodies)) for b in range(a + 1, len(bodies))
-                  if pair_tested(bodies[a], bodies[b], disabled)]
-    return SphereTable(sphere_center, sphere_radius, np.array([link_index[body.link] for body in bodies],
-                                                              dtype=np.int64),
-                       body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2),
-                       kinds, T_obstacle_plan, sizes, lowers, uppers,
-                       rows_tested([body.name for body in bodies], owners, lambda pair: pair not in disabled),
-                       np.arange(len(kinds), dtype=np.int64) + subtrees), tuple(owners), tuple(solids)
+                  if pair_tested(bodies[a], bodies[b], checker.disabled_pairs)]
+    return (sphere_center, sphere_radius, np.array([link_index[body.link] for body in bodies], dtype=np.int64),
+            body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2))
+
+
+def _links_spheres(checker: CollisionChecker, bodies: Sequence[RobotBody]) -> list[LinkSpheres]:
+    """The spheres of the links among ``bodies`` (``robot_spheres``), fitted finer for the links
+    ``sphere_refinement`` picks (decided once per robot model, link shapes, disabled pairs and paddings)."""
+    links = [body for body in bodies if body.attached is None]
+    key = (tuple((body.link, body.shapes) for body in links), frozenset(checker.disabled_pairs),
+           tuple(body_growth(checker, body) for body in links))
+    kept = _FINE_LINKS.setdefault(checker.model, {})
+    fine = kept.get(key)
+    if fine is None:
+        plain = robot_spheres(checker.link_geometry)
+        robot = SphereTable(*_robot_rows(checker, links, [plain[body.link] for body in links]), *_NO_ROWS[:5],
+                            np.zeros((len(links), 0), dtype=bool), _NO_ROWS[5])
+        if len(kept) >= MAX_KEPT_FITS:
+            kept.clear()
+        fine = kept[key] = falsely_touching_links(checker, robot, [body.link for body in links])
+    spheres = robot_spheres(checker.link_geometry, fine)
+    return [spheres[body.link] for body in links]
 
 
 def _attached_spheres(body: RobotBody) -> LinkSpheres:

@@ -12,7 +12,11 @@ saves REFINE_GAIN of it; at most MAX_SPHERES_PER_SHAPE cells).
 
 A link's spheres are its shapes' (each shape covered on its own, its spheres as thick as it), less those whose
 piece lies in another sphere of the link (overlapping shapes at a joint); ``LinkSpheres.bound_*`` is one coarser
-sphere containing the link's shapes. Spheres are cached per shape set (the ``Placed`` values of a checker's links).
+sphere containing the link's shapes. A fine fit (``fine``: for links whose spheres touch another link's where their
+geometry does not, ``sphere_refinement``) compares every grid of at most MAX_SPHERES_PER_SHAPE cells whose counts
+follow the shape's extents (slabs along a long link too, not only grids of about cubic cells), and takes a finer one
+when it saves FINE_REFINE_GAIN of the excess. Spheres are cached per shape set (the ``Placed`` values of a checker's
+links) and fine links.
 """
 from __future__ import annotations
 
@@ -31,6 +35,9 @@ MAX_SPHERES_PER_SHAPE = 16
 #: A finer grid is taken when its balls reach beyond the shape by less than REFINE_GAIN times the coarser one's
 #: (the volume of their union outside the shape's polytope).
 REFINE_GAIN = 0.8
+#: A fine fit's finer grid is taken when its balls reach beyond the shape by less than this times the coarser one's
+#: (0.8, as REFINE_GAIN, refits the Kinova's wrist links with 103 spheres, not 80: docs/benchmarks.md).
+FINE_REFINE_GAIN = 0.7
 #: Sides of the prism (pyramid) circumscribing a cylinder (cone) for the fit.
 FIT_SIDES = 32
 #: A mesh is fitted in its hull's principal axes when their bounding box's volume is below this share of its own.
@@ -115,9 +122,9 @@ def _hull_planes(mesh: Mesh) -> tuple[np.ndarray, np.ndarray]:
     return normals, np.einsum("ij,ij->i", normals, a)
 
 
-def link_spheres(shapes: Sequence[Placed], max_spheres: int = MAX_SPHERES_PER_SHAPE) -> LinkSpheres:
+def link_spheres(shapes: Sequence[Placed], max_spheres: int = MAX_SPHERES_PER_SHAPE, fine: bool = False) -> LinkSpheres:
     """Spheres containing ``shapes`` (posed in one link's frame), at most ``max_spheres`` per shape, and the link's
-    bounding sphere: see the module docstring."""
+    bounding sphere (a ``fine`` fit when asked): see the module docstring."""
     centers, radii, pieces, bounded, bounded_radii = [], [], [], [], []
     for placed in shapes:
         if isinstance(placed.shape, Sphere):
@@ -126,7 +133,7 @@ def link_spheres(shapes: Sequence[Placed], max_spheres: int = MAX_SPHERES_PER_SH
             pieces.append((center, radii[-1][0])), bounded.append(center), bounded_radii.append(radii[-1])
             continue
         polytope, R, t = _fitting_polytope(placed)
-        parts = _fitted_pieces(polytope, max_spheres)
+        parts = _fitted_pieces(polytope, max_spheres, fine)
         shape_centers, shape_radii = enclosing_balls(parts)
         centers.append(shape_centers @ R.T + t), radii.append(shape_radii * (1 + RADIUS_SLACK) + RADIUS_SLACK)
         pieces += [(part @ R.T + t, 0.0) for part in parts]
@@ -172,9 +179,16 @@ def _fitting_polytope(placed: Placed) -> tuple[Polytope, np.ndarray, np.ndarray]
                            f"cylinders, cones and meshes")
 
 
-def _grids(extents: np.ndarray, max_spheres: int) -> list[tuple[int, int, int]]:
+def _grids(extents: np.ndarray, max_spheres: int, fine: bool = False) -> list[tuple[int, int, int]]:
     """Candidate cell counts per axis, fewest cells first: cells about ``extents.max() / j`` long for j = 1, 1.5,
-    2, 2.5, ..., each grid no more than ``max_spheres`` cells."""
+    2, 2.5, ..., each grid no more than ``max_spheres`` cells; for a ``fine`` fit, every grid of no more than
+    ``max_spheres`` cells whose counts follow the extents (no axis cut more than a longer one)."""
+    if fine:
+        shortest_first = np.argsort(extents, kind="stable")
+        counts = [(a, b, c) for a in range(1, max_spheres + 1) for b in range(1, max_spheres // a + 1)
+                  for c in range(1, max_spheres // (a * b) + 1)]
+        return sorted((grid for grid in counts if grid[shortest_first[0]] <= grid[shortest_first[1]]
+                       <= grid[shortest_first[2]]), key=lambda grid: (grid[0] * grid[1] * grid[2], grid))
     grids: list[tuple[int, int, int]] = []
     for j in np.arange(1.0, max_spheres + 0.5, 0.5):
         counts = tuple(int(n) for n in np.maximum(1, np.round(extents * j / extents.max())))
@@ -185,10 +199,12 @@ def _grids(extents: np.ndarray, max_spheres: int) -> list[tuple[int, int, int]]:
     return grids
 
 
-def _fitted_pieces(polytope: Polytope, max_spheres: int) -> list[np.ndarray]:
+def _fitted_pieces(polytope: Polytope, max_spheres: int, fine: bool = False) -> list[np.ndarray]:
     """The pieces (candidate vertices, see ``sphere_cells``) of the candidate grid (``_grids``) whose balls reach
     least beyond the polytope (their union's volume less the polytope's), a grid of more cells taken only when it
-    leaves at most REFINE_GAIN of the coarser one's excess; the search stops at the second grid not taken."""
+    leaves at most REFINE_GAIN of the coarser one's excess; the search stops at the second grid not taken (a
+    ``fine`` fit: FINE_REFINE_GAIN, every grid compared)."""
+    gain = FINE_REFINE_GAIN if fine else REFINE_GAIN
     vertices = polytope.vertices
     low, high = vertices.min(axis=0), vertices.max(axis=0)
     probe = polytope
@@ -197,30 +213,38 @@ def _fitted_pieces(polytope: Polytope, max_spheres: int) -> list[np.ndarray]:
                                  vertices.argmin(axis=0), vertices.argmax(axis=0)])
         probe = Polytope.hull_of(vertices[np.unique(chosen)])
     best, best_excess, worse = None, math.inf, 0
-    for counts in _grids(high - low, max_spheres):
+    for counts in _grids(high - low, max_spheres, fine):
         breaks = tuple(np.linspace(low[k], high[k], counts[k] + 1) for k in range(3))
         excess = union_volume(*enclosing_balls(grid_pieces(probe, breaks), refine=False)) - probe.volume
-        if excess < REFINE_GAIN * best_excess:
+        if excess < gain * best_excess:
             best, best_excess, worse = breaks, excess, 0
         else:
             worse += 1
-            if worse == 2:
+            if worse == 2 and not fine:
                 break
     return grid_pieces(polytope, best)
 
 
 def _needed(centers: np.ndarray, radii: np.ndarray, pieces: Sequence[tuple[np.ndarray, float]]) -> np.ndarray:
     """(K,) bool: the spheres to keep, smallest first left out when its piece (the points whose hull it must
-    contain, grown by a radius: a sphere shape's centre and radius) lies in one kept sphere."""
+    contain, grown by a radius: a sphere shape's centre and radius), and each piece left out before it, lies in one
+    kept sphere (a sphere that held a piece left out may itself be left out only if another holds that piece)."""
     keep = np.ones(len(radii), dtype=bool)
+    left_out: list[int] = []
     for k in np.argsort(radii):
         others = keep.copy()
         others[k] = False
-        points, grown = pieces[k]
-        gaps = np.linalg.norm(points[:, None] - centers[None, others], axis=2) + grown - radii[None, others]
-        if (gaps <= 0).all(axis=0).any():
+        if all(_inside_one(pieces[piece], centers[others], radii[others]) for piece in (k, *left_out)):
             keep[k] = False
+            left_out.append(int(k))
     return keep
+
+
+def _inside_one(piece: tuple[np.ndarray, float], centers: np.ndarray, radii: np.ndarray) -> bool:
+    """Whether the piece (points grown by a radius) lies in one of the spheres."""
+    points, grown = piece
+    gaps = np.linalg.norm(points[:, None] - centers[None], axis=2) + grown - radii[None]
+    return bool((gaps <= 0).all(axis=0).any())
 
 
 def _bound(points: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, float]:
@@ -230,11 +254,15 @@ def _bound(points: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 @functools.lru_cache(maxsize=16)
-def _cached_spheres(items: tuple[tuple[str, tuple[Placed, ...]], ...]) -> Mapping[str, LinkSpheres]:
-    return {link: link_spheres(shapes) for link, shapes in items}
+def _cached_spheres(items: tuple[tuple[str, tuple[Placed, ...]], ...],
+                    fine_links: frozenset[str]) -> Mapping[str, LinkSpheres]:
+    return {link: link_spheres(shapes, fine=link in fine_links) for link, shapes in items}
 
 
-def robot_spheres(link_geometry: Mapping[str, Sequence[Placed]]) -> Mapping[str, LinkSpheres]:
-    """link -> its spheres, for every link with geometry (``CollisionChecker.link_geometry``); computed once per
-    set of shapes (``Placed`` values compare by identity, so a checker's geometry is one cache entry)."""
-    return _cached_spheres(tuple((link, tuple(shapes)) for link, shapes in link_geometry.items() if shapes))
+def robot_spheres(link_geometry: Mapping[str, Sequence[Placed]],
+                  fine_links: frozenset[str] = frozenset()) -> Mapping[str, LinkSpheres]:
+    """link -> its spheres, for every link with geometry (``CollisionChecker.link_geometry``), a fine fit for
+    ``fine_links``; computed once per set of shapes and fine links (``Placed`` values compare by identity, so a
+    checker's geometry is one cache entry)."""
+    return _cached_spheres(tuple((link, tuple(shapes)) for link, shapes in link_geometry.items() if shapes),
+                           frozenset(fine_links))

@@ -1,6 +1,6 @@
 """Generated link spheres: they contain every collision shape (points sampled on the surface and inside each
 primitive and mesh lie in the union of its link's spheres, and in its bounding sphere), for primitive and mesh
-robots and posed shapes; the balls of a convex polytope's grid pieces contain it."""
+robots and posed shapes, in the plain fit and the fine one; the balls of a convex polytope's grid pieces contain it."""
 from __future__ import annotations
 
 import math
@@ -79,19 +79,22 @@ def assert_contained(link_geometry, spheres) -> int:
 @pytest.mark.parametrize("urdf", [bundled_robot("panda.urdf"), bundled_robot("ur5.urdf"),
                                   example_robot_urdf("panda"), example_robot_urdf("ur5"), example_robot_urdf("kinova")],
                          ids=["bundled panda", "bundled ur5", "panda meshes", "ur5 meshes", "kinova meshes"])
-def test_every_collision_shape_of_a_robot_lies_inside_its_links_spheres(urdf):
+@pytest.mark.parametrize("fine", [False, True], ids=["plain fit", "fine fit"])
+def test_every_collision_shape_of_a_robot_lies_inside_its_links_spheres(urdf, fine):
     checker = CollisionChecker(RobotModel.from_urdf_file(urdf))
-    spheres = robot_spheres(checker.link_geometry)
+    fine_links = frozenset(checker.link_geometry) if fine else frozenset()
+    spheres = robot_spheres(checker.link_geometry, fine_links)
     assert set(spheres) == set(checker.link_geometry)
     assert assert_contained(checker.link_geometry, spheres) > 5 * SURFACE_POINTS
-    assert robot_spheres(checker.link_geometry) is spheres  # cached per shape set
+    assert robot_spheres(checker.link_geometry, fine_links) is spheres  # cached per shape set and fine links
 
 
-def test_posed_primitives_of_every_kind_lie_inside_the_spheres():
+@pytest.mark.parametrize("fine", [False, True], ids=["plain fit", "fine fit"])
+def test_posed_primitives_of_every_kind_lie_inside_the_spheres(fine):
     T = make_transform(rotation_about_axis(np.array((1.0, 2.0, 0.5)) / math.sqrt(5.25), 0.7), (0.1, -0.05, 0.2))
     shapes = [Placed(Box((0.3, 0.05, 0.1)), T), Placed(Cylinder(0.04, 0.25), np.linalg.inv(T)),
               Placed(Sphere(0.07), make_transform(None, (0.0, 0.2, 0.0))), Placed(Cone(0.05, 0.12), T @ T)]
-    spheres = link_spheres(shapes)
+    spheres = link_spheres(shapes, fine=fine)
     assert assert_contained({"link": shapes}, {"link": spheres}) > len(shapes) * SURFACE_POINTS
     far = np.array([[2.0, 2.0, 2.0]])
     assert not spheres.contains(far).any()
@@ -116,7 +119,8 @@ def test_the_balls_of_a_polytopes_grid_pieces_contain_it():
     assert (gaps <= 1e-9).any(axis=1).all()
 
 
-def test_posed_meshes_flat_and_solid_lie_inside_the_spheres():
+@pytest.mark.parametrize("fine", [False, True], ids=["plain fit", "fine fit"])
+def test_posed_meshes_flat_and_solid_lie_inside_the_spheres(fine):
     T = make_transform(rotation_about_axis(np.array((0.0, 0.6, 0.8)), 1.1), (0.02, 0.1, -0.3))
     square = Mesh(np.array([(0, 0, 0), (0.2, 0, 0), (0.2, 0.1, 0), (0, 0.1, 0)], dtype=float),
                   np.array([(0, 1, 2), (0, 2, 3)]))
@@ -124,5 +128,5 @@ def test_posed_meshes_flat_and_solid_lie_inside_the_spheres():
     long_one = trimesh.creation.cylinder(radius=0.03, height=0.4, sections=40)
     shapes = [Placed(square, T), Placed(Mesh(sphere.vertices, sphere.faces), np.linalg.inv(T)),
               Placed(Mesh(long_one.vertices, long_one.faces), T @ T)]
-    spheres = link_spheres(shapes)
+    spheres = link_spheres(shapes, fine=fine)
     assert assert_contained({"link": shapes}, {"link": spheres}) > len(shapes) * SURFACE_POINTS
