@@ -3,7 +3,7 @@ geometry does not, in at least FINE_SHARE of SAMPLES states drawn within the joi
 
 The spheres bulge beyond a link's surface by a centimetre or two. Links that the robot folds close together then
 touch on the spheres where their geometry does not: the Kinova's wrist (links 3 and 6, 3 and 5, 4 and 6, 2 and 4:
-4-6 % of such states each, 5-17 mm apart where the bench's starts and goals make them touch). A plan whose start or
+3.7-6 % of such states each, 5-17 mm apart where the bench's starts and goals make them touch). A plan whose start or
 goal touches so takes the relaxed search and leaves steps near that end to the exact checker (docs/benchmarks.md).
 Refitting every link finer costs the Panda and the UR5 more spheres in every state (no pair of theirs touches so in
 more than 1.3 % of the states); refitting the links that need it costs them nothing.

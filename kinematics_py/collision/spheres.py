@@ -36,7 +36,7 @@ MAX_SPHERES_PER_SHAPE = 16
 #: (the volume of their union outside the shape's polytope).
 REFINE_GAIN = 0.8
 #: A fine fit's finer grid is taken when its balls reach beyond the shape by less than this times the coarser one's
-#: (0.8, as REFINE_GAIN, refits the Kinova's wrist links with 103 spheres, not 80: docs/benchmarks.md).
+#: (0.8 took finer grids for less gain: more spheres, slower checks; docs/benchmarks.md, thirty-second session).
 FINE_REFINE_GAIN = 0.7
 #: Sides of the prism (pyramid) circumscribing a cylinder (cone) for the fit.
 FIT_SIDES = 32
