@@ -129,6 +129,11 @@ class ExecutingNode(NodeUnderTest):
         values = dict(zip(state.name, state.position))
         return [values.get(joint, math.nan) for joint in JOINTS]
 
+    def wait_at(self, positions, what: str, timeout: float = 10.0, process=None) -> None:
+        """Return once the node's state has the arm exactly at ``positions`` (joint_states reach it a little after
+        the controller's result, later on a busy machine)."""
+        wait_for(lambda: np.allclose(self.current_positions(), positions, atol=1e-12, rtol=0), timeout, what, process)
+
 
 @pytest.fixture(scope="module")
 def node(module_processes, tmp_path_factory):  # noqa: F811
@@ -150,8 +155,7 @@ class StandIn:
             STANDIN, "--action", f"{node.namespace}/{CONTROLLER_ACTION}", "--joint-states",
             f"{node.namespace}/joint_states", "--joints", *JOINTS, "--positions", *map(str, positions), "--record",
             str(self.record), "--mode-file", str(self.mode_file), "--late-s", str(LATE_ACCEPTANCE_S), name=name)
-        wait_for(lambda: np.allclose(node.current_positions(), positions, atol=1e-12, rtol=0), 60.0,
-                 "the stand-in's joint_states at the node", self.process)
+        node.wait_at(positions, "the stand-in's joint_states at the node", 60.0, self.process)
 
     def set_mode(self, mode: str) -> None:
         self.mode_file.write_text(mode)
@@ -208,9 +212,7 @@ def test_a_trajectory_is_forwarded_as_sent_and_succeeds(node, standin):
         assert received["joint_names"] == list(JOINTS)
         assert received["times"] == pytest.approx([0.0, 0.5, 1.0], abs=1e-9)
         np.testing.assert_allclose(received["positions"], [list(p.positions) for p in sent.points], atol=1e-12)
-        wait_for(lambda end=sent.points[-1].positions: np.allclose(node.current_positions(), end, atol=1e-12, rtol=0),
-                 10.0,
-                 "joint_states at the trajectory's end")
+        node.wait_at(sent.points[-1].positions, "joint_states at the trajectory's end")
     assert len(controller.received()) == 2
 
 
@@ -371,6 +373,8 @@ def test_move_action_plans_around_its_scene_diff_from_the_current_state_and_exec
     np.testing.assert_allclose(forwarded[0], READY, atol=1e-9)
     np.testing.assert_allclose(forwarded[-1], MOVE_GOAL, atol=1e-3)
     assert check.first_invalid(densify(forwarded, 0.01)) < 0, "collision-free around the box"
+    # the arm stays at the goal for the tests after this one, which read where it is
+    node.wait_at(forwarded[-1], "joint_states at the executed trajectory's end")
     request = GetPlanningScene.Request()
     request.components.components = PlanningSceneComponents.WORLD_OBJECT_NAMES
     assert node.client.call(node.scene_client, request, CALL_TIMEOUT_S).scene.world.collision_objects == []
