@@ -16,7 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .checker import CollisionChecker
-from .sphere_kernels import SphereTable, colliding_pairs, workspace
+from .sphere_kernels import SphereTable
+from .sphere_sampling import drawn_states, touch_counts
 
 #: States drawn within the joint limits (a continuous joint within a turn), the seed they are drawn with, and the
 #: share of them a self pair's spheres must touch in where its geometry does not for its links to be refitted.
@@ -29,22 +30,11 @@ def falsely_touching_links(checker: CollisionChecker, table: SphereTable, body_l
     """The links of the self pairs of ``table`` (the robot's links alone, no obstacles; its body b is the link
     ``body_links[b]``) whose spheres touch where the checker finds the pair apart, in at least FINE_SHARE of SAMPLES
     states."""
-    names = checker.variable_names
     joints = checker.model.joints
+    names = checker.variable_names
     lower = np.array([max(joints[name].lower, -math.pi) for name in names])
     upper = np.array([min(joints[name].upper, math.pi) for name in names])
-    states = lower + np.random.default_rng(SEED).random((SAMPLES, len(names))) * (upper - lower)
-    pairs = table.self_pairs
-    work = workspace(np.zeros(len(names)), len(checker.model.link_names), table)
-    indices, tree, arrays = np.arange(len(names), dtype=np.int64), checker.model.tree.table_arrays, tuple(table)
-    false_touches = np.zeros(len(pairs))
-    no_obstacles = np.zeros((len(body_links), 0), dtype=bool)
-    for q in states:
-        touching = np.zeros(len(pairs), dtype=bool)
-        colliding_pairs(q, indices, tree, arrays, work, touching, no_obstacles)
-        if not touching.any():
-            continue
-        exact = {frozenset(pair) for pair in checker.check(q, world=False).pairs}
-        for p in np.flatnonzero(touching):
-            false_touches[p] += frozenset((body_links[pairs[p, 0]], body_links[pairs[p, 1]])) not in exact
-    return frozenset(body_links[b] for b in pairs[false_touches >= FINE_SHARE * SAMPLES].ravel())
+    counts = touch_counts(checker, table, drawn_states(lower, upper, SAMPLES, SEED), np.arange(len(names)),
+                          np.zeros(len(names)), body_links, (), FINE_SHARE)
+    false_touches = counts.self_spheres - counts.self_exact
+    return frozenset(body_links[b] for b in table.self_pairs[false_touches >= FINE_SHARE * SAMPLES].ravel())

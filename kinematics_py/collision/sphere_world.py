@@ -151,6 +151,14 @@ def _robot_rows(checker: CollisionChecker, bodies: Sequence[RobotBody], spheres:
             body_first, body_center, body_radius, np.array(self_pairs, dtype=np.int64).reshape(-1, 2))
 
 
+def _robot_only_table(checker: CollisionChecker, links: Sequence[RobotBody],
+                      spheres: Sequence[LinkSpheres]) -> SphereTable:
+    """A table of ``links`` with their ``spheres`` and no obstacles."""
+    kinds, T_obstacle_plan, sizes, lowers, uppers, skips = _NO_ROWS
+    return SphereTable(*_robot_rows(checker, links, spheres), kinds, T_obstacle_plan, sizes, lowers, uppers,
+                       np.zeros((len(links), 0), dtype=bool), skips)
+
+
 def _links_spheres(checker: CollisionChecker, bodies: Sequence[RobotBody]) -> list[LinkSpheres]:
     """The spheres of the links among ``bodies`` (``robot_spheres``), fitted finer for the links
     ``sphere_refinement`` picks (decided once per robot model, link shapes, disabled pairs and paddings)."""
@@ -161,8 +169,7 @@ def _links_spheres(checker: CollisionChecker, bodies: Sequence[RobotBody]) -> li
     fine = kept.get(key)
     if fine is None:
         plain = robot_spheres(checker.link_geometry)
-        robot = SphereTable(*_robot_rows(checker, links, [plain[body.link] for body in links]), *_NO_ROWS[:5],
-                            np.zeros((len(links), 0), dtype=bool), _NO_ROWS[5])
+        robot = _robot_only_table(checker, links, [plain[body.link] for body in links])
         if len(kept) >= MAX_KEPT_FITS:
             kept.clear()
         fine = kept[key] = falsely_touching_links(checker, robot, [body.link for body in links])

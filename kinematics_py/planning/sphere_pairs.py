@@ -11,12 +11,12 @@ spheres leave); the rule is for speed.
 from __future__ import annotations
 
 import weakref
-from collections import Counter
 
 import numpy as np
 
 from ..collision.robot_bodies import robot_bodies
-from ..collision.sphere_kernels import SphereTable, colliding_pairs, workspace
+from ..collision.sphere_kernels import SphereTable
+from ..collision.sphere_sampling import drawn_states, touch_counts
 from ..collision.sphere_world import obstacle_owners
 from .path_check import PathCheck
 
@@ -39,25 +39,13 @@ def coarse_pairs(check: PathCheck, table: SphereTable) -> tuple[np.ndarray, np.n
     joints = check.checker.model.joints
     lower = np.array([max(joints[n].lower, -2 * np.pi) for n in check.joint_names])
     upper = np.array([min(joints[n].upper, 2 * np.pi) for n in check.joint_names])
-    states = lower + np.random.default_rng(SEED).random((SAMPLES, len(lower))) * (upper - lower)
-    touching, touching_world = np.zeros(len(table.self_pairs)), np.zeros(table.world_tested.shape)
-    work = workspace(check.base, len(check.checker.model.link_names), table)
-    tree = check.checker.model.tree.table_arrays
-    for q in states:
-        hit, world_hit = np.zeros(len(table.self_pairs), dtype=bool), np.zeros(table.world_tested.shape, dtype=bool)
-        colliding_pairs(q, check.indices, tree, tuple(table), work, hit, world_hit)
-        touching += hit
-        touching_world += world_hit
-    frequent, frequent_world = touching >= COARSE_SHARE * SAMPLES, touching_world >= COARSE_SHARE * SAMPLES
-    if frequent.any() or frequent_world.any():
-        exact = Counter(frozenset(pair) for q in states for pair in check.checker.check(check.full_state(q)).pairs)
-        for p in np.flatnonzero(frequent):
-            exact_touching = exact[frozenset(body_names(check, table, table.self_pairs[p]))]
-            frequent[p] = exact_touching <= EXACT_SHARE * touching[p]
-        owners = obstacle_owners(check.checker)
-        for b, m in zip(*np.nonzero(frequent_world)):
-            exact_touching = exact[frozenset((*body_names(check, table, [b]), owners[m]))]
-            frequent_world[b, m] = exact_touching <= EXACT_SHARE * touching_world[b, m]
+    counts = touch_counts(check.checker, table, drawn_states(lower, upper, SAMPLES, SEED), check.indices, check.base,
+                          [body.name for body in robot_bodies(check.checker)], obstacle_owners(check.checker),
+                          COARSE_SHARE)
+    frequent = (counts.self_spheres >= COARSE_SHARE * SAMPLES) & \
+        (counts.self_exact <= EXACT_SHARE * counts.self_spheres)
+    frequent_world = (counts.world_spheres >= COARSE_SHARE * SAMPLES) & \
+        (counts.world_exact <= EXACT_SHARE * counts.world_spheres)
     kept[check.joint_names] = (table, (frequent, frequent_world))
     return frequent, frequent_world
 
