@@ -256,7 +256,13 @@ def _bound(points: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, float]:
 @functools.lru_cache(maxsize=16)
 def _cached_spheres(items: tuple[tuple[str, tuple[Placed, ...]], ...],
                     fine_links: frozenset[str]) -> Mapping[str, LinkSpheres]:
-    return {link: link_spheres(shapes, fine=link in fine_links) for link, shapes in items}
+    return {link: _cached_link_spheres(shapes, link in fine_links) for link, shapes in items}
+
+
+@functools.lru_cache(maxsize=16 * 64)
+def _cached_link_spheres(shapes: tuple[Placed, ...], fine: bool) -> LinkSpheres:
+    """One link's fit, kept so that a robot's fine fit reuses the plain fit of the links it does not refit."""
+    return link_spheres(shapes, fine=fine)
 
 
 def robot_spheres(link_geometry: Mapping[str, Sequence[Placed]],
