@@ -15,6 +15,8 @@ from pathlib import Path
 
 from numba import njit
 from numba.core.caching import CacheImpl, InTreeCacheLocator
+from numba.core.cpu import CPUTargetOptions
+from numba.core.options import TargetOptions
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: numba's workqueue threading layer (its fallback when neither OpenMP nor TBB is usable) must not be entered
@@ -62,10 +64,18 @@ if PackageCacheLocator not in CacheImpl._locator_classes:
     CacheImpl._locator_classes.insert(0, PackageCacheLocator)
 
 
+#: ``compiled_kernel(noalias=True)``: LLVM's noalias on the kernel's array arguments (numba's compiler has the flag,
+#: its decorator no option for it), so that loops over arrays it writes and reads become vector instructions (without
+#: it, LLVM cannot tell an output from an input and unrolls the loop into scalar code). Only for a kernel whose
+#: arguments never share memory that it writes (``collision.sphere_lanes``).
+if not hasattr(CPUTargetOptions, "noalias"):
+    CPUTargetOptions.noalias = TargetOptions.Mapping("noalias")
+
+
 def compiled_kernel(function=None, **options):
     """``numba.njit(cache=True, nogil=True, **options)`` (options win), cached under ``PackageCacheLocator``.
 
-    Use as ``@compiled_kernel`` or ``@compiled_kernel(inline="always")``.
+    Use as ``@compiled_kernel`` or ``@compiled_kernel(inline="always")``; ``noalias=True``: the note above.
     """
     decorate = njit(**{"cache": True, "nogil": True, **options})
     return decorate if function is None else decorate(function)

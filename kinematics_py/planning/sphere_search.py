@@ -1,9 +1,10 @@
 """The fast path of a plan's search: RRT-Connect and shortcutting in compiled code, on the robot's spheres.
 
 Both trees (the start's, and one rooted at every goal) grow inside one compiled call per round of iterations, every
-motion checked by ``collision.sphere_kernels`` at the search's resolution (FK and spheres compiled in, the states of a
-motion in one loop that stops at the first collision; only the frames the group moves are placed: ``sphere_chain``, kept
-per group, base state and scene: ``sphere_proof.chain_tables``). The path found is shortened in compiled code: each
+motion checked at the search's resolution by ``collision.sphere_lanes`` (FK and spheres compiled in, eight states of a
+motion at a time in vector instructions, stopping at the first pass that touches; ``collision.sphere_kernels``' scalar
+check where the scene holds world meshes or octomaps; only the frames the group moves are placed: ``sphere_chain``,
+kept per group, base state and scene: ``sphere_proof.chain_tables``). The path found is shortened in compiled code: each
 waypoint joined straight to the farthest later one it reaches, then partial shortcuts between random points of two
 segments.
 
@@ -30,13 +31,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..collision.kernel_inputs import kept_inputs
-from ..collision.sphere_kernels import (
-    SphereTable,
-    chain_collides,
-    chain_inside_collides,
-    chain_motion_collides,
-    motion_scratch,
-)
+from ..collision.sphere_kernels import SphereTable, chain_collides, motion_scratch
+from ..collision.sphere_lanes import lanes_scratch, motion_collides
 from ..collision.sphere_world import through_nodes
 from ..compiled import FUSED_MULTIPLY_ADD, compiled_kernel
 from ..thread_scratch import thread_scratch
@@ -88,7 +84,7 @@ FAST_LIMIT_S = 0.05
 
 
 @compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
-def _extend(nodes, parents, count, target, step, resolution, chain, table, work, scratch):
+def _extend(nodes, parents, count, target, step, resolution, chain, table, work, scratch, lanes):
     """(status, count): grow the tree (``count`` nodes) from its node nearest ``target`` by at most ``step`` towards
     it, when that motion is free."""
     dof = target.shape[0]
@@ -104,7 +100,7 @@ def _extend(nodes, parents, count, target, step, resolution, chain, table, work,
     scale = 1.0 if reached else step / distance
     for i in range(dof):
         nodes[count, i] = nodes[nearest, i] + (target[i] - nodes[nearest, i]) * scale
-    if chain_motion_collides(nodes[nearest], nodes[count], resolution, chain, table, work, scratch):
+    if motion_collides(nodes[nearest], nodes[count], resolution, chain, table, work, scratch, lanes, True):
         return TRAPPED, count
     parents[count] = nearest
     return (REACHED if reached else ADVANCED), count + 1
@@ -135,11 +131,12 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
     """Run RRT-Connect's iterations ``first`` .. ``first + iterations - 1`` on the trees ``nodes[0]`` (rooted at the
     start) and ``nodes[1]`` (rooted at every goal: parent -1), ``counts`` nodes each. Returns the number of
     waypoints written to ``path`` (start to goal), 0 when no path yet, -1 when a tree is full. Motions are checked
-    by ``chain_motion_collides`` (``inputs``: the chain, its table and a workspace, ``kernel_inputs.kept_inputs``)."""
+    by ``sphere_lanes.motion_collides`` (``inputs``: the chain, its table and a workspace,
+    ``kernel_inputs.kept_inputs``)."""
     chain, table, work = inputs.frames, inputs.table, inputs.work
     dof = lower.shape[0]
     sample = np.empty(dof)
-    scratch = motion_scratch(chain[0].shape[0])
+    scratch, lanes = motion_scratch(chain[0].shape[0]), lanes_scratch(chain, table)
     capacity = nodes.shape[1]
     for iteration in range(first, first + iterations):
         a = iteration % 2
@@ -149,14 +146,14 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
         for i in range(dof):
             sample[i] = lower[i] + np.random.random() * (upper[i] - lower[i])
         status, counts[a] = _extend(nodes[a], parents[a], counts[a], sample, step, resolution, chain, table, work,
-                                    scratch)
+                                    scratch, lanes)
         if status == TRAPPED:
             continue
         added = nodes[a, counts[a] - 1]
         status = ADVANCED
         while status == ADVANCED and counts[b] < capacity - 1:
             status, counts[b] = _extend(nodes[b], parents[b], counts[b], added, step, resolution, chain, table,
-                                        work, scratch)
+                                        work, scratch, lanes)
         if status == REACHED:
             end_a, end_b = counts[a] - 1, counts[b] - 1
             return _joined_path(nodes, parents, end_a if a == 0 else end_b, end_b if a == 0 else end_a, path)
@@ -164,13 +161,13 @@ def rrt_connect(nodes, parents, counts, lower, upper, step, resolution, first, i
 
 
 @compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)
-def _farthest_reach(path, count, resolution, chain, table, work, scratch):
+def _farthest_reach(path, count, resolution, chain, table, work, scratch, lanes):
     """Keep the waypoints each waypoint reaches straight farthest along ``path`` (in place); returns their number.
     (The waypoints are free: only the states between two are checked.)"""
     kept, i = 1, 0
     while i < count - 1:
         j = count - 1
-        while j > i + 1 and chain_inside_collides(path[i], path[j], resolution, chain, table, work, scratch):
+        while j > i + 1 and motion_collides(path[i], path[j], resolution, chain, table, work, scratch, lanes, False):
             j -= 1
         path[kept] = path[j]
         kept += 1
@@ -196,8 +193,8 @@ def shortcut(path, count, tries, resolution, inputs):
     shortened the path. ``path`` has room for ``tries`` more waypoints. Motions checked as ``rrt_connect``'s."""
     chain, table, work = inputs.frames, inputs.table, inputs.work
     dof = path.shape[1]
-    scratch, p, r = motion_scratch(chain[0].shape[0]), np.empty(dof), np.empty(dof)
-    count = _farthest_reach(path, count, resolution, chain, table, work, scratch)
+    scratch, lanes, p, r = motion_scratch(chain[0].shape[0]), lanes_scratch(chain, table), np.empty(dof), np.empty(dof)
+    count = _farthest_reach(path, count, resolution, chain, table, work, scratch, lanes)
     length = 0.0
     for k in range(count - 1):
         length += _distance(path[k + 1], path[k])
@@ -216,7 +213,7 @@ def shortcut(path, count, tries, resolution, inputs):
         for k in range(i + 1, j):
             along += _distance(path[k + 1], path[k])
         if along - _distance(r, p) < min_gain or \
-                chain_motion_collides(p, r, resolution, chain, table, work, scratch) or \
+                motion_collides(p, r, resolution, chain, table, work, scratch, lanes, True) or \
                 chain_collides(p, chain, table, work):  # (p, between two checked states, becomes a waypoint)
             continue
         tail = path[j + 1:count].copy()
@@ -227,7 +224,7 @@ def shortcut(path, count, tries, resolution, inputs):
         shortened = True
     if not shortened:  # the first pass's path: the pass again would keep it as it is
         return count
-    return _farthest_reach(path, count, resolution, chain, table, work, scratch)
+    return _farthest_reach(path, count, resolution, chain, table, work, scratch, lanes)
 
 
 @compiled_kernel(fastmath=FUSED_MULTIPLY_ADD)

@@ -14,10 +14,14 @@ from robots import bundled_robot
 from kinematics_py import KinematicsPlugin, RobotModel, SemanticModel
 from kinematics_py.collision import sphere_world
 from kinematics_py.collision.checker import CollisionChecker
-from kinematics_py.collision.geometry import Box, Mesh
+from kinematics_py.collision.geometry import Box, Cylinder, Mesh, Plane, Sphere
 from kinematics_py.collision.kernel_inputs import inputs_of, kept_inputs
 from kinematics_py.collision.octree import Octree
 from kinematics_py.collision.sphere_kernels import (
+    BOX,
+    CYLINDER,
+    PLANE,
+    SPHERE,
     chain_collides,
     chain_inside_collides,
     chain_motion_collides,
@@ -31,6 +35,7 @@ from kinematics_py.collision.sphere_kernels import (
     state_collides_in,
     workspace,
 )
+from kinematics_py.collision.sphere_lanes import LANES, lanes_scratch, motion_collides
 from kinematics_py.collision.sphere_world import free_for_spheres, sphere_table
 from kinematics_py.collision.witness_points import proven_colliding
 from kinematics_py.geometry.transforms import make_transform
@@ -509,6 +514,67 @@ def test_the_chain_of_frames_answers_every_motion_as_the_links_do(table_wall, fi
         inside_answers.append(inside)
     assert 0.1 < np.mean(answers) < 0.9
     assert 0.1 < np.mean(inside_answers) < 0.9
+
+
+def primitives_scene() -> tuple[KinematicsPlugin, CollisionChecker]:
+    """The table and the wall, a ball, a tilted bar (a cylinder) and a plane across the workspace: one obstacle of
+    each kind the lanes test."""
+    plugin, checker = panda(BOXES)
+    tilt = np.array([[1.0, 0.0, 0.0], [0.0, np.cos(0.6), -np.sin(0.6)], [0.0, np.sin(0.6), np.cos(0.6)]])
+    checker.scene.add_object("ball", [Sphere(0.1)], pose=make_transform(None, (0.3, 0.45, 0.55)))
+    checker.scene.add_object("bar", [Cylinder(0.03, 0.8)], pose=make_transform(tilt, (0.2, -0.4, 0.5)))
+    checker.scene.add_object("sheet", [Plane((0.0, 1.0, 0.0, 0.75))])
+    return plugin, checker
+
+
+@pytest.mark.parametrize("fingers", [False, True])
+def test_the_lanes_answer_every_motion_as_the_scalar_kernel_does(fingers):
+    """``sphere_lanes.motion_collides`` (a motion's states LANES at a time) gives every motion the answer of
+    ``chain_motion_collides`` (without the end, of ``chain_inside_collides``): among a box, a ball, a tilted cylinder
+    and a plane, with the fingers (a prismatic joint and its mimic) in the group, with margins on the bodies and gaps,
+    some negative, on the self pairs, over motions of no step, a few steps (fewer than the lanes) and many (not a
+    multiple of them)."""
+    plugin, checker = primitives_scene()
+    names = list(plugin.getJointNames()) + (["panda_finger_joint1"] if fingers else [])
+    model = checker.model
+    check = PathCheck(checker, names, checker.state_vector(None), SEARCH_RESOLUTION)
+    table = moving_table(check).table
+    assert set(np.unique(table.obstacle_kind)) == {SPHERE, BOX, CYLINDER, PLANE}
+    chain, arrays = chain_tables(check, table)
+    work = workspace(check.base, len(model.link_names), table)
+    rng = np.random.default_rng(SEED)
+    bodies = len(table.body_radius)
+    work.growth[:bodies] = rng.uniform(0.0, 0.03, bodies)
+    work.growth[bodies:] = rng.uniform(-0.01, 0.02, len(work.growth) - bodies)
+    scratch, lanes = motion_scratch(len(chain[0])), lanes_scratch(chain, arrays)
+    assert len(lanes[0]) == len(chain[0])
+    lower = np.array([model.joints[n].lower for n in names])
+    upper = np.array([model.joints[n].upper for n in names])
+    answers, steps = [], set()
+    for k in range(MOTIONS):
+        q_from = lower + rng.random(len(names)) * (upper - lower)
+        length = (0.0, 0.05, 0.3)[k] if k < 3 else rng.uniform(0.02, 2.5)
+        q_to = np.clip(q_from + rng.uniform(-1.0, 1.0, len(names)) * length, lower, upper)
+        scalar = chain_motion_collides(q_from, q_to, SEARCH_RESOLUTION, chain, arrays, work, scratch)
+        assert motion_collides(q_from, q_to, SEARCH_RESOLUTION, chain, arrays, work, scratch, lanes, True) == scalar, \
+            (q_from, q_to)
+        if not chain_inside_collides(q_from, q_to, SEARCH_RESOLUTION, chain, arrays, work, scratch):
+            assert motion_collides(q_from, q_to, SEARCH_RESOLUTION, chain, arrays, work, scratch, lanes, False) == \
+                scalar, (q_from, q_to)  # (the lanes check the end too: the same answer where it is free)
+        answers.append(scalar)
+        steps.add(len(segment_states(q_from, q_to, SEARCH_RESOLUTION)))
+    assert 0.1 < np.mean(answers) < 0.9
+    assert 1 in steps and any(1 < n < LANES for n in steps) and any(n > LANES and n % LANES for n in steps)
+
+
+@pytest.mark.parametrize("scene", [mesh_table_wall, octomap_table_wall])
+def test_world_meshes_and_octomaps_are_left_to_the_scalar_kernel(scene):
+    """A table with rows the lanes do not test (a world mesh's triangles and bounds, an octomap's) gets empty lanes:
+    ``motion_collides`` then answers by ``chain_motion_collides``."""
+    plugin, checker = scene()
+    check = PathCheck(checker, plugin.getJointNames(), checker.state_vector(None), SEARCH_RESOLUTION)
+    chain, arrays = chain_tables(check, moving_table(check).table)
+    assert all(len(lane) == 0 for lane in lanes_scratch(chain, arrays)[:6])
 
 
 def test_a_start_the_spheres_block_is_not_checked_again_by_the_final_check(table_wall, monkeypatch):
