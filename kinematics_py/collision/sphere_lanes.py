@@ -124,6 +124,34 @@ def _place_lanes_points(rows, centers, first, last, out):
 
 
 @compiled_kernel(fastmath=FUSED_MULTIPLY_ADD, noalias=True)
+def _place_lanes_frames(chain, steps, stride, back, motion, turns, values, poses):
+    """The chain's frames' poses in the lanes of pass ``back`` (``lanes_motion_collides``): each revolute joint's
+    cosine and sine turned from the pass before (from lane to lane in the first), each prismatic joint's value."""
+    chain = SphereChain(*chain)
+    for f in range(1, chain.parent.shape[0]):
+        prismatic = chain.motion[f] == PRISMATIC
+        if prismatic:
+            for l in range(LANES):
+                values[f, l] = motion[f, 0] + motion[f, 1] * (steps - back - l * stride) / steps
+                turns[f, 0, l], turns[f, 1, l] = 1.0, 0.0
+        elif back == 0:
+            turns[f, 0, 0], turns[f, 1, 0] = math.cos(motion[f, 0] + motion[f, 1]), \
+                math.sin(motion[f, 0] + motion[f, 1])
+            apart = -motion[f, 1] * stride / steps
+            c_apart, s_apart = math.cos(apart), math.sin(apart)
+            for l in range(1, LANES):
+                c, s = turns[f, 0, l - 1], turns[f, 1, l - 1]
+                turns[f, 0, l], turns[f, 1, l] = c * c_apart - s * s_apart, s * c_apart + c * s_apart
+        else:
+            for l in range(LANES):
+                c, s = turns[f, 0, l], turns[f, 1, l]
+                turns[f, 0, l], turns[f, 1, l] = c * motion[f, 2] - s * motion[f, 3], \
+                    s * motion[f, 2] + c * motion[f, 3]
+        _place_lanes_frame(poses[chain.parent[f]], poses[f], turns[f, 0], turns[f, 1],
+                           values[f] if prismatic else values[f, :0], chain.constant[f])
+
+
+@compiled_kernel(fastmath=FUSED_MULTIPLY_ADD, noalias=True)
 def lanes_motion_collides(q_from, q_to, resolution, chain, table, growth, lanes):
     """True when a state of the straight motion from ``q_from`` (not checked) to ``q_to`` touches (the module's
     docstring), with the margins ``growth`` (``Workspace.growth``); ``lanes``: ``lanes_scratch`` (not empty)."""
@@ -142,27 +170,7 @@ def lanes_motion_collides(q_from, q_to, resolution, chain, table, growth, lanes)
     for back in range(stride):  # (lane l holds state steps - back - l * stride)
         for l in range(LANES):
             active[l] = steps - back - l * stride >= 1
-        for f in range(1, frames):
-            prismatic = chain.motion[f] == PRISMATIC
-            if prismatic:
-                for l in range(LANES):
-                    values[f, l] = motion[f, 0] + motion[f, 1] * (steps - back - l * stride) / steps
-                    turns[f, 0, l], turns[f, 1, l] = 1.0, 0.0
-            elif back == 0:
-                turns[f, 0, 0], turns[f, 1, 0] = math.cos(motion[f, 0] + motion[f, 1]), \
-                    math.sin(motion[f, 0] + motion[f, 1])
-                apart = -motion[f, 1] * stride / steps
-                c_apart, s_apart = math.cos(apart), math.sin(apart)
-                for l in range(1, LANES):
-                    c, s = turns[f, 0, l - 1], turns[f, 1, l - 1]
-                    turns[f, 0, l], turns[f, 1, l] = c * c_apart - s * s_apart, s * c_apart + c * s_apart
-            else:
-                for l in range(LANES):
-                    c, s = turns[f, 0, l], turns[f, 1, l]
-                    turns[f, 0, l], turns[f, 1, l] = c * motion[f, 2] - s * motion[f, 3], \
-                        s * motion[f, 2] + c * motion[f, 3]
-            _place_lanes_frame(poses[chain.parent[f]], poses[f], turns[f, 0], turns[f, 1],
-                               values[f] if prismatic else values[f, :0], chain.constant[f])
+        _place_lanes_frames(chain, steps, stride, back, motion, turns, values, poses)
         for b in range(bodies):
             _place_lanes_points(poses[body_link[b]], table.body_center, b, b + 1, bounds)
             placed[b] = False
