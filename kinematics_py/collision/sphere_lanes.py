@@ -123,6 +123,18 @@ def _place_lanes_points(rows, centers, first, last, out):
                     rows[4 * i + 3, l]
 
 
+@compiled_kernel(inline="always", fastmath=FUSED_MULTIPLY_ADD)
+def _lanes_near(points, i, others, j, reach, active):
+    """Whether point i of ``points`` and point j of ``others`` (n, 3, LANES) are at most ``reach`` apart in an active
+    lane."""
+    near = False
+    for l in range(LANES):
+        dx, dy, dz = points[i, 0, l] - others[j, 0, l], points[i, 1, l] - others[j, 1, l], \
+            points[i, 2, l] - others[j, 2, l]
+        near |= (dx * dx + dy * dy + dz * dz <= reach * reach) & active[l]
+    return near
+
+
 @compiled_kernel(fastmath=FUSED_MULTIPLY_ADD, noalias=True)
 def _place_lanes_frames(chain, steps, stride, back, motion, turns, values, poses):
     """The chain's frames' poses in the lanes of pass ``back`` (``lanes_motion_collides``): each revolute joint's
@@ -226,12 +238,7 @@ def lanes_motion_collides(q_from, q_to, resolution, chain, table, growth, lanes)
             a, b = pairs[p, 0], pairs[p, 1]
             gap = growth[bodies + p]
             reach = body_radius[a] + body_radius[b] + gap
-            near = False
-            for l in range(LANES):
-                dx, dy, dz = bounds[a, 0, l] - bounds[b, 0, l], bounds[a, 1, l] - bounds[b, 1, l], \
-                    bounds[a, 2, l] - bounds[b, 2, l]
-                near |= (dx * dx + dy * dy + dz * dz <= reach * reach) & active[l]
-            if not near:
+            if not _lanes_near(bounds, a, bounds, b, reach, active):
                 continue
             for body in (a, b):
                 if not placed[body]:
@@ -240,12 +247,6 @@ def lanes_motion_collides(q_from, q_to, resolution, chain, table, growth, lanes)
                     placed[body] = True
             for s in range(body_first[a], body_first[a + 1]):
                 for t in range(body_first[b], body_first[b + 1]):
-                    reach = radius[s] + radius[t] + gap
-                    near = False
-                    for l in range(LANES):
-                        dx, dy, dz = spheres[s, 0, l] - spheres[t, 0, l], spheres[s, 1, l] - spheres[t, 1, l], \
-                            spheres[s, 2, l] - spheres[t, 2, l]
-                        near |= (dx * dx + dy * dy + dz * dz <= reach * reach) & active[l]
-                    if near:
+                    if _lanes_near(spheres, s, spheres, t, radius[s] + radius[t] + gap, active):
                         return True
     return False
