@@ -1,22 +1,23 @@
-"""A straight motion's states checked on the spheres LANES at a time, in vector instructions: ``motion_collides``,
-the answer of ``sphere_kernels.chain_motion_collides`` for the search's motions.
+"""A straight motion's states checked on the spheres LANES at a time, in vector instructions: ``motion_collides``, the
+answer of ``sphere_kernels.chain_motion_collides`` for the search's motions.
 
-Each lane holds one state of the motion (the states at most ``resolution`` apart per joint, ``model.joint_steps``).
-The first pass holds the end and the states ``stride`` steps apart before it (stride: the steps over LANES, rounded
-up), spread over the whole motion; each later pass moves every lane one step towards the start, until every state
-between the ends has been checked or one touches. A pass places the chain's frames in all lanes at once (each revolute
-frame's cosine and sine turned from lane to lane and from pass to pass by angle addition: three of libm's cosines and
-sines a frame for the whole motion), then tests each body: its bounding spheres' box over the lanes against an
-obstacle's axis-aligned bounds (one test for the pass), then each lane's bound against them, then its spheres; self
-pairs as ``sphere_kernels.touching`` tests them, lane by lane. A lane whose state is beyond the start (the last passes
-of a motion whose steps are not a multiple of LANES) is masked out.
+Each lane holds one state of the motion (the states at most ``resolution`` apart per joint, ``model.joint_steps``). The
+first pass holds the end and the states ``stride`` steps apart before it (stride: the steps over LANES, rounded up),
+spread over the whole motion; each later pass moves every lane one step towards the start, until every state between the
+ends has been checked or one touches. A pass places the chain's frames in all lanes at once (each revolute frame's
+cosine and sine turned from lane to lane and from pass to pass by angle addition: three of libm's cosines and sines a
+frame for the whole motion), then tests each body: its bounding spheres' box over the lanes against an obstacle's
+axis-aligned bounds (one test for the pass), then each lane's bound against them, then its spheres; self pairs bound to
+bound, then every sphere of one to every sphere of the other. A lane whose state is beyond the start (the last passes of
+a motion whose steps are not a multiple of LANES) is masked out.
 
 The lanes' loops become vector instructions only when LLVM knows the arrays apart: the kernels are compiled with
-``noalias`` (``compiled.compiled_kernel``), and each frame is placed by a call of its own (``_place_lanes_frame``: its
-parent's rows and its own are two arguments). Obstacle rows of world meshes and octrees (``sphere_kernels.NODE`` and
-``TRIANGLE``) are left to the scalar kernel: ``lanes_scratch`` is empty for such a table and ``motion_collides`` then
-calls ``chain_motion_collides``. The same states, the same spheres and margins (``Workspace.growth``): the same
-answers (tested against the scalar kernel; the cosines and sines may differ in their last bits).
+``noalias`` (``compiled.compiled_kernel``), and each row of a frame's pose is placed by a call of its own
+(``_place_lanes_row``: its parent's row and its own are two arguments). Obstacle rows of world meshes and octrees
+(``sphere_kernels.NODE`` and ``TRIANGLE``) are left to the scalar kernel: ``lanes_scratch`` is empty for such a table
+and ``motion_collides`` then calls ``chain_motion_collides``. The same states, the same spheres and margins
+(``Workspace.growth``): the same answers (tested against the scalar kernel; the cosines and sines may differ in their
+last bits).
 """
 from __future__ import annotations
 
