@@ -7,9 +7,11 @@ spread over the whole motion; each later pass moves every lane one step towards 
 ends has been checked or one touches. A pass places the chain's frames in all lanes at once (each revolute frame's
 cosine and sine turned from lane to lane and from pass to pass by angle addition: three of libm's cosines and sines a
 frame for the whole motion), then tests each body: its bounding spheres' box over the lanes against an obstacle's
-axis-aligned bounds (one test for the pass), then each lane's bound against them, then its spheres; self pairs bound to
-bound, then every sphere of one to every sphere of the other. A lane whose state is beyond the start (the last passes of
-a motion whose steps are not a multiple of LANES) is masked out.
+axis-aligned bounds (one test for the pass), then each lane's bound against them, then its spheres; self pairs as
+``sphere_kernels.touching`` tests them: bound to bound, then each sphere of one against the other's bound, and each
+sphere that reaches it against every sphere of the other (without that cull, the self pairs were three quarters of a
+free motion's check). A lane whose state is beyond the start (the last passes of a motion whose steps are not a
+multiple of LANES) is masked out.
 
 The lanes' loops become vector instructions only when LLVM knows the arrays apart: the kernels are compiled with
 ``noalias`` (``compiled.compiled_kernel``), and each row of a frame's pose is placed by a call of its own
@@ -241,12 +243,15 @@ def lanes_motion_collides(q_from, q_to, resolution, chain, table, growth, lanes)
             reach = body_radius[a] + body_radius[b] + gap
             if not _lanes_near(bounds, a, bounds, b, reach, active):
                 continue
-            for body in (a, b):
-                if not placed[body]:
-                    _place_lanes_points(poses[body_link[body]], centers, body_first[body], body_first[body + 1],
-                                        spheres)
-                    placed[body] = True
+            if not placed[a]:
+                _place_lanes_points(poses[body_link[a]], centers, body_first[a], body_first[a + 1], spheres)
+                placed[a] = True
             for s in range(body_first[a], body_first[a + 1]):
+                if not _lanes_near(spheres, s, bounds, b, radius[s] + body_radius[b] + gap, active):
+                    continue
+                if not placed[b]:  # (only once a sphere of a reaches b's bound)
+                    _place_lanes_points(poses[body_link[b]], centers, body_first[b], body_first[b + 1], spheres)
+                    placed[b] = True
                 for t in range(body_first[b], body_first[b + 1]):
                     if _lanes_near(spheres, s, spheres, t, radius[s] + radius[t] + gap, active):
                         return True
