@@ -245,10 +245,13 @@ def _round_trips(client: KinematicsClient, chain, group: str, seed: Mapping[str,
     """compute_ik and compute_fk once per configuration; their round trips' percentiles printed. True if every
     IK request was solved."""
     fk_times, ik_times, solved = [], [], 0
-    for T_base_tip in chain.forward_kinematics(configurations):
+    for index, T_base_tip in enumerate(chain.forward_kinematics(configurations)):
         response, elapsed = _timed_call(client, client.ik_client, ik_request(group, T_base_tip, seed=seed))
         ik_times.append(elapsed)
-        solved += response.error_code.val == MoveItErrorCodes.SUCCESS
+        if response.error_code.val == MoveItErrorCodes.SUCCESS:
+            solved += 1
+        else:
+            _shown(f"round trip pose {index + 1}", response, elapsed)
         fk_times.append(_timed_call(client, client.fk_client, fk_request([chain.tip_link], seed))[1])
     calls = len(configurations)
     print(f"round trip over {calls} calls each (this client, DDS on this machine): "
